@@ -1,0 +1,33 @@
+// The Python binding: each file binds one area and only converts arguments and forwards.
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptocpu/scalar.h"
+#include "ptocpu/tensor.h"
+
+namespace nb = nanobind;
+
+namespace ptobind {
+
+void bind_errors(nb::module_& m);
+void bind_dtype(nb::module_& m);
+void bind_tensor(nb::module_& m);
+void bind_runtime(nb::module_& m);  // platforms, tile shapes, threads, build info
+void bind_index_select(nb::module_& m);
+
+// A ptocpu.Tensor as is; anything else through ptocpu.asarray (numpy, torch, DLPack, lists).
+pto::Tensor to_tensor(nb::handle obj);
+// DT_* constants, numpy / ml_dtypes / torch dtypes and names.
+pto::DType to_dtype(nb::handle obj);
+// A Python int or numpy integer; anything else is a DTypeError naming op and param.
+int64_t to_int(nb::handle obj, const char* op, const char* param);
+std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* param);
+// A Python int / float / bool or numpy scalar, else nullopt.
+std::optional<pto::Scalar> to_scalar(nb::handle obj);
+nb::tuple to_tuple(const std::vector<int64_t>& v);
+
+}  // namespace ptobind

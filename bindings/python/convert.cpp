@@ -1,0 +1,90 @@
+// Argument conversion shared by every binding.
+#include <Python.h>
+
+#include "bind.h"
+#include "ptocpu/error.h"
+
+namespace ptobind {
+namespace {
+
+// Attributes of Python modules looked up once and kept for the life of the process.
+nb::handle cached(PyObject*& slot, const char* module, const char* attr) {
+  if (!slot) slot = nb::object(nb::module_::import_(module).attr(attr)).release().ptr();
+  return slot;
+}
+PyObject* g_asarray = nullptr;
+PyObject* g_to_dtype = nullptr;
+PyObject* g_np_generic = nullptr;
+
+std::string python_type_name(nb::handle obj) { return nb::type_name(obj.type()).c_str(); }
+
+}  // namespace
+
+pto::Tensor to_tensor(nb::handle obj) {
+  pto::Tensor* t = nullptr;
+  if (nb::try_cast<pto::Tensor*>(obj, t) && t) return *t;
+  nb::object converted = cached(g_asarray, "ptocpu._convert", "asarray")(obj);
+  return nb::cast<pto::Tensor>(converted);
+}
+
+pto::DType to_dtype(nb::handle obj) {
+  pto::DType dt;
+  if (nb::try_cast<pto::DType>(obj, dt)) return dt;
+  return nb::cast<pto::DType>(cached(g_to_dtype, "ptocpu._convert", "to_dtype")(obj));
+}
+
+int64_t to_int(nb::handle obj, const char* op, const char* param) {
+  if (!PyLong_Check(obj.ptr()) && !(PyIndex_Check(obj.ptr()) && !PyFloat_Check(obj.ptr())))
+    pto::fail<pto::DTypeError>(op, ": ", param, " must be an integer, got ", python_type_name(obj), " ",
+                               nb::repr(obj).c_str());
+  nb::object index = nb::steal(PyNumber_Index(obj.ptr()));
+  if (!index.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow) pto::fail<pto::ArgumentError>(op, ": ", param, " value ", nb::repr(obj).c_str(), " does not fit int64");
+  return v;
+}
+
+std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* param) {
+  std::vector<int64_t> out;
+  if (PyLong_Check(obj.ptr()) || PyIndex_Check(obj.ptr())) {
+    out.push_back(to_int(obj, op, param));
+    return out;
+  }
+  if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()))
+    pto::fail<pto::DTypeError>(op, ": ", param, " must be a sequence of integers, got ", python_type_name(obj));
+  for (nb::handle item : nb::iter(obj)) out.push_back(to_int(item, op, param));
+  return out;
+}
+
+std::optional<pto::Scalar> to_scalar(nb::handle obj) {
+  PyObject* p = obj.ptr();
+  if (PyBool_Check(p)) return pto::Scalar::of_bool(p == Py_True);
+  if (PyFloat_Check(p)) return pto::Scalar::of_float(PyFloat_AsDouble(p));
+  if (PyLong_Check(p)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (!overflow) return pto::Scalar::of_int(v);
+    const unsigned long long u = PyLong_AsUnsignedLongLong(p);
+    if (!PyErr_Occurred()) return pto::Scalar::of_int(static_cast<__int128>(u));
+    PyErr_Clear();  // beyond 64 bits: out of every integer dtype's range
+    return pto::Scalar::of_int(overflow > 0 ? (static_cast<__int128>(1) << 100) : -(static_cast<__int128>(1) << 100));
+  }
+  if (PyObject_IsInstance(p, cached(g_np_generic, "numpy", "generic").ptr()) == 1) {
+    const std::string kind = nb::cast<std::string>(obj.attr("dtype").attr("kind"));
+    if (kind == "b") return pto::Scalar::of_bool(PyObject_IsTrue(p) == 1);
+    if (kind == "i" || kind == "u") return to_scalar(nb::steal(PyNumber_Index(p)));
+    nb::object f = nb::steal(PyNumber_Float(p));
+    if (f.is_valid()) return pto::Scalar::of_float(PyFloat_AsDouble(f.ptr()));
+    PyErr_Clear();
+  }
+  return std::nullopt;
+}
+
+nb::tuple to_tuple(const std::vector<int64_t>& v) {
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(v.size()));
+  for (size_t i = 0; i < v.size(); ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(v[i]));
+  return nb::steal<nb::tuple>(t);
+}
+
+}  // namespace ptobind

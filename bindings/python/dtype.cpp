@@ -1,0 +1,19 @@
+#include <nanobind/stl/string.h>
+
+#include "bind.h"
+
+namespace ptobind {
+
+void bind_dtype(nb::module_& m) {
+  nb::enum_<pto::DType> dtype(m, "DType", "Element types of SPEC 2");
+  for (int i = 0; i < pto::kNumDTypes; ++i) {
+    const auto dt = static_cast<pto::DType>(i);
+    dtype.value(pto::dtype_name(dt), dt);
+    m.attr(pto::dtype_name(dt)) = dt;
+  }
+  m.def("dtype_from_name", [](const std::string& name) { return pto::dtype_from_name(name); },
+        "A DType from a DT_* name or a numpy / torch spelling (float16, bf16, ...)");
+  m.def("itemsize", [](nb::handle dt) { return pto::dtype_size(to_dtype(dt)); }, "Bytes per element of a dtype");
+}
+
+}  // namespace ptobind

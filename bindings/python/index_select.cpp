@@ -1,0 +1,18 @@
+#include "bind.h"
+#include "ptocpu/ops.h"
+
+namespace ptobind {
+
+void bind_index_select(nb::module_& m) {
+  m.def("index_select",
+        [](nb::handle input, nb::handle dim, nb::handle index) {
+          const pto::Tensor x = to_tensor(input), idx = to_tensor(index);
+          const int64_t d = to_int(dim, "index_select", "dim");
+          nb::gil_scoped_release release;
+          return pto::index_select(x, d, idx);
+        },
+        nb::arg("input"), nb::arg("dim"), nb::arg("index"),
+        "SPEC 5.1: gathers input along dim; out shape input.shape[:dim] + index.shape + input.shape[dim+1:]");
+}
+
+}  // namespace ptobind

@@ -1,0 +1,10 @@
+#include "bind.h"
+
+NB_MODULE(_core, m) {
+  m.doc() = "ptocpu core: PyPTO tensor/tile operators on CPUs";
+  ptobind::bind_errors(m);
+  ptobind::bind_dtype(m);
+  ptobind::bind_tensor(m);
+  ptobind::bind_runtime(m);
+  ptobind::bind_index_select(m);
+}

@@ -1,0 +1,66 @@
+// Platforms, tile shapes, threads and build information.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bind.h"
+#include "kernels/simd.h"
+#include "ptocpu/parallel.h"
+#include "ptocpu/platform.h"
+#include "ptocpu/tiling.h"
+
+namespace ptobind {
+
+void bind_runtime(nb::module_& m) {
+  m.def("set_platform", [](const std::string& name) { pto::set_platform(name); }, nb::arg("name"),
+        "Set this thread's platform: cpu, ascend950 (950, DAV_3510), atlas_a3 (a3), atlas_a2 (a2)");
+  m.def("get_platform", [] { return pto::current_platform().name; });
+  m.def("platform_table", [] {
+    nb::list out;
+    for (const pto::Platform& p : pto::all_platforms()) {
+      nb::dict d;
+      d["name"] = p.name;
+      d["arch"] = p.arch;
+      d["aliases"] = p.aliases;
+      d["ub_bytes"] = p.ub_bytes;
+      d["max_extent"] = p.max_extent;
+      d["empty_inputs_allowed"] = p.empty_inputs_allowed;
+      d["scatter_scalar_must_be_finite"] = p.scatter_scalar_must_be_finite;
+      nb::dict ops;
+      for (int i = 0; i < pto::kNumOps; ++i) {
+        const pto::OpLimits& l = p.ops[i];
+        nb::dict o;
+        o["offered"] = l.offered;
+        o["dtypes"] = l.offered ? l.dtypes.to_string() : std::string();
+        o["rank"] = nb::make_tuple(l.min_rank, l.max_rank);
+        ops[pto::op_name(static_cast<pto::Op>(i))] = o;
+      }
+      d["ops"] = ops;
+      out.append(d);
+    }
+    return out;
+  }, "The platform tables of SPEC 6, as data");
+
+  m.def("set_vec_tile_shapes", [](nb::args dims) {
+    pto::set_vec_tile_shapes(to_int_list(dims, "set_vec_tile_shapes", "dims"));
+  });
+  m.def("get_vec_tile_shapes", [] { return to_tuple(pto::get_vec_tile_shapes()); });
+  m.def("reset_vec_tile_shapes", &pto::reset_vec_tile_shapes);
+
+  m.def("set_num_threads", &pto::set_num_threads, nb::arg("n"));
+  m.def("get_num_threads", &pto::get_num_threads);
+
+  m.def("build_info", [] {
+    nb::dict d;
+    d["simd_targets_compiled"] = pto::kernels::simd_targets_compiled();
+    d["simd_target_dispatched"] = pto::kernels::simd_target_dispatched();
+#ifdef NDEBUG
+    d["build_type"] = "release";
+#else
+    d["build_type"] = "debug";
+#endif
+    d["compiler"] = __VERSION__;
+    return d;
+  });
+}
+
+}  // namespace ptobind

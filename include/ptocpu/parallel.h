@@ -1,0 +1,17 @@
+// The thread pool every kernel runs on. Thread count: set_num_threads(), or the
+// PTOCPU_NUM_THREADS environment variable, else the number of cores.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+namespace pto {
+
+void set_num_threads(int n);  // n >= 1, else ArgumentError
+int get_num_threads();
+
+// Runs body(begin, end) over disjoint chunks covering [0, n). Work of fewer than
+// min_chunk items per thread runs on the calling thread. Chunks are contiguous and
+// ordered by thread, so a partition by output rows is deterministic. body must not throw.
+void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& body);
+
+}  // namespace pto

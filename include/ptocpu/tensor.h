@@ -1,0 +1,83 @@
+// A tensor (SPEC 3): shape, strides in elements (may be negative or zero), an element
+// offset and a dtype over shared storage. Views share storage; writes through a view are
+// visible in the base.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ptocpu/dtype.h"
+
+namespace pto {
+
+using Shape = std::vector<int64_t>;
+using Strides = std::vector<int64_t>;
+
+std::string shape_to_string(const Shape& s);  // "[3, 4]"
+int64_t shape_numel(const Shape& s);
+Strides contiguous_strides(const Shape& s);
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined (no storage); defined() is false
+
+  // Uninitialised contiguous storage (64-byte aligned).
+  static Tensor empty(const Shape& shape, DType dtype);
+  static Tensor zeros(const Shape& shape, DType dtype);
+  // Wraps foreign memory without copying; keep_alive owns it for as long as any view lives.
+  // ptr points at element [0, ..., 0]; strides are in elements.
+  static Tensor from_blob(void* ptr, const Shape& shape, const Strides& strides, DType dtype,
+                          std::shared_ptr<void> keep_alive);
+
+  bool defined() const { return defined_; }
+  const Shape& shape() const { return shape_; }
+  const Strides& strides() const { return strides_; }
+  int64_t shape(int d) const { return shape_[d]; }
+  int64_t stride(int d) const { return strides_[d]; }
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  int64_t numel() const { return shape_numel(shape_); }
+  DType dtype() const { return dtype_; }
+  size_t itemsize() const { return dtype_size(dtype_); }
+  int64_t offset() const { return offset_; }  // elements from the storage base
+
+  // Address of element [0, ..., 0].
+  void* data() const { return base_ + offset_ * static_cast<int64_t>(itemsize()); }
+  template <class T>
+  T* data_as() const { return static_cast<T*>(data()); }
+  // Typed element access (tests, small helpers): t.at<float>({1, 2}).
+  template <class T>
+  T& at(std::initializer_list<int64_t> idx) const {
+    int64_t off = 0, d = 0;
+    for (int64_t i : idx) off += i * strides_[d++];
+    return data_as<T>()[off];
+  }
+
+  bool is_contiguous() const;
+  // This tensor when contiguous, else a contiguous copy.
+  Tensor contiguous() const;
+  // A view over the same storage; offset in elements relative to element [0, ..., 0].
+  Tensor as_strided(const Shape& shape, const Strides& strides, int64_t element_offset) const;
+  // The same bytes seen as another dtype of the same width.
+  Tensor reinterpret(DType dtype) const;
+  // Byte range [lo, hi) that the elements occupy (empty tensors: lo == hi).
+  std::pair<const std::byte*, const std::byte*> byte_span() const;
+  bool may_overlap(const Tensor& other) const;
+  const std::shared_ptr<void>& owner() const { return owner_; }
+
+ private:
+  std::shared_ptr<void> owner_;
+  std::byte* base_ = nullptr;
+  Shape shape_;
+  Strides strides_;
+  int64_t offset_ = 0;
+  DType dtype_ = DType::FP32;
+  bool defined_ = false;
+};
+
+// Copies src into dst elementwise (same shape, same element width; any strides, src strides
+// may be 0 for broadcasting). The one strided-copy engine: contiguous(), assignment and
+// the kernels' general paths go through it.
+void copy_into(const Tensor& dst, const Tensor& src);
+
+}  // namespace pto

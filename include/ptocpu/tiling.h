@@ -1,0 +1,31 @@
+// The vector tile shape of the PyPTO programming model (SPEC 7), stored per thread.
+// With no tile shape set, ops choose their own tiling and no tile rule applies.
+#pragma once
+#include <vector>
+
+#include "ptocpu/tensor.h"
+
+namespace pto {
+
+void set_vec_tile_shapes(const std::vector<int64_t>& dims);  // >= 1 dim, each > 0, else TileError
+const std::vector<int64_t>& get_vec_tile_shapes();          // empty when none is set
+void reset_vec_tile_shapes();
+
+// Sets the tile shape for the current scope and restores the previous one.
+class TileShapeScope {
+ public:
+  explicit TileShapeScope(const std::vector<int64_t>& dims) : previous_(get_vec_tile_shapes()) {
+    set_vec_tile_shapes(dims);
+  }
+  ~TileShapeScope() {
+    if (previous_.empty()) reset_vec_tile_shapes();
+    else set_vec_tile_shapes(previous_);
+  }
+  TileShapeScope(const TileShapeScope&) = delete;
+  TileShapeScope& operator=(const TileShapeScope&) = delete;
+
+ private:
+  std::vector<int64_t> previous_;
+};
+
+}  // namespace pto

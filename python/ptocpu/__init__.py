@@ -1,0 +1,50 @@
+"""ptocpu: PyPTO's tensor/tile operators on ordinary CPUs.
+
+`import ptocpu as pypto` runs PyPTO-style code: the same names, semantics and checks as the
+documented Ascend hardware (select a profile with set_platform), backed by a C++ core.
+"""
+from __future__ import annotations
+
+import contextlib
+from pkgutil import extend_path
+
+# Developer builds put ptocpu/_core next to the build tree (PYTHONPATH=python:build).
+__path__ = extend_path(__path__, __name__)
+
+from . import _core  # noqa: E402
+from ._core import (  # noqa: E402,F401
+    DType, Tensor, Error, DTypeError, ArgumentError, IndexOutOfRange, TileError, UnsupportedError,
+    DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DT_BOOL,
+    DT_FP16, DT_BF16, DT_FP32, DT_FP64, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0,
+    tensor, from_dlpack, itemsize, set_platform, get_platform, platform_table,
+    set_vec_tile_shapes, get_vec_tile_shapes, reset_vec_tile_shapes,
+    set_num_threads, get_num_threads, build_info, index_select,
+)
+from ._convert import asarray, from_numpy, to_dtype as dtype, numpy_dtype  # noqa: E402,F401
+
+__version__ = "0.1.0"
+
+
+@contextlib.contextmanager
+def platform(name: str):
+    """`with ptocpu.platform("ascend950"):` — the platform for this block (this thread)."""
+    previous = get_platform()
+    set_platform(name)
+    try:
+        yield
+    finally:
+        set_platform(previous)
+
+
+@contextlib.contextmanager
+def vec_tile_shapes(*dims: int):
+    """`with ptocpu.vec_tile_shapes(4, 16):` — the tile shape for this block (this thread)."""
+    previous = get_vec_tile_shapes()
+    set_vec_tile_shapes(*dims)
+    try:
+        yield
+    finally:
+        if previous:
+            set_vec_tile_shapes(*previous)
+        else:
+            reset_vec_tile_shapes()

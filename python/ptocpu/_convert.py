@@ -1,0 +1,76 @@
+"""Turning Python objects into ptocpu tensors and dtypes (zero-copy where the layout allows)."""
+from __future__ import annotations
+
+import numpy as np
+import ml_dtypes
+
+from . import _core
+
+_NUMPY_DTYPES = {
+    np.dtype(np.int8): _core.DT_INT8, np.dtype(np.int16): _core.DT_INT16,
+    np.dtype(np.int32): _core.DT_INT32, np.dtype(np.int64): _core.DT_INT64,
+    np.dtype(np.uint8): _core.DT_UINT8, np.dtype(np.uint16): _core.DT_UINT16,
+    np.dtype(np.uint32): _core.DT_UINT32, np.dtype(np.uint64): _core.DT_UINT64,
+    np.dtype(np.bool_): _core.DT_BOOL, np.dtype(np.float16): _core.DT_FP16,
+    np.dtype(ml_dtypes.bfloat16): _core.DT_BF16, np.dtype(np.float32): _core.DT_FP32,
+    np.dtype(np.float64): _core.DT_FP64, np.dtype(ml_dtypes.float8_e4m3fn): _core.DT_FP8E4M3,
+    np.dtype(ml_dtypes.float8_e5m2): _core.DT_FP8E5M2,
+    np.dtype(ml_dtypes.float8_e8m0fnu): _core.DT_FP8E8M0,
+}
+_TO_NUMPY = {v: k for k, v in _NUMPY_DTYPES.items()}
+
+
+def to_dtype(obj) -> _core.DType:
+    """A DType from a DT_* constant, a numpy / ml_dtypes / torch dtype, or a name."""
+    if isinstance(obj, _core.DType):
+        return obj
+    if isinstance(obj, str):
+        return _core.dtype_from_name(obj)
+    module = type(obj).__module__
+    if module.startswith("torch"):
+        return _core.dtype_from_name(str(obj).removeprefix("torch."))
+    try:
+        npdt = np.dtype(obj)
+    except TypeError:
+        raise _core.DTypeError(f"dtype: cannot interpret {obj!r} as a dtype") from None
+    if npdt not in _NUMPY_DTYPES:
+        raise _core.DTypeError(f"dtype: numpy dtype {npdt} has no ptocpu dtype")
+    return _NUMPY_DTYPES[npdt]
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """The numpy (or ml_dtypes) dtype of a ptocpu dtype."""
+    return _TO_NUMPY[to_dtype(dtype)]
+
+
+def from_numpy(a: np.ndarray) -> _core.Tensor:
+    """A tensor over the array's memory (no copy); writes through either are seen by both."""
+    if not isinstance(a, np.ndarray):
+        raise _core.DTypeError(f"from_numpy: expected a numpy.ndarray, got {type(a).__name__}")
+    dtype = to_dtype(a.dtype)
+    item = a.itemsize
+    if any(s % item for s in a.strides):
+        a = np.ascontiguousarray(a)  # byte strides that are not whole elements
+    ptr = a.__array_interface__["data"][0]
+    return _core._from_pointer(ptr, a.shape, [s // item for s in a.strides], dtype, a)
+
+
+def asarray(obj, dtype=None) -> _core.Tensor:
+    """A tensor from a ptocpu.Tensor, numpy array, anything with __dlpack__ (torch CPU tensors),
+    the buffer protocol, numpy scalars or nested lists (dtypes inferred as numpy does)."""
+    if isinstance(obj, _core.Tensor):
+        t = obj
+    elif isinstance(obj, np.ndarray):
+        t = from_numpy(obj)
+    elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic):
+        try:
+            t = _core.from_dlpack(obj)
+        except (BufferError, _core.DTypeError):
+            if type(obj).__module__.startswith("torch"):
+                raise
+            t = from_numpy(np.asarray(obj))
+    else:
+        t = from_numpy(np.asarray(obj))
+    if dtype is not None and t.dtype != to_dtype(dtype):
+        t = from_numpy(np.asarray(t.numpy()).astype(numpy_dtype(dtype)))
+    return t

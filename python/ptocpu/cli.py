@@ -1,0 +1,59 @@
+"""The `ptocpu` command: the seed examples on built-in data."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+import ptocpu
+
+
+def _show(title: str, **arrays) -> None:
+    print(title)
+    for name, value in arrays.items():
+        text = np.array2string(np.asarray(value.numpy() if isinstance(value, ptocpu.Tensor) else value),
+                               separator=", ", prefix="  " + name + ": ")
+        print(f"  {name}: {text}")
+    print()
+
+
+def seed_index_select() -> None:
+    """SPEC 5.1's seed example."""
+    x = ptocpu.asarray(np.array([[0.1427, 0.0231, -0.5414, -1.0009],
+                                 [-0.4664, 0.2647, -0.1228, -1.1068],
+                                 [-1.1734, -0.6571, 0.7230, -0.6004]], dtype=np.float32))
+    index = ptocpu.asarray(np.array([0, 2], dtype=np.int32))
+    out1 = ptocpu.index_select(x, 0, index)
+    out2 = ptocpu.index_select(x, 1, index)
+    _show("index_select (SPEC 5.1): out1 = index_select(x, 0, index), out2 = index_select(x, 1, index)",
+          x=x, index=index, out1=out1, out2=out2)
+
+
+EXAMPLES = [seed_index_select]
+
+
+def cmd_examples(_args) -> int:
+    for example in EXAMPLES:
+        example()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ptocpu", description=__doc__)
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("examples", help="run the seed examples on built-in data (the default)")
+    bench = sub.add_parser("bench", help="the BENCH.md cases against torch and numpy")
+    bench.add_argument("--case", action="append", help="run only these case ids (repeatable)")
+    bench.add_argument("--threads", type=int, help="thread count for every peer")
+    bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    bench.add_argument("--repeats", type=int, default=7, help="timed runs per case (median is reported)")
+    args = parser.parse_args(argv)
+    if args.command == "bench":
+        from . import bench as bench_module
+        return bench_module.run(args)
+    return cmd_examples(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+#include "ptocpu/tensor.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/allocator.h"
+#include "kernels/strided_copy.h"
+#include "ptocpu/error.h"
+
+namespace pto {
+
+std::string shape_to_string(const Shape& s) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  os << ']';
+  return os.str();
+}
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+Strides contiguous_strides(const Shape& s) {
+  Strides st(s.size());
+  int64_t acc = 1;
+  for (int i = static_cast<int>(s.size()) - 1; i >= 0; --i) {
+    st[i] = acc;
+    acc *= std::max<int64_t>(s[i], 1);
+  }
+  return st;
+}
+
+namespace {
+Tensor allocate(const Shape& shape, DType dtype, bool zero) {
+  for (int64_t d : shape)
+    if (d < 0) fail<ArgumentError>("tensor: shape ", shape_to_string(shape), " has a negative dim");
+  auto storage = allocate_storage(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype), zero);
+  void* p = storage.get();
+  return Tensor::from_blob(p, shape, contiguous_strides(shape), dtype, std::move(storage));
+}
+}  // namespace
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) { return allocate(shape, dtype, false); }
+Tensor Tensor::zeros(const Shape& shape, DType dtype) { return allocate(shape, dtype, true); }
+
+Tensor Tensor::from_blob(void* ptr, const Shape& shape, const Strides& strides, DType dtype,
+                         std::shared_ptr<void> keep_alive) {
+  if (shape.size() != strides.size())
+    fail<ArgumentError>("from_blob: shape ", shape_to_string(shape), " and strides ", shape_to_string(strides),
+                        " differ in length");
+  Tensor t;
+  t.owner_ = std::move(keep_alive);
+  t.base_ = static_cast<std::byte*>(ptr);
+  t.shape_ = shape;
+  t.strides_ = strides;
+  t.offset_ = 0;
+  t.dtype_ = dtype;
+  t.defined_ = true;
+  return t;
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int i = ndim() - 1; i >= 0; --i) {
+    if (shape_[i] == 0) return true;
+    if (shape_[i] != 1 && strides_[i] != expected) return false;
+    expected *= shape_[i];
+  }
+  return true;
+}
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  Tensor out = empty(shape_, dtype_);
+  copy_into(out, *this);
+  return out;
+}
+
+Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t element_offset) const {
+  Tensor t = *this;
+  t.shape_ = shape;
+  t.strides_ = strides;
+  t.offset_ = offset_ + element_offset;
+  return t;
+}
+
+Tensor Tensor::reinterpret(DType dtype) const {
+  if (dtype_size(dtype) != itemsize())
+    fail<DTypeError>("reinterpret: ", dtype_name(dtype_), " and ", dtype_name(dtype), " differ in width");
+  Tensor t = *this;
+  t.dtype_ = dtype;
+  return t;
+}
+
+std::pair<const std::byte*, const std::byte*> Tensor::byte_span() const {
+  const std::byte* p = static_cast<const std::byte*>(data());
+  if (numel() == 0) return {p, p};
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i < ndim(); ++i) {
+    const int64_t reach = (shape_[i] - 1) * strides_[i];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  const int64_t item = static_cast<int64_t>(itemsize());
+  return {p + lo * item, p + (hi + 1) * item};
+}
+
+bool Tensor::may_overlap(const Tensor& other) const {
+  auto [a0, a1] = byte_span();
+  auto [b0, b1] = other.byte_span();
+  return a0 < b1 && b0 < a1;
+}
+
+void copy_into(const Tensor& dst, const Tensor& src) {
+  if (dst.shape() != src.shape())
+    fail<ArgumentError>("copy: shapes ", shape_to_string(dst.shape()), " and ", shape_to_string(src.shape()),
+                        " differ");
+  if (dst.itemsize() != src.itemsize())
+    fail<DTypeError>("copy: dtypes ", dtype_name(dst.dtype()), " and ", dtype_name(src.dtype()), " differ in width");
+  kernels::strided_copy(dst.data(), dst.strides().data(), src.data(), src.strides().data(), dst.shape().data(),
+                        dst.ndim(), dst.itemsize());
+}
+
+}  // namespace pto

@@ -1,0 +1,107 @@
+#include "ops/checks.h"
+
+#include <atomic>
+#include <sstream>
+
+#include "ptocpu/error.h"
+#include "ptocpu/parallel.h"
+
+namespace pto::checks {
+
+const OpLimits& require_offered(Op op) {
+  const Platform& platform = current_platform();
+  const OpLimits& limits = platform.limits(op);
+  if (!limits.offered) {
+    std::string where;
+    for (const Platform& p : all_platforms())
+      if (p.limits(op).offered) where += (where.empty() ? "" : ", ") + p.name + " (" + p.arch + ")";
+    fail<UnsupportedError>(op_name(op), ": not offered on platform ", platform.name, " (", platform.arch,
+                           "); it is offered on ", where);
+  }
+  return limits;
+}
+
+void check_dtype(const char* op, const char* param, DType dt, DTypeSet allowed) {
+  if (!allowed.contains(dt))
+    fail<DTypeError>(op, ": ", param, " dtype ", dtype_name(dt), " is not supported on platform ",
+                     current_platform().name, "; allowed: ", allowed.to_string());
+}
+
+void check_same_dtype(const char* op, const char* param, DType got, const char* other_param, DType expected) {
+  if (got != expected)
+    fail<DTypeError>(op, ": ", param, " dtype ", dtype_name(got), " must match ", other_param, " dtype ",
+                     dtype_name(expected));
+}
+
+void check_index_dtype(const char* op, const char* param, DType dt) {
+  if (dt != DType::INT32 && dt != DType::INT64)
+    fail<DTypeError>(op, ": ", param, " dtype ", dtype_name(dt), " is not an index dtype; allowed: DT_INT32, DT_INT64");
+}
+
+void check_rank(const char* op, const char* param, int rank, int min_rank, int max_rank) {
+  if (rank < min_rank || rank > max_rank)
+    fail<ArgumentError>(op, ": ", param, " rank ", rank, " is out of range [", min_rank, ", ", max_rank,
+                        "] on platform ", current_platform().name);
+}
+
+void check_extent(const char* op, const char* param, const Shape& shape, bool is_input) {
+  const Platform& platform = current_platform();
+  const int64_t n = shape_numel(shape);
+  if (is_input && n == 0 && !platform.empty_inputs_allowed)
+    fail<ArgumentError>(op, ": ", param, " shape ", shape_to_string(shape), " is empty; platform ", platform.name,
+                        " does not accept empty input tensors");
+  for (int64_t d : shape)
+    if (d > platform.max_extent)
+      fail<ArgumentError>(op, ": ", param, " shape ", shape_to_string(shape), " has a dim of ", d,
+                          " above the platform ", platform.name, " limit of ", platform.max_extent);
+  if (n > platform.max_extent)
+    fail<ArgumentError>(op, ": ", param, " shape ", shape_to_string(shape), " has ", n,
+                        " elements, above the platform ", platform.name, " limit of ", platform.max_extent);
+}
+
+int normalize_dim(const char* op, int64_t dim, int rank) {
+  if (dim < -rank || dim >= rank)
+    fail<IndexError>(op, ": dim ", dim, " is out of range [", -rank, ", ", rank, ") for a tensor of rank ", rank);
+  return static_cast<int>(dim < 0 ? dim + rank : dim);
+}
+
+namespace {
+template <class I>
+bool all_in_range(const I* v, int64_t n, int64_t bound) {
+  std::atomic<bool> bad{false};
+  parallel_for(n, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
+    uint64_t any = 0;
+    for (int64_t i = begin; i < end; ++i) any |= static_cast<uint64_t>(static_cast<uint64_t>(v[i]) >= static_cast<uint64_t>(bound));
+    if (any) bad.store(true, std::memory_order_relaxed);
+  });
+  return !bad.load();
+}
+
+std::string position(int64_t flat, const Shape& shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    idx[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  std::ostringstream os;
+  os << '(';
+  for (size_t i = 0; i < idx.size(); ++i) os << (i ? ", " : "") << idx[i];
+  os << (idx.size() == 1 ? ",)" : ")");
+  return os.str();
+}
+}  // namespace
+
+void check_index_values(const char* op, const Tensor& index, int64_t bound, const std::string& context) {
+  visit_index_dtype(index.dtype(), [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const I* v = index.data_as<I>();
+    const int64_t n = index.numel();
+    if (all_in_range(v, n, bound)) return;
+    for (int64_t i = 0; i < n; ++i)
+      if (v[i] < 0 || v[i] >= bound)
+        fail<IndexError>(op, ": index value ", static_cast<int64_t>(v[i]), " at index position ",
+                         position(i, index.shape()), " is out of range [0, ", bound, ") ", context);
+  });
+}
+
+}  // namespace pto::checks

@@ -1,0 +1,57 @@
+// index_select (SPEC 5.1): checks and shape inference, then the gather kernel.
+#include "kernels/index_select.h"
+#include "ops/checks.h"
+#include "ptocpu/error.h"
+#include "ptocpu/ops.h"
+#include "ptocpu/tiling.h"
+#include "tiling/tile_rules.h"
+
+namespace pto {
+namespace {
+
+constexpr const char* kOp = "index_select";
+
+struct IndexSelectPlan {
+  int dim;
+  Shape out_shape;
+};
+
+// Everything SPEC 5.1 / 6 / 7 asks, in the order the device checks it; touches no data.
+IndexSelectPlan validate_index_select(const Tensor& input, int64_t dim, const Tensor& index) {
+  const OpLimits& limits = checks::require_offered(Op::IndexSelect);
+  checks::check_dtype(kOp, "input", input.dtype(), limits.dtypes);
+  checks::check_index_dtype(kOp, "index", index.dtype());
+  checks::check_rank(kOp, "input", input.ndim(), limits.min_rank, limits.max_rank);
+  checks::check_rank(kOp, "index", index.ndim(), 1, limits.index_max_rank);
+  const int d = checks::normalize_dim(kOp, dim, input.ndim());
+  checks::check_extent(kOp, "input", input.shape(), true);
+  checks::check_extent(kOp, "index", index.shape(), true);
+
+  IndexSelectPlan plan{d, {}};
+  plan.out_shape.assign(input.shape().begin(), input.shape().begin() + d);
+  plan.out_shape.insert(plan.out_shape.end(), index.shape().begin(), index.shape().end());
+  plan.out_shape.insert(plan.out_shape.end(), input.shape().begin() + d + 1, input.shape().end());
+  checks::check_rank(kOp, "output", static_cast<int>(plan.out_shape.size()), 1, limits.output_max_rank);
+  checks::check_extent(kOp, "output", plan.out_shape, false);
+
+  const Shape& tile = get_vec_tile_shapes();
+  if (!tile.empty()) {
+    tiling::check_rank(kOp, tile, static_cast<int>(plan.out_shape.size()), "output");
+    tiling::check_ub(kOp, tile, {{"output tile", plan.out_shape, input.itemsize()}});
+  }
+  return plan;
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& input, int64_t dim, const Tensor& index) {
+  const IndexSelectPlan plan = validate_index_select(input, dim, index);
+  const Tensor idx = index.contiguous();
+  checks::check_index_values(kOp, idx, input.shape(plan.dim),
+                             "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape()));
+  Tensor out = Tensor::empty(plan.out_shape, input.dtype());
+  kernels::index_select(input, plan.dim, idx, out);
+  return out;
+}
+
+}  // namespace pto

@@ -1,0 +1,89 @@
+#include "ptocpu/platform.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+#include "ptocpu/error.h"
+
+namespace pto {
+namespace {
+
+using D = DType;
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+// SPEC 6, one entry per platform. Ops are listed in the order of the Op enum.
+std::vector<Platform> build_tables() {
+  const DTypeSet index_select_950{D::INT8, D::INT16, D::INT32, D::UINT8, D::UINT16, D::UINT32, D::FP16,
+                                  D::FP32, D::BF16, D::BOOL, D::FP8E4M3, D::FP8E5M2, D::FP8E8M0};
+  const DTypeSet index_select_a2{D::INT8, D::INT16, D::INT32, D::UINT8, D::UINT16, D::UINT32,
+                                 D::FP16, D::FP32, D::BF16};
+  const DTypeSet interleave_950{D::INT8, D::UINT8, D::INT16, D::UINT16, D::INT32, D::UINT32,
+                                D::FP16, D::FP32, D::BF16};
+  const DTypeSet scatter_ascend{D::FP32, D::FP16, D::BF16, D::INT8, D::UINT8, D::INT16, D::INT32};
+  const DTypeSet strided_slice_ascend{D::INT8, D::UINT8, D::INT32, D::INT64, D::FP16, D::FP32, D::BF16};
+
+  Platform cpu{"cpu", "host", {"host"}, 0, std::numeric_limits<int64_t>::max(), true, false, {}};
+  cpu.ops[int(Op::StridedSlice)].min_rank = 0;
+
+  Platform a5{"ascend950", "DAV_3510", {"950", "DAV_3510", "ascend_950"}, 253952, kInt32Max, false, true, {}};
+  a5.ops[int(Op::IndexSelect)] = {true, index_select_950, 1, 4, 2, 8};
+  a5.ops[int(Op::Interleave)] = {true, interleave_950, 1, 4};
+  a5.ops[int(Op::Deinterleave)] = {true, interleave_950, 1, 4};
+  a5.ops[int(Op::Scatter)] = {true, scatter_ascend, 1, 4};
+  a5.ops[int(Op::StridedSlice)] = {true, strided_slice_ascend, 0, 8};
+
+  Platform a3{"atlas_a3", "DAV_2201", {"a3", "atlas-a3"}, 196608, kInt32Max, false, true, {}};
+  a3.ops[int(Op::IndexSelect)] = {true, index_select_a2, 1, 4, 2, 8};
+  a3.ops[int(Op::Interleave)] = {false, {}, 1, 4};
+  a3.ops[int(Op::Deinterleave)] = {false, {}, 1, 4};
+  a3.ops[int(Op::Scatter)] = {true, scatter_ascend, 1, 4};
+  a3.ops[int(Op::StridedSlice)] = {true, strided_slice_ascend, 0, 8};
+
+  Platform a2 = a3;
+  a2.name = "atlas_a2";
+  a2.aliases = {"a2", "atlas-a2"};
+  return {cpu, a5, a3, a2};
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+thread_local const Platform* t_current = nullptr;
+
+}  // namespace
+
+const char* op_name(Op op) {
+  static const char* names[kNumOps] = {"index_select", "interleave", "deinterleave", "scatter_", "strided_slice"};
+  return names[static_cast<int>(op)];
+}
+
+const std::vector<Platform>& all_platforms() {
+  static const std::vector<Platform> tables = build_tables();
+  return tables;
+}
+
+const Platform& find_platform(std::string_view name) {
+  const std::string key = lower(name);
+  std::string names;
+  for (const Platform& p : all_platforms()) {
+    if (key == p.name) return p;
+    for (const std::string& a : p.aliases)
+      if (key == lower(a)) return p;
+    names += (names.empty() ? "" : ", ") + p.name;
+    for (const std::string& a : p.aliases) names += " (" + a + ")";
+  }
+  fail<ArgumentError>("set_platform: unknown platform '", name, "'; expected one of ", names);
+}
+
+const Platform& current_platform() {
+  if (!t_current) t_current = &all_platforms().front();
+  return *t_current;
+}
+
+void set_platform(std::string_view name) { t_current = &find_platform(name); }
+
+}  // namespace pto

@@ -1,0 +1,28 @@
+// Tile rules shared by every op (SPEC 7): rank checks and the UB budget.
+#pragma once
+#include <initializer_list>
+#include <string>
+
+#include "ptocpu/tensor.h"
+
+namespace pto::tiling {
+
+// One UB buffer of an op: a tile over a tensor of extent `extent`, `elem_bytes` per element.
+struct Buffer {
+  const char* what;  // "output tile", "index tile", ...
+  Shape extent;      // the tensor the tile is clipped to (tile dims past it are clipped)
+  size_t elem_bytes;
+  int64_t copies = 1;
+};
+
+// prod(t[:-1]) * roundup(t[-1] * elem_bytes, 32), t = tile clipped to extent per dim.
+int64_t buffer_bytes(const Shape& tile, const Buffer& buffer);
+
+// TileError unless rank(tile) == rank.
+void check_rank(const char* op, const Shape& tile, int rank, const char* of_what);
+
+// TileError unless the buffers fit the current platform's UB; the message names the op,
+// the tile, each buffer's bytes, the total and the limit.
+void check_ub(const char* op, const Shape& tile, std::initializer_list<Buffer> buffers);
+
+}  // namespace pto::tiling

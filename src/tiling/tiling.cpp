@@ -1,0 +1,61 @@
+#include "ptocpu/tiling.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "ptocpu/error.h"
+#include "ptocpu/platform.h"
+#include "tiling/tile_rules.h"
+
+namespace pto {
+namespace {
+thread_local std::vector<int64_t> t_tile;
+}
+
+void set_vec_tile_shapes(const std::vector<int64_t>& dims) {
+  if (dims.empty()) fail<TileError>("set_vec_tile_shapes: needs at least one dim, got none");
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] <= 0)
+      fail<TileError>("set_vec_tile_shapes: dim ", i, " is ", dims[i], " in ", shape_to_string(dims),
+                      "; every dim must be > 0");
+  t_tile = dims;
+}
+
+const std::vector<int64_t>& get_vec_tile_shapes() { return t_tile; }
+void reset_vec_tile_shapes() { t_tile.clear(); }
+
+namespace tiling {
+
+int64_t buffer_bytes(const Shape& tile, const Buffer& buffer) {
+  const size_t n = tile.size();
+  if (n == 0) return 0;
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < n; ++i) rows *= std::min(tile[i], buffer.extent[i]);
+  const int64_t last = std::min(tile[n - 1], buffer.extent[n - 1]) * static_cast<int64_t>(buffer.elem_bytes);
+  return rows * ((last + 31) / 32 * 32) * buffer.copies;
+}
+
+void check_rank(const char* op, const Shape& tile, int rank, const char* of_what) {
+  if (static_cast<int>(tile.size()) != rank)
+    fail<TileError>(op, ": tile shape ", shape_to_string(tile), " has rank ", tile.size(), " but the ", of_what,
+                    " has rank ", rank, "; set_vec_tile_shapes needs one dim per ", of_what, " dim");
+}
+
+void check_ub(const char* op, const Shape& tile, std::initializer_list<Buffer> buffers) {
+  const Platform& platform = current_platform();
+  if (platform.ub_bytes == 0) return;
+  int64_t total = 0;
+  std::ostringstream parts;
+  for (const Buffer& b : buffers) {
+    const int64_t bytes = buffer_bytes(tile, b);
+    parts << (total || parts.tellp() > 0 ? " + " : "") << b.what << ' ' << bytes;
+    total += bytes;
+  }
+  if (total > platform.ub_bytes)
+    fail<TileError>(op, ": tile shape ", shape_to_string(tile), " needs ", total, " UB bytes (", parts.str(),
+                    ") but platform ", platform.name, " has ", platform.ub_bytes,
+                    " UB bytes; choose a smaller tile with set_vec_tile_shapes");
+}
+
+}  // namespace tiling
+}  // namespace pto
