@@ -40,6 +40,9 @@ const std::vector<Platform>& all_platforms();
 const Platform& find_platform(std::string_view name);
 const Platform& current_platform();
 void set_platform(std::string_view name);
+// UnsupportedError (naming the platforms that offer it) unless the current platform offers
+// op; else its limits. Every op calls this before it looks at any argument.
+const OpLimits& require_offered(Op op);
 
 // Sets the platform for the current scope and restores the previous one.
 class PlatformScope {

@@ -8,19 +8,6 @@
 
 namespace pto::checks {
 
-const OpLimits& require_offered(Op op) {
-  const Platform& platform = current_platform();
-  const OpLimits& limits = platform.limits(op);
-  if (!limits.offered) {
-    std::string where;
-    for (const Platform& p : all_platforms())
-      if (p.limits(op).offered) where += (where.empty() ? "" : ", ") + p.name + " (" + p.arch + ")";
-    fail<UnsupportedError>(op_name(op), ": not offered on platform ", platform.name, " (", platform.arch,
-                           "); it is offered on ", where);
-  }
-  return limits;
-}
-
 void check_dtype(const char* op, const char* param, DType dt, DTypeSet allowed) {
   if (!allowed.contains(dt))
     fail<DTypeError>(op, ": ", param, " dtype ", dtype_name(dt), " is not supported on platform ",

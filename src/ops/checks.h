@@ -9,8 +9,6 @@
 
 namespace pto::checks {
 
-// UnsupportedError unless the current platform offers op; else its limits.
-const OpLimits& require_offered(Op op);
 void check_dtype(const char* op, const char* param, DType dt, DTypeSet allowed);
 void check_same_dtype(const char* op, const char* param, DType got, const char* other_param, DType expected);
 void check_index_dtype(const char* op, const char* param, DType dt);  // int32 / int64

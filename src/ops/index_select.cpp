@@ -18,7 +18,7 @@ struct IndexSelectPlan {
 
 // Everything SPEC 5.1 / 6 / 7 asks, in the order the device checks it; touches no data.
 IndexSelectPlan validate_index_select(const Tensor& input, int64_t dim, const Tensor& index) {
-  const OpLimits& limits = checks::require_offered(Op::IndexSelect);
+  const OpLimits& limits = require_offered(Op::IndexSelect);
   checks::check_dtype(kOp, "input", input.dtype(), limits.dtypes);
   checks::check_index_dtype(kOp, "index", index.dtype());
   checks::check_rank(kOp, "input", input.ndim(), limits.min_rank, limits.max_rank);

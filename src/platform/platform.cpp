@@ -86,4 +86,17 @@ const Platform& current_platform() {
 
 void set_platform(std::string_view name) { t_current = &find_platform(name); }
 
+const OpLimits& require_offered(Op op) {
+  const Platform& platform = current_platform();
+  const OpLimits& limits = platform.limits(op);
+  if (!limits.offered) {
+    std::string where;
+    for (const Platform& p : all_platforms())
+      if (p.limits(op).offered) where += (where.empty() ? "" : ", ") + p.name + " (" + p.arch + ")";
+    fail<UnsupportedError>(op_name(op), ": not offered on platform ", platform.name, " (", platform.arch,
+                           "); it is offered on ", where);
+  }
+  return limits;
+}
+
 }  // namespace pto

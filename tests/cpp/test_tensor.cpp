@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "ptocpu/ptocpu.h"
+#include "ptocpu/scalar.h"
+
+namespace {
+
+TEST(Tensor, EmptyIsContiguousWithRowMajorStrides) {
+  pto::Tensor t = pto::Tensor::empty({2, 3, 4}, pto::DType::FP16);
+  EXPECT_EQ(t.strides(), (pto::Strides{12, 4, 1}));
+  EXPECT_EQ(t.numel(), 24);
+  EXPECT_EQ(t.itemsize(), 2u);
+  EXPECT_TRUE(t.is_contiguous());
+}
+
+TEST(Tensor, ViewsShareStorageAndNegativeStridesWork) {
+  pto::Tensor t = pto::Tensor::empty({2, 3}, pto::DType::INT32);
+  std::iota(t.data_as<int32_t>(), t.data_as<int32_t>() + 6, 0);
+  pto::Tensor reversed = t.as_strided({2, 3}, {3, -1}, 2);  // t[:, ::-1]
+  EXPECT_FALSE(reversed.is_contiguous());
+  EXPECT_EQ(reversed.at<int32_t>({0, 0}), 2);
+  EXPECT_EQ(reversed.at<int32_t>({1, 2}), 3);
+  reversed.at<int32_t>({1, 0}) = 42;
+  EXPECT_EQ(t.at<int32_t>({1, 2}), 42);
+  pto::Tensor c = reversed.contiguous();
+  EXPECT_TRUE(c.is_contiguous());
+  EXPECT_EQ(c.at<int32_t>({0, 0}), 2);
+  EXPECT_EQ(c.at<int32_t>({1, 0}), 42);
+  EXPECT_EQ(c.at<int32_t>({1, 2}), 3);
+}
+
+TEST(Tensor, FromBlobKeepsOwnerAlive) {
+  auto owner = std::make_shared<std::vector<double>>(4, 1.5);
+  pto::Tensor t = pto::Tensor::from_blob(owner->data(), {2, 2}, {2, 1}, pto::DType::FP64, owner);
+  owner.reset();
+  EXPECT_EQ(t.at<double>({1, 1}), 1.5);
+}
+
+TEST(Tensor, OverlapUsesTheByteSpan) {
+  pto::Tensor t = pto::Tensor::empty({4, 4}, pto::DType::FP32);
+  pto::Tensor top = t.as_strided({2, 4}, {4, 1}, 0), bottom = t.as_strided({2, 4}, {4, 1}, 8);
+  EXPECT_FALSE(top.may_overlap(bottom));
+  EXPECT_TRUE(t.may_overlap(bottom));
+}
+
+TEST(DType, TraitsAndNames) {
+  EXPECT_EQ(pto::dtype_size(pto::DType::BF16), 2u);
+  EXPECT_EQ(pto::dtype_size(pto::DType::FP8E8M0), 1u);
+  EXPECT_EQ(pto::dtype_from_name("bfloat16"), pto::DType::BF16);
+  EXPECT_EQ(pto::dtype_from_name("DT_FP32"), pto::DType::FP32);
+  EXPECT_EQ(pto::dtype_from_name("float8_e4m3fn"), pto::DType::FP8E4M3);
+  EXPECT_THROW(pto::dtype_from_name("complex64"), pto::ArgumentError);
+  EXPECT_TRUE(pto::is_floating(pto::DType::FP8E5M2));
+  EXPECT_FALSE(pto::is_floating(pto::DType::BOOL));
+}
+
+TEST(DType, SmallFloatConversionsKnownCodes) {
+  EXPECT_EQ(pto::float_to_fp16_bits(1.0f), 0x3C00);
+  EXPECT_EQ(pto::float_to_fp16_bits(65520.0f), 0x7C00);  // rounds to inf
+  EXPECT_EQ(pto::float_to_bf16_bits(1.0f), 0x3F80);
+  EXPECT_EQ(pto::float_to_fp8e4m3_bits(448.0f), 0x7E);
+  EXPECT_EQ(pto::float_to_fp8e4m3_bits(465.0f), 0x7F);  // E4M3FN overflow is NaN
+  EXPECT_EQ(pto::float_to_fp8e5m2_bits(1e6f), 0x7C);    // E5M2 overflow is inf
+  EXPECT_EQ(pto::float_to_fp8e8m0_bits(1.0f), 127);
+  EXPECT_TRUE(std::isnan(pto::fp8e4m3_bits_to_float(0xFF)));
+  EXPECT_EQ(pto::fp16_bits_to_float(0x0001), std::ldexp(1.0f, -24));
+}
+
+TEST(Scalar, ConversionRules) {
+  unsigned char out[8];
+  pto::encode_scalar(pto::Scalar::of_float(-2.9), pto::DType::INT8, out, "t", "v");
+  EXPECT_EQ(static_cast<int8_t>(out[0]), -2);
+  EXPECT_THROW(pto::encode_scalar(pto::Scalar::of_int(300), pto::DType::UINT8, out, "t", "v"), pto::ArgumentError);
+  EXPECT_THROW(pto::encode_scalar(pto::Scalar::of_int(2), pto::DType::BOOL, out, "t", "v"), pto::ArgumentError);
+  pto::encode_scalar(pto::Scalar::of_float(1e10), pto::DType::FP16, out, "t", "v");
+  EXPECT_EQ(out[0] | (out[1] << 8), 0x7C00);
+}
+
+TEST(Runtime, PlatformsAndThreads) {
+  EXPECT_EQ(pto::current_platform().name, "cpu");
+  {
+    pto::PlatformScope scope("DAV_3510");
+    EXPECT_EQ(pto::current_platform().name, "ascend950");
+  }
+  EXPECT_EQ(pto::current_platform().name, "cpu");
+  EXPECT_THROW(pto::set_platform("tpu"), pto::ArgumentError);
+  EXPECT_THROW(pto::set_num_threads(0), pto::ArgumentError);
+  EXPECT_THROW(pto::set_vec_tile_shapes({4, 0}), pto::TileError);
+  EXPECT_THROW(pto::set_vec_tile_shapes({}), pto::TileError);
+}
+
+TEST(Runtime, ParallelForCoversTheRangeOnce) {
+  const int saved = pto::get_num_threads();
+  pto::set_num_threads(4);
+  std::vector<int> hits(100000, 0);
+  pto::parallel_for(static_cast<int64_t>(hits.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) ++hits[i];
+  });
+  pto::set_num_threads(saved);
+  for (int h : hits) ASSERT_EQ(h, 1);
+}
+
+}  // namespace
