@@ -18,6 +18,7 @@ void bind_dtype(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_runtime(nb::module_& m);  // platforms, tile shapes, threads, build info
 void bind_index_select(nb::module_& m);
+void bind_interleave(nb::module_& m);
 
 // A ptocpu.Tensor as is; anything else through ptocpu.asarray (numpy, torch, DLPack, lists).
 pto::Tensor to_tensor(nb::handle obj);

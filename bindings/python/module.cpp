@@ -7,4 +7,5 @@ NB_MODULE(_core, m) {
   ptobind::bind_tensor(m);
   ptobind::bind_runtime(m);
   ptobind::bind_index_select(m);
+  ptobind::bind_interleave(m);
 }

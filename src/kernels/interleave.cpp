@@ -1,0 +1,244 @@
+// interleave / deinterleave kernels (SPEC 5.2, 5.3): pure data movement, dispatched on element
+// width. Each op is a walk over "units" of the last axis (a pair of elements of the stream):
+//   zip   (interleave):    unit j of row r reads input[r, j], other[r, j] and writes them
+//                          adjacently into out0 (j < n/2) or out1 (j >= n/2);
+//   unzip (deinterleave):  unit k of row r reads two adjacent elements of input (k < split) or
+//                          other (k >= split) and writes out0[r, k], out1[r, k].
+// Threads take disjoint ranges of units (whole rows or parts of one), so any shape splits
+// evenly. Large outputs go through an L1 stage and non-temporal stores (no read-for-ownership
+// of output lines that are never read back).
+#include "kernels/interleave.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define PTO_HAVE_STREAM 1
+#else
+#define PTO_HAVE_STREAM 0
+#endif
+
+#include "kernels/simd.h"
+#include "ptocpu/parallel.h"
+
+namespace pto::kernels {
+namespace {
+
+// Per-thread work below this many output bytes stays on the calling thread.
+constexpr int64_t kMinChunkBytes = int64_t(1) << 16;
+// Outputs of at least this many bytes (both together) are written with non-temporal stores:
+// they do not fit the caches anyway. Segments shorter than kMinStreamRun use plain stores.
+constexpr int64_t kStreamMinBytes = int64_t(8) << 20;
+constexpr int64_t kMinStreamRun = 256;
+constexpr int64_t kStageBytes = 4096;
+
+// The last axis of a tensor as rows: row r starts at base + r * stride (elements) and its
+// elements are adjacent. A tensor whose outer dims do not collapse to one stride, or whose
+// last axis is strided, is copied first (keep holds the copy).
+struct Rows {
+  Tensor keep;
+  const std::byte* base = nullptr;
+  int64_t stride = 0;
+};
+
+Rows rows_of(const Tensor& t) {
+  const int r = t.ndim();
+  bool ok = t.shape(r - 1) <= 1 || t.stride(r - 1) == 1;
+  int64_t stride = t.shape(r - 1), expect = 0;
+  bool have_outer = false;
+  for (int i = r - 2; i >= 0 && ok; --i) {
+    if (t.shape(i) == 1) continue;
+    if (!have_outer) {
+      have_outer = true;
+      stride = t.stride(i);
+      expect = stride * t.shape(i);
+    } else if (t.stride(i) == expect) {
+      expect *= t.shape(i);
+    } else {
+      ok = false;
+    }
+  }
+  if (ok) return {t, static_cast<const std::byte*>(t.data()), stride};
+  Tensor c = t.contiguous();
+  return {c, static_cast<const std::byte*>(c.data()), t.shape(r - 1)};
+}
+
+struct Geo {
+  const std::byte* a;
+  const std::byte* b;  // null for single-input deinterleave (split == n)
+  int64_t a_stride, b_stride;  // row strides in elements
+  std::byte* out0;
+  std::byte* out1;
+  int64_t n;      // units per row (= elements per output row)
+  int64_t split;  // units [0, split) use input / out0, [split, n) other / out1
+};
+
+#if PTO_HAVE_STREAM
+// dst 16-byte aligned, src the 64-byte aligned stage.
+inline void stream_out(std::byte* dst, const std::byte* src, int64_t bytes) {
+  int64_t i = 0;
+  for (; i + 64 <= bytes; i += 64) {
+    const __m128i v0 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m128i v1 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 16));
+    const __m128i v2 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 32));
+    const __m128i v3 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), v0);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 16), v1);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 32), v2);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 48), v3);
+  }
+  for (; i + 16 <= bytes; i += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_load_si128(reinterpret_cast<const __m128i*>(src + i)));
+  if (i < bytes) std::memcpy(dst + i, src + i, bytes - i);
+}
+#endif
+
+// The inner loops; restrict lets the vectoriser use whole-register shuffles without alias checks.
+template <class T>
+inline void zip(T* __restrict d, const T* __restrict a, const T* __restrict b, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    d[2 * k] = a[k];
+    d[2 * k + 1] = b[k];
+  }
+}
+
+template <class T>
+inline void unzip(T* __restrict d0, T* __restrict d1, const T* __restrict s, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    d0[k] = s[2 * k];
+    d1[k] = s[2 * k + 1];
+  }
+}
+
+template <class T, bool Stream>
+PTO_SIMD_CLONES void zip_range(const Geo& g, int64_t u0, int64_t u1) {
+  const T* a = reinterpret_cast<const T*>(g.a);
+  const T* b = reinterpret_cast<const T*>(g.b);
+  T* o0 = reinterpret_cast<T*>(g.out0);
+  T* o1 = reinterpret_cast<T*>(g.out1);
+  int64_t r = u0 / g.n, j = u0 % g.n;
+  for (int64_t u = u0; u < u1;) {
+    const bool first = j < g.split;
+    const int64_t len = std::min((first ? g.split : g.n) - j, u1 - u);
+    const T* pa = a + r * g.a_stride + j;
+    const T* pb = b + r * g.b_stride + j;
+    T* d = (first ? o0 + 2 * j : o1 + 2 * (j - g.split)) + r * g.n;
+#if PTO_HAVE_STREAM
+    constexpr int64_t pair = 2 * sizeof(T);
+    const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(d) & 15);
+    if (Stream && len * pair >= kMinStreamRun && mis % pair == 0) {
+      const int64_t head = std::min(len, ((16 - mis) & 15) / pair);
+      zip(d, pa, pb, head);
+      constexpr int64_t chunk = kStageBytes / pair;
+      alignas(64) T stage[kStageBytes / sizeof(T)];
+      for (int64_t k = head; k < len; k += chunk) {
+        const int64_t c = std::min(chunk, len - k);
+        zip(stage, pa + k, pb + k, c);
+        stream_out(reinterpret_cast<std::byte*>(d + 2 * k), reinterpret_cast<const std::byte*>(stage), c * pair);
+      }
+    } else
+#endif
+    {
+      zip(d, pa, pb, len);
+    }
+    u += len;
+    if ((j += len) == g.n) j = 0, ++r;
+  }
+#if PTO_HAVE_STREAM
+  if (Stream) _mm_sfence();
+#endif
+}
+
+template <class T, bool Stream>
+PTO_SIMD_CLONES void unzip_range(const Geo& g, int64_t u0, int64_t u1) {
+  const T* a = reinterpret_cast<const T*>(g.a);
+  const T* b = reinterpret_cast<const T*>(g.b);
+  T* o0 = reinterpret_cast<T*>(g.out0);
+  T* o1 = reinterpret_cast<T*>(g.out1);
+  int64_t r = u0 / g.n, k = u0 % g.n;
+  for (int64_t u = u0; u < u1;) {
+    const bool first = k < g.split;
+    const int64_t len = std::min((first ? g.split : g.n) - k, u1 - u);
+    const T* s = first ? a + r * g.a_stride + 2 * k : b + r * g.b_stride + 2 * (k - g.split);
+    T* d0 = o0 + r * g.n + k;
+    T* d1 = o1 + r * g.n + k;
+#if PTO_HAVE_STREAM
+    constexpr int64_t item = sizeof(T);
+    const auto p0 = reinterpret_cast<uintptr_t>(d0), p1 = reinterpret_cast<uintptr_t>(d1);
+    const int64_t mis = static_cast<int64_t>(p0 & 15);
+    if (Stream && 2 * len * item >= kMinStreamRun && ((p0 ^ p1) & 15) == 0 && mis % item == 0) {
+      const int64_t head = std::min(len, ((16 - mis) & 15) / item);
+      unzip(d0, d1, s, head);
+      constexpr int64_t chunk = kStageBytes / 2 / item;
+      alignas(64) T stage0[chunk];
+      alignas(64) T stage1[chunk];
+      for (int64_t i = head; i < len; i += chunk) {
+        const int64_t c = std::min(chunk, len - i);
+        unzip(stage0, stage1, s + 2 * i, c);
+        stream_out(reinterpret_cast<std::byte*>(d0 + i), reinterpret_cast<const std::byte*>(stage0), c * item);
+        stream_out(reinterpret_cast<std::byte*>(d1 + i), reinterpret_cast<const std::byte*>(stage1), c * item);
+      }
+    } else
+#endif
+    {
+      unzip(d0, d1, s, len);
+    }
+    u += len;
+    if ((k += len) == g.n) k = 0, ++r;
+  }
+#if PTO_HAVE_STREAM
+  if (Stream) _mm_sfence();
+#endif
+}
+
+// Runs units [0, units) in parallel: `zip_range` or `unzip_range` picked by width and by
+// whether the output is large enough to stream.
+template <bool Zip>
+void run(const Geo& g, int64_t units, size_t itemsize) {
+  if (units <= 0) return;
+  const int64_t unit_bytes = 2 * static_cast<int64_t>(itemsize);  // output bytes per unit
+  const bool stream = PTO_HAVE_STREAM && units * unit_bytes >= kStreamMinBytes;
+  const int64_t min_units = std::max<int64_t>(1, kMinChunkBytes / unit_bytes);
+  visit_width(itemsize, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    void (*fn)(const Geo&, int64_t, int64_t);
+    if constexpr (Zip) fn = stream ? &zip_range<T, true> : &zip_range<T, false>;
+    else fn = stream ? &unzip_range<T, true> : &unzip_range<T, false>;
+    if (units < 2 * min_units) return fn(g, 0, units);  // tiny calls: no thread pool at all
+    parallel_for(units, min_units, [&](int64_t begin, int64_t end) { fn(g, begin, end); });
+  });
+}
+
+}  // namespace
+
+void interleave(const Tensor& input, const Tensor& other, const Tensor& out0, const Tensor& out1) {
+  const int64_t n = input.shape(input.ndim() - 1);
+  const int64_t units = input.numel();
+  if (units == 0) return;
+  const Rows a = rows_of(input), b = rows_of(other);
+  const Geo g{a.base, b.base, a.stride, b.stride, static_cast<std::byte*>(out0.data()),
+              static_cast<std::byte*>(out1.data()), n, n / 2};
+  run<true>(g, units, input.itemsize());
+}
+
+void deinterleave(const Tensor& input, const Tensor& other, const Tensor& out0, const Tensor& out1) {
+  const int64_t n = input.shape(input.ndim() - 1);
+  if (input.numel() == 0) return;
+  const Rows a = rows_of(input);
+  auto* d0 = static_cast<std::byte*>(out0.data());
+  auto* d1 = static_cast<std::byte*>(out1.data());
+  if (other.defined()) {
+    const Rows b = rows_of(other);
+    run<false>({a.base, b.base, a.stride, b.stride, d0, d1, n, n / 2}, input.numel(), input.itemsize());
+    return;
+  }
+  // Single input: out row r is unit row r of input; adjacent rows collapse to one long row.
+  const int64_t m = n / 2, rows = input.numel() / n;
+  Geo g{a.base, nullptr, a.stride, 0, d0, d1, m, m};
+  if (a.stride == n || rows == 1) g = {a.base, nullptr, 0, 0, d0, d1, rows * m, rows * m};
+  run<false>(g, rows * m, input.itemsize());
+}
+
+}  // namespace pto::kernels
