@@ -19,6 +19,7 @@ void bind_tensor(nb::module_& m);
 void bind_runtime(nb::module_& m);  // platforms, tile shapes, threads, build info
 void bind_index_select(nb::module_& m);
 void bind_interleave(nb::module_& m);
+void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (SPEC 7)
 
 // A ptocpu.Tensor as is; anything else through ptocpu.asarray (numpy, torch, DLPack, lists).
 pto::Tensor to_tensor(nb::handle obj);

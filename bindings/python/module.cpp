@@ -8,4 +8,5 @@ NB_MODULE(_core, m) {
   ptobind::bind_runtime(m);
   ptobind::bind_index_select(m);
   ptobind::bind_interleave(m);
+  ptobind::bind_kernel_model(m);
 }

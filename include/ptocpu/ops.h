@@ -2,6 +2,8 @@
 // changes nothing), then runs its kernel.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "ptocpu/tensor.h"
@@ -19,5 +21,34 @@ std::pair<Tensor, Tensor> interleave(const Tensor& input, const Tensor& other);
 std::pair<Tensor, Tensor> deinterleave(const Tensor& input, const Tensor& other);
 // SPEC 5.3, single input (last dim 2m): out0 = input[..., 0::2], out1 = input[..., 1::2].
 std::pair<Tensor, Tensor> deinterleave(const Tensor& input);
+
+// SPEC 7, the kernel model. view: a zero-copy view of valid_shape (or shape) at offsets; one
+// entry per input dim (ArgumentError); offsets + valid_shape (or + shape) inside input (TileError).
+Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets,
+            const std::optional<Shape>& valid_shape = std::nullopt);
+// assemble: copies src into out at offsets; same dtype (DTypeError), same rank (ArgumentError),
+// inside out (TileError). The list form checks every part before it writes any.
+struct AssemblePart {
+  Tensor src;
+  Shape offsets;
+};
+void assemble(const Tensor& src, const Shape& offsets, const Tensor& out);
+void assemble(const std::vector<AssemblePart>& parts, const Tensor& out);
+// loop(start, stop, step): the number of iterations; ArgumentError for step 0.
+int64_t loop_trip_count(int64_t start, int64_t stop, int64_t step);
+// jit: a kernel argument against its pypto.Tensor(shape, dtype) annotation
+// (DTypeError / ArgumentError naming the kernel and the parameter).
+void check_kernel_argument(const std::string& kernel, const std::string& param, const Tensor& arg,
+                           const Shape& shape, DType dtype);
+
+// SPEC 5.2: along the last axis the 2n stream s[2k] = input[k], s[2k+1] = other[k];
+// out0 = s[0:n], out1 = s[n:2n] (both of input's shape). other: input's dtype and shape, n even.
+std::pair<Tensor, Tensor> interleave(const Tensor& input, const Tensor& other);
+// SPEC 5.3, two inputs (same rules as interleave): c = concat(input, other) on the last axis,
+// out0 = c[..., 0::2], out1 = c[..., 1::2]. An undefined other means the single-input form.
+std::pair<Tensor, Tensor> deinterleave(const Tensor& input, const Tensor& other);
+// SPEC 5.3, single input (last dim 2m): out0 = input[..., 0::2], out1 = input[..., 1::2].
+std::pair<Tensor, Tensor> deinterleave(const Tensor& input);
+
 
 }  // namespace pto

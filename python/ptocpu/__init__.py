@@ -49,3 +49,11 @@ def vec_tile_shapes(*dims: int):
             set_vec_tile_shapes(*previous)
         else:
             reset_vec_tile_shapes()
+
+
+# SPEC 7, the kernel model: view / assemble / loop (C++ core) and the jit front end.
+from ._core import view, assemble, loop  # noqa: E402,F401
+from . import frontend  # noqa: E402,F401
+from .frontend import RunMode  # noqa: E402,F401
+
+loop_unroll = loop  # PyPTO's unrolled loop: the same iterations on the CPU

@@ -1,0 +1,149 @@
+"""PyPTO's kernel front end on the CPU (SPEC 7): `@pypto.frontend.jit` kernels run eagerly.
+
+There is no compilation: calling a jit kernel runs its Python body once, on ptocpu tensors that
+share memory with the caller's arrays, so `pypto.assemble(..., out)` and `out[:] = ...` write
+into the arrays the caller passed. The checks themselves live in the C++ core.
+"""
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import _core
+from ._convert import asarray
+
+__all__ = ["jit", "function", "RunMode", "JIT_OPTIONS"]
+
+# The keywords PyPTO's frontend.jit takes. They configure the device compiler and runtime, so
+# here they are accepted (and kept on the kernel as `.options`) but change nothing.
+_DICT_OPTIONS = ("host_options", "codegen_options", "pass_options", "runtime_options", "verify_options",
+                 "debug_options")
+_BOOL_OPTIONS = ("new_ir", "create_new_logical_tensor")
+JIT_OPTIONS = _DICT_OPTIONS + _BOOL_OPTIONS
+
+
+class RunMode(enum.IntEnum):
+    """PyPTO's `runtime_options={"run_mode": ...}` values (accepted; the CPU always runs eagerly)."""
+    NPU = 0
+    SIM = 1
+
+
+def _check_options(options: dict) -> dict:
+    for name, value in options.items():
+        if name not in JIT_OPTIONS:
+            raise TypeError(f"jit() got an unexpected keyword argument {name!r}; "
+                            f"accepted: {', '.join(JIT_OPTIONS)}")
+        if name in _DICT_OPTIONS and value is not None and not isinstance(value, dict):
+            raise TypeError(f"jit(): {name} must be a dict or None, got {type(value).__name__}")
+        if name in _BOOL_OPTIONS and not isinstance(value, (bool, int, np.bool_)):
+            raise TypeError(f"jit(): {name} must be a bool, got {type(value).__name__}")
+    return dict(options)
+
+
+def _is_array(obj) -> bool:
+    """Arguments passed on as zero-copy ptocpu tensors: ptocpu tensors, numpy arrays, torch
+    tensors and anything else with __dlpack__ (numpy scalars stay scalars)."""
+    if isinstance(obj, (_core.Tensor, np.ndarray)):
+        return True
+    return hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic)
+
+
+def _to_tensor(obj) -> _core.Tensor:
+    if type(obj).__module__.startswith("torch") and getattr(obj, "requires_grad", False):
+        obj = obj.detach()  # same memory; DLPack refuses tensors that require grad
+    return asarray(obj)
+
+
+def _is_tensor_annotation(annotation) -> bool:
+    return annotation is _core.Tensor or isinstance(annotation, _core.Tensor)
+
+
+class _Kernel:
+    """A jit kernel: the signature (annotations resolved on the first call) and the options."""
+
+    def __init__(self, func: Callable, options: dict):
+        self.func = func
+        self.options = options
+        self.name = getattr(func, "__qualname__", getattr(func, "__name__", "kernel"))
+        self._signature: Optional[inspect.Signature] = None
+
+    def signature(self) -> inspect.Signature:
+        if self._signature is None:
+            try:  # string annotations (from __future__ import annotations) are evaluated here
+                self._signature = inspect.signature(self.func, eval_str=True)
+            except Exception:  # noqa: BLE001 — an annotation that does not evaluate constrains nothing
+                self._signature = inspect.signature(self.func)
+        return self._signature
+
+    def convert(self, param: inspect.Parameter, value: Any) -> Any:
+        tensor_param = _is_tensor_annotation(param.annotation)
+        if _is_array(value) or (tensor_param and isinstance(value, (list, tuple))):
+            value = _to_tensor(value)
+        if tensor_param:
+            annotation = param.annotation if isinstance(param.annotation, _core.Tensor) else None
+            _core._check_kernel_argument(self.name, param.name, value, annotation)
+        return value
+
+    def __call__(self, *args, **kwargs):
+        bound = self.signature().bind(*args, **kwargs)
+        for name, value in bound.arguments.items():
+            param = self.signature().parameters[name]
+            if param.kind is inspect.Parameter.VAR_POSITIONAL:
+                bound.arguments[name] = tuple(self.convert(param, v) for v in value)
+            elif param.kind is inspect.Parameter.VAR_KEYWORD:
+                bound.arguments[name] = {k: self.convert(param, v) for k, v in value.items()}
+            else:
+                bound.arguments[name] = self.convert(param, value)
+        # Tile shape and platform set inside the kernel end with the call.
+        tile, platform = _core.get_vec_tile_shapes(), _core.get_platform()
+        try:
+            return self.func(*bound.args, **bound.kwargs)
+        finally:
+            _core.set_platform(platform)
+            if tile:
+                _core.set_vec_tile_shapes(*tile)
+            else:
+                _core.reset_vec_tile_shapes()
+
+
+def jit(func: Optional[Callable] = None, /, **options):
+    """`@pypto.frontend.jit`, `@pypto.frontend.jit()` or `@pypto.frontend.jit(debug_options={...})`.
+
+    The kernel `def k(a: pypto.Tensor(...), ..., *scalars)` is called with numpy arrays, torch CPU
+    tensors or ptocpu tensors; each array argument reaches the body as a zero-copy ptocpu tensor,
+    other arguments as they are. A `pypto.Tensor(shape, dtype)` annotation is checked
+    (ArgumentError / DTypeError naming the parameter); `pypto.Tensor()` only says "a tensor".
+    Options: host_options, codegen_options, pass_options, runtime_options, verify_options,
+    debug_options, new_ir, create_new_logical_tensor (accepted, no effect on the CPU); any other
+    keyword is a TypeError. The body runs eagerly; the kernel's return value is returned.
+    """
+    options = _check_options(options)
+
+    def decorate(f: Callable) -> Callable:
+        if not callable(f) or isinstance(f, type):
+            raise TypeError(f"jit can only decorate functions, got {type(f).__name__}")
+        kernel = _Kernel(f, options)
+
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            return kernel(*args, **kwargs)
+
+        wrapper.options = options
+        wrapper.kernel = kernel
+        return wrapper
+
+    if func is None:
+        return decorate
+    return decorate(func)
+
+
+def function(func: Optional[Callable] = None):
+    """`@pypto.frontend.function`: a helper that PyPTO inlines into kernels; here it is the
+    function itself."""
+    if func is None:
+        return lambda f: f
+    return func
