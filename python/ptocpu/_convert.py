@@ -26,9 +26,14 @@ def to_dtype(obj) -> _core.DType:
         return obj
     if isinstance(obj, str):
         return _core.dtype_from_name(obj)
+    if obj is None:
+        raise _core.DTypeError("dtype: None is not a dtype")
     module = type(obj).__module__
     if module.startswith("torch"):
-        return _core.dtype_from_name(str(obj).removeprefix("torch."))
+        try:
+            return _core.dtype_from_name(str(obj).removeprefix("torch."))
+        except _core.ArgumentError:
+            raise _core.DTypeError(f"dtype: torch dtype {obj} has no ptocpu dtype") from None
     try:
         npdt = np.dtype(obj)
     except TypeError:
@@ -47,6 +52,8 @@ def from_numpy(a: np.ndarray) -> _core.Tensor:
     """A tensor over the array's memory (no copy); writes through either are seen by both."""
     if not isinstance(a, np.ndarray):
         raise _core.DTypeError(f"from_numpy: expected a numpy.ndarray, got {type(a).__name__}")
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))  # byte-swapped data: a native copy
     dtype = to_dtype(a.dtype)
     item = a.itemsize
     if any(s % item for s in a.strides):

@@ -1,5 +1,6 @@
 #include "ptocpu/scalar.h"
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -40,6 +41,33 @@ void encode_float(double d, DType dt, void* out) {
   }
 }
 
+// An integer -> double that rounds to odd (exact below 2^53), so that the float32 and
+// small-float roundings that follow round the integer once, not twice.
+double int_to_double_round_odd(__int128 v) {
+  double d = static_cast<double>(v);
+  const __int128 back = static_cast<__int128>(d);
+  if (back != v && (std::bit_cast<uint64_t>(d) & 1) == 0) d = std::nextafter(d, back < v ? INFINITY : -INFINITY);
+  return d;
+}
+
+// An integer -> a floating dtype, rounded once to nearest even.
+void encode_int_as_float(__int128 v, DType dt, void* out) {
+  if (dt == DType::FP64) return store(out, static_cast<double>(v));
+  encode_float(int_to_double_round_odd(v), dt, out);
+}
+
+__int128 element_to_int(DType dt, const void* element) {
+  return visit_dtype(dt, [&](auto tag) -> __int128 {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T>) {
+      T v;
+      std::memcpy(&v, element, sizeof(T));
+      return v;
+    }
+    return 0;
+  });
+}
+
 __int128 int_min(DType dt) {
   return visit_dtype(dt, [](auto tag) -> __int128 {
     using T = typename decltype(tag)::type;
@@ -73,7 +101,8 @@ std::string Scalar::to_string() const {
 
 void encode_scalar(const Scalar& s, DType dt, void* out, const char* op, const char* param) {
   if (is_floating(dt)) {
-    encode_float(s.kind == Scalar::Kind::Float ? s.f : static_cast<double>(s.i), dt, out);
+    if (s.kind == Scalar::Kind::Float) encode_float(s.f, dt, out);
+    else encode_int_as_float(s.i, dt, out);
     return;
   }
   if (dt == DType::BOOL) {
@@ -125,8 +154,13 @@ Tensor astype(const Tensor& t, DType to) {
   const auto* in = static_cast<const std::byte*>(src.data());
   auto* dst = static_cast<std::byte*>(out.data());
   const size_t isz = src.itemsize(), osz = out.itemsize();
+  const bool from_int = is_integer(src.dtype());
   parallel_for(src.numel(), 4096, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
+      if (from_int) {  // integer -> floating: exact integer, one rounding
+        encode_int_as_float(element_to_int(src.dtype(), in + i * isz), to, dst + i * osz);
+        continue;
+      }
       const double v = element_to_double(src.dtype(), in + i * isz);
       if (is_floating(to)) {
         encode_float(v, to, dst + i * osz);

@@ -1,0 +1,42 @@
+"""Shared pytest setup for the Python suite.
+
+- A hypothesis profile "ptocpu" (no deadline, modest example counts so the whole suite stays
+  fast on a small machine). Select another with HYPOTHESIS_PROFILE=...; "thorough" runs more
+  examples.
+- Every test starts and ends on platform "cpu" with no tile shape set and the process's
+  thread count, whatever a failing test left behind (these settings are per thread / global).
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+import ptocpu
+
+settings.register_profile(
+    "ptocpu",
+    deadline=None,
+    max_examples=15,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.register_profile(
+    "thorough",
+    parent=settings.get_profile("ptocpu"),
+    max_examples=300,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ptocpu"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_runtime_state():
+    """cpu platform, no tile shape and the same thread count before and after every test."""
+    threads = ptocpu.get_num_threads()
+    ptocpu.set_platform("cpu")
+    ptocpu.reset_vec_tile_shapes()
+    yield
+    ptocpu.set_platform("cpu")
+    ptocpu.reset_vec_tile_shapes()
+    ptocpu.set_num_threads(threads)
