@@ -47,7 +47,7 @@ int64_t to_int(nb::handle obj, const char* op, const char* param) {
 
 std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* param) {
   std::vector<int64_t> out;
-  if (PyLong_Check(obj.ptr()) || PyIndex_Check(obj.ptr())) {
+  if (PyLong_Check(obj.ptr()) || (PyIndex_Check(obj.ptr()) && !PySequence_Check(obj.ptr()))) {  // numpy arrays are sequences
     out.push_back(to_int(obj, op, param));
     return out;
   }

@@ -30,7 +30,20 @@ def seed_index_select() -> None:
           x=x, index=index, out1=out1, out2=out2)
 
 
-EXAMPLES = [seed_index_select]
+def seed_strided_slice() -> None:
+    """SPEC 5.5 with seed 003's first call and each mask."""
+    x = ptocpu.asarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    out1 = ptocpu.strided_slice(x, [0, 0, 0], [2, 3, 4], [1, 2, 2], 0, 0, 0, 0, 0)
+    out2 = ptocpu.strided_slice(x, [0, 0], [0, 0], [-1, -1], begin_mask=3, end_mask=3, ellipsis_mask=0)
+    out3 = ptocpu.strided_slice(x, [0, 0, 1], [0, 0, -1], [1, 1, 1], ellipsis_mask=2, new_axis_mask=1)
+    out4 = ptocpu.strided_slice(x, [1, 0, -1], [2, 3, 0], [1, 2, -1], end_mask=4, shrink_axis_mask=1)
+    _show("strided_slice (SPEC 5.5): out1 = x[0:2:1, 0:3:2, 0:4:2]; out2 = begin_mask 3, end_mask 3, strides "
+          "[-1, -1] (x[::-1, ::-1]);\n  out3 = ellipsis_mask 2, new_axis_mask 1 (x[None, ..., 1:-1]); "
+          "out4 = shrink_axis_mask 1, end_mask 4 (x[1, 0:3:2, ::-1])",
+          x=x, out1=out1, out2=out2, out3=out3, out4=out4)
+
+
+EXAMPLES = [seed_index_select, seed_strided_slice]
 
 
 def cmd_examples(_args) -> int:

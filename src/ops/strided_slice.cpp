@@ -1,0 +1,170 @@
+// strided_slice (SPEC 5.5): one validation function turns begin / end / strides / masks into
+// a canonical plan (output shape, per-output-dim element stride into x, element offset). The
+// view is that plan applied through Tensor::as_strided; the copy is copy_into(new, view).
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/checks.h"
+#include "ptocpu/error.h"
+#include "ptocpu/ops.h"
+#include "ptocpu/platform.h"
+
+namespace pto {
+namespace {
+
+constexpr const char* kOp = "strided_slice";
+constexpr size_t kMaxSlots = 32;
+
+// What the kernel consumes: out[k..] = x.data()[offset + sum_k k_i * strides[i]].
+struct StridedSlicePlan {
+  Shape shape;      // output shape
+  Strides strides;  // per output dim: element stride into x (0 for a new axis)
+  int64_t offset;   // element offset of out[0, ..., 0] from x[0, ..., 0] (0 when the output is empty)
+};
+
+struct Masks {
+  int64_t begin, end, ellipsis, shrink, new_axis;
+};
+
+std::string slot_list(uint64_t bits) {
+  std::string s;
+  for (int i = 0; i < 64; ++i)
+    if (bits >> i & 1) s += (s.empty() ? "" : ", ") + std::to_string(i);
+  return s;
+}
+
+// Mask bits must stay below len(begin).
+void check_mask_range(const char* name, int64_t mask, size_t slots) {
+  const uint64_t allowed = slots >= 64 ? ~uint64_t(0) : (uint64_t(1) << slots) - 1;
+  const uint64_t extra = static_cast<uint64_t>(mask) & ~allowed;
+  if (extra)
+    fail<ArgumentError>(kOp, ": ", name, " = ", mask, " sets bit(s) ", slot_list(extra), " but begin / end / strides have ",
+                        slots, " slot(s); allowed values are in [0, ", allowed + 1, ")");
+}
+
+void check_exclusive(const char* a, int64_t ma, const char* b, int64_t mb) {
+  const uint64_t both = static_cast<uint64_t>(ma & mb);
+  if (both)
+    fail<ArgumentError>(kOp, ": slot ", std::countr_zero(both), " is set in both ", a, " (= ", ma, ") and ", b,
+                        " (= ", mb, "); a slot may be at most one of ellipsis, shrink and new-axis");
+}
+
+// Number of elements of range(b, e, s) (b, e already clamped, s != 0), without overflow.
+int64_t range_length(int64_t b, int64_t e, int64_t s) {
+  if (s > 0) return e > b ? static_cast<int64_t>(static_cast<uint64_t>(e - b - 1) / static_cast<uint64_t>(s) + 1) : 0;
+  const uint64_t step = uint64_t(0) - static_cast<uint64_t>(s);
+  return b > e ? static_cast<int64_t>(static_cast<uint64_t>(b - e - 1) / step + 1) : 0;
+}
+
+// Every rule of SPEC 4-6 for strided_slice, and the plan; touches no data.
+StridedSlicePlan validate_strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
+                                        const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                                        const Masks& m) {
+  const OpLimits& limits = require_offered(Op::StridedSlice);
+  checks::check_dtype(kOp, "x", x.dtype(), limits.dtypes);
+  checks::check_rank(kOp, "x", x.ndim(), limits.min_rank, limits.max_rank);
+  checks::check_extent(kOp, "x", x.shape(), true);
+
+  const size_t slots = begin.size();
+  if (end.size() != slots || strides.size() != slots)
+    fail<ArgumentError>(kOp, ": begin, end and strides must have the same length; got len(begin) = ", slots,
+                        ", len(end) = ", end.size(), ", len(strides) = ", strides.size());
+  if (slots > kMaxSlots)
+    fail<ArgumentError>(kOp, ": len(begin) = ", slots, " is above the limit of ", kMaxSlots, " slots");
+  for (size_t i = 0; i < slots; ++i)
+    if (strides[i] == 0)
+      fail<ArgumentError>(kOp, ": strides[", i, "] = 0; every stride must be nonzero");
+  check_mask_range("begin_mask", m.begin, slots);
+  check_mask_range("end_mask", m.end, slots);
+  check_mask_range("ellipsis_mask", m.ellipsis, slots);
+  check_mask_range("shrink_axis_mask", m.shrink, slots);
+  check_mask_range("new_axis_mask", m.new_axis, slots);
+  if (std::popcount(static_cast<uint64_t>(m.ellipsis)) > 1)
+    fail<ArgumentError>(kOp, ": ellipsis_mask = ", m.ellipsis, " sets slots ", slot_list(m.ellipsis),
+                        "; at most one slot may be an ellipsis");
+  check_exclusive("ellipsis_mask", m.ellipsis, "shrink_axis_mask", m.shrink);
+  check_exclusive("ellipsis_mask", m.ellipsis, "new_axis_mask", m.new_axis);
+  check_exclusive("shrink_axis_mask", m.shrink, "new_axis_mask", m.new_axis);
+
+  const int rank = x.ndim();
+  const int new_axes = std::popcount(static_cast<uint64_t>(m.new_axis));
+  const int ellipses = std::popcount(static_cast<uint64_t>(m.ellipsis));
+  const int indexing = static_cast<int>(slots) - new_axes - ellipses;  // slots that consume one input dim
+  if (indexing > rank)
+    fail<ArgumentError>(kOp, ": ", indexing, " slot(s) index input dims (", slots, " slot(s), ", new_axes,
+                        " new-axis, ", ellipses, " ellipsis) but x has rank ", rank, " (shape ",
+                        shape_to_string(x.shape()), ")");
+
+  StridedSlicePlan plan{{}, {}, 0};
+  auto keep_dim = [&](int d) {
+    plan.shape.push_back(x.shape(d));
+    plan.strides.push_back(x.stride(d));
+  };
+  int d = 0;  // next input dim
+  for (size_t i = 0; i < slots; ++i) {
+    const int64_t bit = int64_t(1) << i;
+    if (m.new_axis & bit) {
+      plan.shape.push_back(1);
+      plan.strides.push_back(0);
+      continue;
+    }
+    if (m.ellipsis & bit) {
+      for (int k = 0; k < rank - indexing; ++k) keep_dim(d++);
+      continue;
+    }
+    const int64_t n = x.shape(d), st = x.stride(d);
+    if (m.shrink & bit) {
+      const int64_t raw = (m.begin & bit) ? 0 : begin[i];
+      const int64_t idx = raw < 0 ? raw + n : raw;
+      if (idx < 0 || idx >= n)
+        fail<IndexError>(kOp, ": shrink_axis_mask slot ", i, ": begin[", i, "] = ", raw, " is out of range [", -n,
+                         ", ", n, ") for dim ", d, " of x shape ", shape_to_string(x.shape()));
+      plan.offset += idx * st;
+      ++d;
+      continue;
+    }
+    const int64_t s = strides[i];
+    const int64_t lo = s > 0 ? 0 : -1, hi = s > 0 ? n : n - 1;
+    auto canonical = [&](int64_t v, bool masked, int64_t masked_value) {
+      if (masked) return masked_value;
+      if (v < 0) v += n;
+      return v < lo ? lo : (v > hi ? hi : v);
+    };
+    const int64_t b = canonical(begin[i], m.begin & bit, s > 0 ? 0 : n - 1);
+    const int64_t e = canonical(end[i], m.end & bit, s > 0 ? n : -1);
+    const int64_t len = range_length(b, e, s);
+    plan.shape.push_back(len);
+    plan.strides.push_back(len > 1 ? s * st : st);
+    if (len > 0) plan.offset += b * st;
+    ++d;
+  }
+  while (d < rank) keep_dim(d++);
+  if (shape_numel(plan.shape) == 0) plan.offset = 0;
+  checks::check_extent(kOp, "output", plan.shape, false);
+  return plan;
+}
+
+Tensor apply(const Tensor& x, const StridedSlicePlan& plan) { return x.as_strided(plan.shape, plan.strides, plan.offset); }
+
+}  // namespace
+
+Tensor strided_slice_view(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+                          const std::vector<int64_t>& strides, int64_t begin_mask, int64_t end_mask,
+                          int64_t ellipsis_mask, int64_t shrink_axis_mask, int64_t new_axis_mask) {
+  const Masks masks{begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask};
+  return apply(x, validate_strided_slice(x, begin, end, strides, masks));
+}
+
+Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+                     const std::vector<int64_t>& strides, int64_t begin_mask, int64_t end_mask, int64_t ellipsis_mask,
+                     int64_t shrink_axis_mask, int64_t new_axis_mask) {
+  const Masks masks{begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask};
+  const Tensor view = apply(x, validate_strided_slice(x, begin, end, strides, masks));
+  Tensor out = Tensor::empty(view.shape(), x.dtype());
+  copy_into(out, view);
+  return out;
+}
+
+}  // namespace pto
