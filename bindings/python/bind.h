@@ -18,6 +18,7 @@ void bind_dtype(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_runtime(nb::module_& m);  // platforms, tile shapes, threads, build info
 void bind_index_select(nb::module_& m);
+void bind_strided_slice(nb::module_& m);
 void bind_interleave(nb::module_& m);
 void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (SPEC 7)
 

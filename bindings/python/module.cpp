@@ -7,6 +7,7 @@ NB_MODULE(_core, m) {
   ptobind::bind_tensor(m);
   ptobind::bind_runtime(m);
   ptobind::bind_index_select(m);
+  ptobind::bind_strided_slice(m);
   ptobind::bind_interleave(m);
   ptobind::bind_kernel_model(m);
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ptocpu/tensor.h"
 
@@ -12,6 +13,15 @@ namespace pto {
 
 // SPEC 5.1: out = input.shape[:d] + index.shape + input.shape[d+1:], gathered along dim.
 Tensor index_select(const Tensor& input, int64_t dim, const Tensor& index);
+
+// SPEC 5.5: TensorFlow strided_slice. Mask bit i refers to slot i of begin / end / strides.
+// strided_slice returns a new contiguous tensor, strided_slice_view a zero-copy view of x.
+Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+                     const std::vector<int64_t>& strides, int64_t begin_mask = 0, int64_t end_mask = 0,
+                     int64_t ellipsis_mask = 0, int64_t shrink_axis_mask = 0, int64_t new_axis_mask = 0);
+Tensor strided_slice_view(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+                          const std::vector<int64_t>& strides, int64_t begin_mask = 0, int64_t end_mask = 0,
+                          int64_t ellipsis_mask = 0, int64_t shrink_axis_mask = 0, int64_t new_axis_mask = 0);
 
 // SPEC 7, the kernel model. view: a zero-copy view of valid_shape (or shape) at offsets; one
 // entry per input dim (ArgumentError); offsets + valid_shape (or + shape) inside input (TileError).

@@ -19,6 +19,7 @@ from ._core import (  # noqa: E402,F401
     tensor, from_dlpack, itemsize, set_platform, get_platform, platform_table,
     set_vec_tile_shapes, get_vec_tile_shapes, reset_vec_tile_shapes,
     set_num_threads, get_num_threads, build_info, index_select,
+    strided_slice, strided_slice_view,
     interleave, deinterleave,
 )
 from ._convert import asarray, from_numpy, to_dtype as dtype, numpy_dtype  # noqa: E402,F401
