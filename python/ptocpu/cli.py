@@ -61,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--threads", type=int, help="thread count for every peer")
     bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     bench.add_argument("--repeats", type=int, default=7, help="timed runs per case (median is reported)")
+    bench.add_argument("--plot", metavar="PATH.png", help="also plot the roofline fraction per case (matplotlib)")
+    bench.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     args = parser.parse_args(argv)
     if args.command == "bench":
         from . import bench as bench_module
