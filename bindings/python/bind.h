@@ -21,6 +21,7 @@ void bind_index_select(nb::module_& m);
 void bind_strided_slice(nb::module_& m);
 void bind_interleave(nb::module_& m);
 void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (SPEC 7)
+void bind_scatter(nb::module_& m);
 
 // A ptocpu.Tensor as is; anything else through ptocpu.asarray (numpy, torch, DLPack, lists).
 pto::Tensor to_tensor(nb::handle obj);

@@ -10,4 +10,5 @@ NB_MODULE(_core, m) {
   ptobind::bind_strided_slice(m);
   ptobind::bind_interleave(m);
   ptobind::bind_kernel_model(m);
+  ptobind::bind_scatter(m);
 }

@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "ptocpu/scalar.h"
 #include "ptocpu/tensor.h"
 
 namespace pto {
@@ -22,6 +24,21 @@ Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const s
 Tensor strided_slice_view(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
                           const std::vector<int64_t>& strides, int64_t begin_mask = 0, int64_t end_mask = 0,
                           int64_t ellipsis_mask = 0, int64_t shrink_axis_mask = 0, int64_t new_axis_mask = 0);
+
+// SPEC 5.4: scatter along dim. For every index position p (row-major), q = p with
+// q[d] = index[p]: out[q] = v (None), += v (Add), *= v (Multiply), v = src[p] or the scalar.
+// scatter_ writes input in place (through views) and returns it; scatter returns a new tensor.
+enum class ScatterReduce { None, Add, Multiply };
+// "add" / "multiply"; any other name is an ArgumentError naming op and the value.
+ScatterReduce scatter_reduce_from_name(std::string_view name, const char* op = "scatter_");
+Tensor scatter_(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src,
+                ScatterReduce reduce = ScatterReduce::None);
+Tensor scatter_(const Tensor& input, int64_t dim, const Tensor& index, const Scalar& src,
+                ScatterReduce reduce = ScatterReduce::None);
+Tensor scatter(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src,
+               ScatterReduce reduce = ScatterReduce::None);
+Tensor scatter(const Tensor& input, int64_t dim, const Tensor& index, const Scalar& src,
+               ScatterReduce reduce = ScatterReduce::None);
 
 // SPEC 7, the kernel model. view: a zero-copy view of valid_shape (or shape) at offsets; one
 // entry per input dim (ArgumentError); offsets + valid_shape (or + shape) inside input (TileError).

@@ -23,6 +23,7 @@ from ._core import (  # noqa: E402,F401
     interleave, deinterleave,
 )
 from ._convert import asarray, from_numpy, to_dtype as dtype, numpy_dtype  # noqa: E402,F401
+from ._core import scatter_, scatter  # noqa: E402,F401  (SPEC 5.4; also Tensor.scatter_ / .scatter)
 
 __version__ = "0.1.0"
 

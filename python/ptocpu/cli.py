@@ -43,7 +43,19 @@ def seed_strided_slice() -> None:
           x=x, out1=out1, out2=out2, out3=out3, out4=out4)
 
 
-EXAMPLES = [seed_index_select, seed_strided_slice]
+def seed_scatter() -> None:
+    """SPEC 5.4's seed example, then reduce 'add' with a tensor src on the result."""
+    x = ptocpu.tensor([3, 5], ptocpu.DT_FP32)
+    index = ptocpu.asarray(np.array([[1, 2], [0, 1]], dtype=np.int64))
+    out = ptocpu.scatter_(x, 0, index, 2.0)
+    src = ptocpu.asarray(np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32))
+    out2 = ptocpu.scatter(out, 1, index, src, reduce="add")
+    _show("scatter_ (SPEC 5.4): out = scatter_(x, 0, index, 2.0) (x zeros [3, 5] fp32; out is x); "
+          "out2 = scatter(out, 1, index, src, reduce='add')",
+          index=index, out=out, src=src, out2=out2)
+
+
+EXAMPLES = [seed_index_select, seed_strided_slice, seed_scatter]
 
 
 def cmd_examples(_args) -> int:

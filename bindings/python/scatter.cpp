@@ -1,0 +1,75 @@
+// scatter_ / scatter (SPEC 5.4) and the Tensor.scatter_ / Tensor.scatter methods.
+#include <Python.h>
+#include <nanobind/stl/string_view.h>
+
+#include "bind.h"
+#include "ptocpu/error.h"
+#include "ptocpu/ops.h"
+#include "ptocpu/platform.h"
+
+namespace ptobind {
+namespace {
+
+pto::ScatterReduce to_reduce(nb::handle reduce, const char* op) {
+  if (reduce.is_none()) return pto::ScatterReduce::None;
+  if (!PyUnicode_Check(reduce.ptr()))
+    pto::fail<pto::ArgumentError>(op, ": reduce ", nb::repr(reduce).c_str(),
+                                  " is not supported; allowed: None, 'add', 'multiply'");
+  return pto::scatter_reduce_from_name(nb::cast<std::string_view>(reduce), op);
+}
+
+// Converts the arguments and runs scatter_ (in_place) or scatter; returns the result tensor.
+pto::Tensor call(bool in_place, nb::handle input, nb::handle dim, nb::handle index, nb::handle src,
+                 nb::handle reduce) {
+  const char* op = in_place ? "scatter_" : "scatter";
+  pto::require_offered(pto::Op::Scatter);
+  if (in_place && nb::hasattr(input, "flags") && nb::hasattr(input, "__array_interface__") &&
+      !nb::cast<bool>(input.attr("flags").attr("writeable")))
+    pto::fail<pto::ArgumentError>(op, ": input is a read-only numpy array; it cannot be written in place");
+  const pto::Tensor x = to_tensor(input);
+  const int64_t d = to_int(dim, op, "dim");
+  const pto::Tensor idx = to_tensor(index);
+  const pto::ScatterReduce r = to_reduce(reduce, op);
+  if (const std::optional<pto::Scalar> s = to_scalar(src)) {
+    nb::gil_scoped_release release;
+    return in_place ? pto::scatter_(x, d, idx, *s, r) : pto::scatter(x, d, idx, *s, r);
+  }
+  const pto::Tensor v = to_tensor(src);
+  nb::gil_scoped_release release;
+  return in_place ? pto::scatter_(x, d, idx, v, r) : pto::scatter(x, d, idx, v, r);
+}
+
+// scatter_ returns the very object it was given when that is a ptocpu.Tensor.
+nb::object scatter_inplace(nb::handle input, nb::handle dim, nb::handle index, nb::handle src, nb::handle reduce) {
+  pto::Tensor out = call(true, input, dim, index, src, reduce);
+  if (nb::isinstance<pto::Tensor>(input)) return nb::borrow(input);
+  return nb::cast(std::move(out));
+}
+
+pto::Tensor scatter_new(nb::handle input, nb::handle dim, nb::handle index, nb::handle src, nb::handle reduce) {
+  return call(false, input, dim, index, src, reduce);
+}
+
+}  // namespace
+
+void bind_scatter(nb::module_& m) {
+  const char* doc_ =
+      "SPEC 5.4: for every index position p (row-major), q = p with q[dim] = index[p]: input[q] = v, += v "
+      "(reduce='add') or *= v (reduce='multiply'), v = src[p] or the scalar src. In place; returns input "
+      "(a ptocpu.Tensor over the same memory for numpy / torch inputs).";
+  const char* doc = "SPEC 5.4: scatter_ on a copy of input; input is left untouched.";
+  m.def("scatter_", &scatter_inplace, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("src"),
+        nb::kw_only(), nb::arg("reduce") = nb::none(), doc_);
+  m.def("scatter", &scatter_new, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::kw_only(),
+        nb::arg("reduce") = nb::none(), doc);
+
+  nb::handle cls = nb::type<pto::Tensor>();
+  cls.attr("scatter_") = nb::cpp_function(&scatter_inplace, nb::is_method(), nb::scope(cls), nb::name("scatter_"),
+                                          nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::kw_only(),
+                                          nb::arg("reduce") = nb::none(), doc_);
+  cls.attr("scatter") = nb::cpp_function(&scatter_new, nb::is_method(), nb::scope(cls), nb::name("scatter"),
+                                         nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::kw_only(),
+                                         nb::arg("reduce") = nb::none(), doc);
+}
+
+}  // namespace ptobind

@@ -1,0 +1,26 @@
+#pragma once
+#include "ptocpu/ops.h"
+#include "ptocpu/tensor.h"
+
+namespace pto::kernels {
+
+// What the scatter kernel consumes; everything has been validated (SPEC 5.4 / 6 / 7) and every
+// index value checked, so the kernel neither checks nor throws.
+struct ScatterArgs {
+  Tensor out;             // written in place; any strides, no two elements at one address
+  int dim = 0;            // normalised
+  Tensor index;           // contiguous int32 / int64, rank of out, values in [0, out.shape(dim))
+  Tensor src;             // index-shaped view of src (any strides); undefined for a scalar src
+  const void* scalar = nullptr;  // one element of out's dtype when src is undefined
+  ScatterReduce reduce = ScatterReduce::None;
+};
+
+// input must have no internal overlap (has_internal_overlap false). Deterministic and parallel: threads own disjoint sets of target lines (the non-dim
+// coordinates), each applies its contributions in row-major index order. fp16 / bf16 add and
+// multiply accumulate per target in fp32 and round once.
+void scatter(const ScatterArgs& args);
+
+// True when distinct positions of t may share an address (zero or overlapping strides).
+bool has_internal_overlap(const Tensor& t);
+
+}  // namespace pto::kernels

@@ -1,0 +1,165 @@
+// scatter_ / scatter (SPEC 5.4): checks, scalar conversion and tile rules, then the index
+// values, then the kernel. Nothing is written before every check has passed.
+#include <cmath>
+
+#include "kernels/scatter.h"
+#include "ops/checks.h"
+#include "ptocpu/error.h"
+#include "ptocpu/ops.h"
+#include "ptocpu/tiling.h"
+#include "tiling/tile_rules.h"
+
+namespace pto {
+namespace {
+
+const char* reduce_name(ScatterReduce r) {
+  switch (r) {
+    case ScatterReduce::Add: return "'add'";
+    case ScatterReduce::Multiply: return "'multiply'";
+    default: return "None";
+  }
+}
+
+struct ScatterPlan {
+  int dim = 0;
+  alignas(8) unsigned char scalar[8] = {};  // the converted scalar src
+};
+
+// Everything SPEC 5.4 / 6 / 7 asks, touching no tensor data. src is a tensor or a scalar.
+ScatterPlan validate_scatter(const char* op, const Tensor& input, int64_t dim, const Tensor& index, const Tensor* src,
+                             const Scalar* scalar, ScatterReduce reduce, bool in_place) {
+  const OpLimits& limits = require_offered(Op::Scatter);
+  const Platform& platform = current_platform();
+  const DType dt = input.dtype();
+  checks::check_dtype(op, "input", dt, limits.dtypes);
+  const DTypeSet reduce_none_only{DType::BOOL, DType::FP8E4M3, DType::FP8E5M2, DType::FP8E8M0};
+  if (reduce != ScatterReduce::None && reduce_none_only.contains(dt))
+    fail<DTypeError>(op, ": input dtype ", dtype_name(dt), " takes reduce None only, got reduce ", reduce_name(reduce),
+                     "; reduce ", reduce_name(reduce), " allows ", limits.dtypes.without(reduce_none_only).to_string());
+  checks::check_index_dtype(op, "index", index.dtype());
+  if (src) checks::check_same_dtype(op, "src", src->dtype(), "input", dt);
+
+  const int r = input.ndim();
+  checks::check_rank(op, "input", r, limits.min_rank, limits.max_rank);
+  if (index.ndim() != r)
+    fail<ArgumentError>(op, ": index rank ", index.ndim(), " (shape ", shape_to_string(index.shape()),
+                        ") must equal input rank ", r, " (shape ", shape_to_string(input.shape()), ")");
+  if (src && src->ndim() != r)
+    fail<ArgumentError>(op, ": src rank ", src->ndim(), " (shape ", shape_to_string(src->shape()),
+                        ") must equal input rank ", r, " (shape ", shape_to_string(input.shape()), ")");
+  ScatterPlan plan;
+  plan.dim = checks::normalize_dim(op, dim, r);
+  const int d = plan.dim;
+  checks::check_extent(op, "input", input.shape(), true);
+  checks::check_extent(op, "index", index.shape(), true);
+  if (src) checks::check_extent(op, "src", src->shape(), true);
+  for (int a = 0; a < r; ++a) {
+    if (a != d && index.shape(a) > input.shape(a))
+      fail<ArgumentError>(op, ": index shape ", shape_to_string(index.shape()), " is larger than input shape ",
+                          shape_to_string(input.shape()), " at axis ", a, " (", index.shape(a), " > ", input.shape(a),
+                          "); index.shape[a] <= input.shape[a] is required for every axis a != dim ", d);
+    if (src && index.shape(a) > src->shape(a))
+      fail<ArgumentError>(op, ": index shape ", shape_to_string(index.shape()), " is larger than src shape ",
+                          shape_to_string(src->shape()), " at axis ", a, " (", index.shape(a), " > ", src->shape(a),
+                          "); index.shape[a] <= src.shape[a] is required for every axis");
+  }
+  if (in_place && kernels::has_internal_overlap(input))
+    fail<ArgumentError>(op, ": input (shape ", shape_to_string(input.shape()), ", strides ",
+                        shape_to_string(input.strides()),
+                        ") has elements that share memory; an in-place scatter needs distinct elements "
+                        "(use scatter, or a contiguous copy)");
+
+  if (scalar) {
+    encode_scalar(*scalar, dt, plan.scalar, op, "src");
+    if (platform.scatter_scalar_must_be_finite && is_floating(dt) && !std::isfinite(element_to_double(dt, plan.scalar)))
+      fail<ArgumentError>(op, ": src value ", scalar->to_string(), " is ",
+                          std::isnan(element_to_double(dt, plan.scalar)) ? "NaN" : "infinite", " after conversion to ",
+                          dtype_name(dt), "; platform ", platform.name, " requires a finite scalar src");
+  }
+
+  const Shape& tile = get_vec_tile_shapes();
+  if (!tile.empty()) {
+    tiling::check_rank(op, tile, r, "input");
+    const int64_t need = std::max(input.shape(d), index.shape(d));
+    if (tile[d] < need)
+      fail<TileError>(op, ": tile shape ", shape_to_string(tile), " has tile[", d, "] = ", tile[d],
+                      " below max(input.shape[", d, "], index.shape[", d, "]) = ", need,
+                      "; the dim axis is not split, so its tile must cover it whole");
+    const bool wide = reduce != ScatterReduce::None && (dt == DType::FP16 || dt == DType::BF16);
+    const size_t elem = wide ? 4 : dtype_size(dt);
+    const size_t ielem = dtype_size(index.dtype());
+    if (src) {
+      Shape row(r, 1);
+      row[r - 1] = index.shape(r - 1);
+      tiling::check_ub(op, tile,
+                       {{"input tile", input.shape(), elem},
+                        {"index tile", index.shape(), ielem},
+                        {"src tile", index.shape(), elem},
+                        {"index row", row, ielem}});
+    } else {
+      tiling::check_ub(op, tile, {{"input tile", input.shape(), elem}, {"index tile", index.shape(), ielem}});
+    }
+  }
+  return plan;
+}
+
+Tensor scatter_impl(const char* op, bool in_place, const Tensor& input, int64_t dim, const Tensor& index,
+                    const Tensor* src, const Scalar* scalar, ScatterReduce reduce) {
+  const ScatterPlan plan = validate_scatter(op, input, dim, index, src, scalar, reduce, in_place);
+  // SPEC 5.4: index and src are read as if completely before any write, so whatever shares
+  // memory with the written tensor is copied first.
+  Tensor idx = index.contiguous();
+  if (in_place && idx.may_overlap(input)) {
+    Tensor copy = Tensor::empty(idx.shape(), idx.dtype());
+    copy_into(copy, idx);
+    idx = copy;
+  }
+  checks::check_index_values(op, idx, input.shape(plan.dim),
+                             "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape()));
+  // Every check has passed: from here on the call succeeds.
+  Tensor out = input;
+  if (!in_place) {
+    out = Tensor::empty(input.shape(), input.dtype());
+    copy_into(out, input);
+  }
+  kernels::ScatterArgs args;
+  args.out = out;
+  args.dim = plan.dim;
+  args.index = idx;
+  args.reduce = reduce;
+  if (src) {
+    args.src = src->as_strided(index.shape(), src->strides(), 0);  // the index-shaped prefix
+    if (args.src.may_overlap(out)) {
+      Tensor copy = Tensor::empty(args.src.shape(), args.src.dtype());
+      copy_into(copy, args.src);
+      args.src = copy;
+    }
+  } else {
+    args.scalar = plan.scalar;
+  }
+  kernels::scatter(args);
+  return out;
+}
+
+}  // namespace
+
+ScatterReduce scatter_reduce_from_name(std::string_view name, const char* op) {
+  if (name == "add") return ScatterReduce::Add;
+  if (name == "multiply") return ScatterReduce::Multiply;
+  fail<ArgumentError>(op, ": reduce '", name, "' is not supported; allowed: None, 'add', 'multiply'");
+}
+
+Tensor scatter_(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce reduce) {
+  return scatter_impl("scatter_", true, input, dim, index, &src, nullptr, reduce);
+}
+Tensor scatter_(const Tensor& input, int64_t dim, const Tensor& index, const Scalar& src, ScatterReduce reduce) {
+  return scatter_impl("scatter_", true, input, dim, index, nullptr, &src, reduce);
+}
+Tensor scatter(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce reduce) {
+  return scatter_impl("scatter", false, input, dim, index, &src, nullptr, reduce);
+}
+Tensor scatter(const Tensor& input, int64_t dim, const Tensor& index, const Scalar& src, ScatterReduce reduce) {
+  return scatter_impl("scatter", false, input, dim, index, nullptr, &src, reduce);
+}
+
+}  // namespace pto

@@ -1,0 +1,124 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "ptocpu/ptocpu.h"
+#include "ptocpu/scalar.h"
+
+namespace {
+
+pto::Tensor index_i64(const pto::Shape& shape, std::initializer_list<int64_t> values) {
+  pto::Tensor t = pto::Tensor::empty(shape, pto::DType::INT64);
+  std::copy(values.begin(), values.end(), t.data_as<int64_t>());
+  return t;
+}
+
+pto::Tensor arange_f32(const pto::Shape& shape) {
+  pto::Tensor t = pto::Tensor::empty(shape, pto::DType::FP32);
+  std::iota(t.data_as<float>(), t.data_as<float>() + t.numel(), 0.0f);
+  return t;
+}
+
+std::vector<float> values(const pto::Tensor& t) {
+  const pto::Tensor c = t.contiguous();
+  return {c.data_as<float>(), c.data_as<float>() + c.numel()};
+}
+
+TEST(Scatter, SeedExample) {
+  pto::Tensor x = pto::Tensor::zeros({3, 5}, pto::DType::FP32);
+  pto::Tensor out = pto::scatter_(x, 0, index_i64({2, 2}, {1, 2, 0, 1}), pto::Scalar::of_float(2.0));
+  EXPECT_EQ(out.data(), x.data());
+  EXPECT_EQ(values(x), (std::vector<float>{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 2, 0, 0, 0}));
+}
+
+TEST(Scatter, TensorSrcAddOnLastDimWithDuplicates) {
+  pto::Tensor x = arange_f32({2, 3});
+  pto::Tensor src = arange_f32({2, 4});  // larger than index: only the [2, 3] prefix is read
+  pto::Tensor out = pto::scatter(x, -1, index_i64({2, 3}, {0, 0, 2, 1, 1, 1}), src, pto::ScatterReduce::Add);
+  EXPECT_EQ(values(out), (std::vector<float>{0 + 0 + 1, 1, 2 + 2, 3, 4 + 4 + 5 + 6, 5}));
+  EXPECT_EQ(values(x), (std::vector<float>{0, 1, 2, 3, 4, 5}));  // scatter leaves input untouched
+}
+
+TEST(Scatter, MultiplyDimZeroThroughAView) {
+  pto::Tensor base = arange_f32({4, 3});
+  pto::Tensor view = base.as_strided({2, 3}, {6, 1}, 3);  // rows 1 and 3
+  pto::scatter_(view, 0, index_i64({2, 2}, {1, 0, 1, 1}), pto::Scalar::of_int(2), pto::ScatterReduce::Multiply);
+  EXPECT_EQ(values(base), (std::vector<float>{0, 1, 2, 3, 8, 5, 6, 7, 8, 36, 20, 11}));
+}
+
+TEST(Scatter, Bf16AddRoundsOnce) {
+  // 1 + 256 * 2^-9: per-step bf16 rounding would stay at 1 (each 2^-9 is below half an ulp).
+  const int n = 256;
+  pto::Tensor x = pto::Tensor::empty({1}, pto::DType::BF16);
+  x.data_as<pto::bf16_t>()[0].bits = pto::float_to_bf16_bits(1.0f);
+  pto::Tensor src = pto::Tensor::empty({n}, pto::DType::BF16);
+  for (int i = 0; i < n; ++i) src.data_as<pto::bf16_t>()[i].bits = pto::float_to_bf16_bits(0x1p-9f);
+  pto::Tensor index = pto::Tensor::zeros({n}, pto::DType::INT32);
+  pto::scatter_(x, 0, index, src, pto::ScatterReduce::Add);
+  EXPECT_EQ(pto::bf16_bits_to_float(x.data_as<pto::bf16_t>()[0].bits), 1.5f);
+}
+
+TEST(Scatter, IntegersWrapAround) {
+  pto::Tensor x = pto::Tensor::empty({2}, pto::DType::INT8);
+  x.data_as<int8_t>()[0] = 127;
+  x.data_as<int8_t>()[1] = -128;
+  pto::scatter_(x, 0, index_i64({3}, {0, 1, 1}), pto::Scalar::of_int(-1), pto::ScatterReduce::Add);
+  EXPECT_EQ(x.data_as<int8_t>()[0], 126);
+  EXPECT_EQ(x.data_as<int8_t>()[1], 126);
+}
+
+TEST(Scatter, BlockModeMatchesSerialLoop) {
+  std::mt19937 rng(1);
+  const int64_t n0 = 37, n1 = 300, m0 = 90, m1 = 280;
+  pto::Tensor x = arange_f32({n0, n1});
+  pto::Tensor src = pto::Tensor::empty({m0, m1}, pto::DType::FP32);
+  pto::Tensor index = pto::Tensor::empty({m0, m1}, pto::DType::INT64);
+  for (int64_t i = 0; i < m0 * m1; ++i) {
+    src.data_as<float>()[i] = static_cast<float>(rng() % 1000) / 7.0f;
+    index.data_as<int64_t>()[i] = rng() % n0;
+  }
+  std::vector<float> expected = values(x);
+  for (int64_t i = 0; i < m0; ++i)
+    for (int64_t j = 0; j < m1; ++j) expected[index.at<int64_t>({i, j}) * n1 + j] += src.at<float>({i, j});
+  for (int threads : {1, 2, 4}) {
+    pto::set_num_threads(threads);
+    EXPECT_EQ(values(pto::scatter(x, 0, index, src, pto::ScatterReduce::Add)), expected) << threads << " threads";
+  }
+}
+
+TEST(Scatter, ErrorsChangeNothing) {
+  pto::Tensor x = arange_f32({3, 4});
+  const std::vector<float> before = values(x);
+  const pto::Scalar one = pto::Scalar::of_float(1.0);
+  try {
+    pto::scatter_(x, 0, index_i64({2, 2}, {0, 1, 2, 3}), one);
+    FAIL() << "expected IndexError";
+  } catch (const pto::IndexError& e) {
+    EXPECT_NE(std::string(e.what()).find("scatter_: index value 3 at index position (1, 1) is out of range [0, 3)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(pto::scatter_(x, 2, index_i64({1, 1}, {0}), one), pto::IndexError);
+  EXPECT_THROW(pto::scatter_(x, 0, index_i64({2}, {0, 1}), one), pto::ArgumentError);          // index rank
+  EXPECT_THROW(pto::scatter_(x, 0, index_i64({1, 5}, {0, 0, 0, 0, 0}), one), pto::ArgumentError);  // > input
+  EXPECT_THROW(pto::scatter_(x, 0, index_i64({1, 1}, {0}), pto::Tensor::zeros({1, 1}, pto::DType::FP16)),
+               pto::DTypeError);
+  EXPECT_THROW(pto::scatter_(x, 0, pto::Tensor::zeros({1, 1}, pto::DType::FP32), one), pto::DTypeError);
+  EXPECT_THROW(pto::scatter_reduce_from_name("sum"), pto::ArgumentError);
+  pto::Tensor b = pto::Tensor::zeros({2}, pto::DType::BOOL);
+  EXPECT_THROW(pto::scatter_(b, 0, index_i64({1}, {0}), pto::Scalar::of_bool(true), pto::ScatterReduce::Add),
+               pto::DTypeError);
+  {
+    pto::PlatformScope scope("ascend950");
+    EXPECT_THROW(pto::scatter_(x, 0, index_i64({1, 1}, {0}), pto::Scalar::of_float(1e39)), pto::ArgumentError);
+    pto::set_vec_tile_shapes({2, 4});
+    EXPECT_THROW(pto::scatter_(x, 0, index_i64({1, 1}, {0}), one), pto::TileError);  // tile[0] < 3
+    pto::reset_vec_tile_shapes();
+  }
+  EXPECT_EQ(values(x), before);
+}
+
+}  // namespace
