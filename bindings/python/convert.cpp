@@ -1,5 +1,8 @@
 // Argument conversion shared by every binding.
 #include <Python.h>
+#include <nanobind/stl/string.h>
+
+#include <cmath>
 
 #include "bind.h"
 #include "ptocpu/error.h"
@@ -22,7 +25,12 @@ std::string python_type_name(nb::handle obj) { return nb::type_name(obj.type()).
 
 pto::Tensor to_tensor(nb::handle obj) {
   pto::Tensor* t = nullptr;
-  if (nb::try_cast<pto::Tensor*>(obj, t) && t) return *t;
+  if (nb::try_cast<pto::Tensor*>(obj, t) && t) {
+    if (!t->defined())
+      pto::fail<pto::DTypeError>("Tensor() is an annotation placeholder without storage, not a tensor argument; "
+                                 "create one with ptocpu.tensor(shape, dtype) or ptocpu.asarray(data)");
+    return *t;
+  }
   nb::object converted = cached(g_asarray, "ptocpu._convert", "asarray")(obj);
   return nb::cast<pto::Tensor>(converted);
 }
@@ -34,7 +42,8 @@ pto::DType to_dtype(nb::handle obj) {
 }
 
 int64_t to_int(nb::handle obj, const char* op, const char* param) {
-  if (!PyLong_Check(obj.ptr()) && !(PyIndex_Check(obj.ptr()) && !PyFloat_Check(obj.ptr())))
+  // bool is an int subclass in Python, but True is not a dim, a length or an index.
+  if (PyBool_Check(obj.ptr()) || !PyIndex_Check(obj.ptr()))
     pto::fail<pto::DTypeError>(op, ": ", param, " must be an integer, got ", python_type_name(obj), " ",
                                nb::repr(obj).c_str());
   nb::object index = nb::steal(PyNumber_Index(obj.ptr()));
@@ -65,10 +74,22 @@ std::optional<pto::Scalar> to_scalar(nb::handle obj) {
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
     if (!overflow) return pto::Scalar::of_int(v);
-    const unsigned long long u = PyLong_AsUnsignedLongLong(p);
-    if (!PyErr_Occurred()) return pto::Scalar::of_int(static_cast<__int128>(u));
-    PyErr_Clear();  // beyond 64 bits: out of every integer dtype's range
-    return pto::Scalar::of_int(overflow > 0 ? (static_cast<__int128>(1) << 100) : -(static_cast<__int128>(1) << 100));
+    // Beyond 64 bits: exact as hi * 2^64 + lo while hi fits int64 (|v| < 2^127), so messages
+    // name the real value; larger ones (out of every integer dtype's range) as a float.
+    nb::object lo = nb::steal(PyNumber_And(p, nb::int_(~0ull).ptr()));
+    nb::object hi = nb::steal(PyNumber_Rshift(p, nb::int_(64).ptr()));
+    if (!lo.is_valid() || !hi.is_valid()) throw nb::python_error();
+    int hi_overflow = 0;
+    const long long h = PyLong_AsLongLongAndOverflow(hi.ptr(), &hi_overflow);
+    if (!hi_overflow)
+      return pto::Scalar::of_int(static_cast<__int128>(h) * (static_cast<__int128>(1) << 64) +
+                                 static_cast<__int128>(PyLong_AsUnsignedLongLong(lo.ptr())));
+    const double d = PyLong_AsDouble(p);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return pto::Scalar::of_float(overflow > 0 ? HUGE_VAL : -HUGE_VAL);
+    }
+    return pto::Scalar::of_float(d);
   }
   if (PyObject_IsInstance(p, cached(g_np_generic, "numpy", "generic").ptr()) == 1) {
     const std::string kind = nb::cast<std::string>(obj.attr("dtype").attr("kind"));

@@ -27,6 +27,15 @@ std::shared_ptr<void> keep_python_alive(nb::handle owner) {
   });
 }
 
+// Tensor() is only an annotation placeholder for jit kernels: using it as data is a DTypeError
+// (a non-tensor where a tensor is needed), never a read through a null pointer.
+const pto::Tensor& require_storage(const pto::Tensor& t, const char* what) {
+  if (!t.defined())
+    pto::fail<pto::DTypeError>(what, ": Tensor() is an annotation placeholder without storage; create a tensor "
+                               "with ptocpu.tensor(shape, dtype) or ptocpu.asarray(data)");
+  return t;
+}
+
 dlpack::DataType to_dl(DType dt) {
   const uint8_t bits = static_cast<uint8_t>(pto::dtype_size(dt) * 8);
   switch (dt) {
@@ -86,6 +95,7 @@ void capsule_destructor(PyObject* cap) {
 }
 
 nb::object to_dlpack(const pto::Tensor& t, nb::handle max_version, nb::handle copy) {
+  require_storage(t, "Tensor.__dlpack__");
   pto::Tensor exported = t;
   if (copy.is_valid() && !copy.is_none() && PyObject_IsTrue(copy.ptr()) == 1) {
     exported = pto::Tensor::empty(t.shape(), t.dtype());
@@ -129,7 +139,7 @@ std::shared_ptr<void> own_managed(Managed* m) {
 
 pto::Tensor from_dlpack(nb::handle obj) {
   pto::Tensor* t = nullptr;
-  if (nb::try_cast<pto::Tensor*>(obj, t) && t) return *t;
+  if (nb::try_cast<pto::Tensor*>(obj, t) && t) return require_storage(*t, "from_dlpack");
   if (!nb::hasattr(obj, "__dlpack__"))
     pto::fail<pto::DTypeError>("from_dlpack: ", nb::type_name(obj.type()).c_str(), " has no __dlpack__ method");
   nb::object cap;
@@ -165,6 +175,7 @@ pto::Tensor from_dlpack(nb::handle obj) {
 
 // A numpy array over the tensor's memory (bf16 / fp8 as ml_dtypes arrays), owned by `self`.
 nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
+  require_storage(t, "Tensor.numpy");
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   dlpack::DataType d = to_dl(t.dtype());
   nb::dlpack::dtype nd{d.code, d.bits, 1};
@@ -185,6 +196,7 @@ nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
 
 // Basic indexing (ints, slices, Ellipsis, None) as a view.
 pto::Tensor basic_index(const pto::Tensor& t, nb::handle key) {
+  require_storage(t, "Tensor index");
   std::vector<nb::handle> items;
   if (PyTuple_Check(key.ptr())) {
     for (nb::handle h : nb::borrow<nb::tuple>(key)) items.push_back(h);
@@ -221,7 +233,7 @@ pto::Tensor basic_index(const pto::Tensor& t, nb::handle key) {
       strides.push_back(t.stride(dim) * step);
       if (len > 0) offset += start * t.stride(dim);
       ++dim;
-    } else if (PyLong_Check(p) || (PyIndex_Check(p) && !PyBool_Check(p))) {
+    } else if (!PyBool_Check(p) && PyIndex_Check(p)) {
       int64_t i = to_int(h, "Tensor index", "index");
       const int64_t n = t.shape(dim);
       if (i < -n || i >= n)
@@ -286,7 +298,7 @@ void bind_tensor(nb::module_& m) {
            [](pto::Tensor* self, nb::handle shape, nb::handle dtype) {
              new (self) pto::Tensor(pto::Tensor::zeros(to_int_list(shape, "Tensor", "shape"), to_dtype(dtype)));
            },
-           nb::arg("shape"), nb::arg("dtype"), "A zero-filled tensor")
+           nb::arg("shape"), nb::arg("dtype").none(), "A zero-filled tensor")
       .def_prop_ro("shape", [](const pto::Tensor& t) { return to_tuple(t.shape()); })
       .def_prop_ro("strides", [](const pto::Tensor& t) { return to_tuple(t.strides()); }, "Strides in elements")
       .def_prop_ro("dtype", &pto::Tensor::dtype)
@@ -296,16 +308,18 @@ void bind_tensor(nb::module_& m) {
       .def("is_contiguous", &pto::Tensor::is_contiguous)
       .def("contiguous",
            [](const pto::Tensor& t) {
+             require_storage(t, "Tensor.contiguous");
              nb::gil_scoped_release release;
              return t.contiguous();
            })
       .def("astype",
            [](const pto::Tensor& t, nb::handle dtype) {
+             require_storage(t, "Tensor.astype");
              const DType dt = to_dtype(dtype);
              nb::gil_scoped_release release;
              return pto::astype(t, dt);
            },
-           nb::arg("dtype"))
+           nb::arg("dtype").none())
       .def("numpy", [](nb::handle self) { return to_numpy(self, nb::cast<const pto::Tensor&>(self)); },
            "A numpy array over the same memory (bf16 / fp8 as ml_dtypes arrays)")
       .def("__array__",
@@ -317,11 +331,14 @@ void bind_tensor(nb::module_& m) {
       .def("tolist", [](nb::handle self) { return to_numpy(self, nb::cast<const pto::Tensor&>(self)).attr("tolist")(); })
       .def("__len__",
            [](const pto::Tensor& t) {
+             require_storage(t, "len");
              if (t.ndim() == 0) throw nb::type_error("len() of a 0-d tensor");
              return t.shape(0);
            })
-      .def("__getitem__", [](const pto::Tensor& t, nb::handle key) { return basic_index(t, key); })
-      .def("__setitem__", [](const pto::Tensor& t, nb::handle key, nb::handle value) { assign(t, key, value); })
+      .def("__getitem__", [](const pto::Tensor& t, nb::handle key) { return basic_index(t, key); },
+           nb::arg("key").none())
+      .def("__setitem__", [](const pto::Tensor& t, nb::handle key, nb::handle value) { assign(t, key, value); },
+           nb::arg("key").none(), nb::arg("value").none())
       .def("__dlpack__",
            [](const pto::Tensor& t, nb::handle stream, nb::handle max_version, nb::handle dl_device, nb::handle copy) {
              (void)stream;
@@ -344,7 +361,7 @@ void bind_tensor(nb::module_& m) {
         [](nb::handle shape, nb::handle dtype) {
           return pto::Tensor::zeros(to_int_list(shape, "tensor", "shape"), to_dtype(dtype));
         },
-        nb::arg("shape"), nb::arg("dtype"), "A zero-filled tensor of shape and dtype");
+        nb::arg("shape"), nb::arg("dtype").none(), "A zero-filled tensor of shape and dtype");
   m.def("from_dlpack", &from_dlpack, nb::arg("x"), "Zero-copy import of anything with __dlpack__");
   m.def("_from_pointer",
         [](uintptr_t ptr, nb::handle shape, nb::handle strides, nb::handle dtype, nb::handle owner) {

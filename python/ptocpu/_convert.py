@@ -76,6 +76,11 @@ def asarray(obj, dtype=None) -> _core.Tensor:
             if type(obj).__module__.startswith("torch"):
                 raise
             t = from_numpy(np.asarray(obj))
+    elif isinstance(obj, (bytes, memoryview)):
+        # The buffer protocol (numpy would read bytes as a string); immutable memory is copied.
+        view = memoryview(obj)
+        a = np.asarray(view)
+        t = from_numpy(a.copy() if view.readonly else a)
     else:
         t = from_numpy(np.asarray(obj))
     if dtype is not None and t.dtype != to_dtype(dtype):

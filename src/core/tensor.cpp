@@ -63,9 +63,9 @@ Tensor Tensor::from_blob(void* ptr, const Shape& shape, const Strides& strides, 
 }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;  // no element to place: any strides are row-major
   int64_t expected = 1;
   for (int i = ndim() - 1; i >= 0; --i) {
-    if (shape_[i] == 0) return true;
     if (shape_[i] != 1 && strides_[i] != expected) return false;
     expected *= shape_[i];
   }
