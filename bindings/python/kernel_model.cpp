@@ -29,7 +29,7 @@ pto::Tensor tensor_argument(nb::handle obj, const std::string& kernel, const std
 void assemble(nb::args args, nb::kwargs kwargs) {
   nb::handle input, inputs, offsets, out;
   for (auto [key, value] : kwargs) {
-    const std::string name = nb::cast<std::string>(key);
+    const std::string name = nb::str(key).c_str();
     if (name == "input") input = value;
     else if (name == "inputs") inputs = value;
     else if (name == "offsets") offsets = value;
@@ -87,7 +87,7 @@ void assemble(nb::args args, nb::kwargs kwargs) {
 nb::object loop(nb::args args, nb::kwargs kwargs) {
   nb::handle step_kw;
   for (auto [key, value] : kwargs) {
-    const std::string name = nb::cast<std::string>(key);
+    const std::string name = nb::str(key).c_str();
     if (name == "step") step_kw = value;
     else if (name != "name" && name != "idx_name" && name != "unroll_list" && name != "submit_before_loop")
       throw nb::type_error(("loop() got an unexpected keyword argument '" + name + "'").c_str());
@@ -138,7 +138,7 @@ void bind_kernel_model(nb::module_& m) {
           if (annotation.is_none() || !nb::try_cast<pto::Tensor*>(annotation, ann) || !ann || !ann->defined()) return;
           pto::check_kernel_argument(kernel, param, a, ann->shape(), ann->dtype());
         },
-        nb::arg("kernel"), nb::arg("param"), nb::arg("arg"), nb::arg("annotation").none(),
+        nb::arg("kernel"), nb::arg("param"), nb::arg("arg").none(), nb::arg("annotation").none(),
         "jit: DTypeError unless arg is a tensor; with a pypto.Tensor(shape, dtype) annotation, its shape "
         "(ArgumentError) and dtype (DTypeError)");
 }

@@ -58,6 +58,15 @@ def seed_scatter() -> None:
 EXAMPLES = [seed_index_select, seed_strided_slice, seed_scatter]
 
 
+def seed_index_select_kernel() -> None:
+    """Seed 000's jit kernel (SPEC 7) on SPEC 5.1's data, on the ascend950 profile."""
+    from . import kernels_demo
+    kernels_demo.show(_show)
+
+
+EXAMPLES.append(seed_index_select_kernel)
+
+
 def cmd_examples(_args) -> int:
     for example in EXAMPLES:
         example()

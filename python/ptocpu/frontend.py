@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
+import sys
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -65,18 +66,34 @@ def _is_tensor_annotation(annotation) -> bool:
 class _Kernel:
     """A jit kernel: the signature (annotations resolved on the first call) and the options."""
 
-    def __init__(self, func: Callable, options: dict):
+    def __init__(self, func: Callable, options: dict, scope: Optional[dict] = None):
         self.func = func
         self.options = options
         self.name = getattr(func, "__qualname__", getattr(func, "__name__", "kernel"))
+        self._scope = scope or {}  # the decorating scope's locals, for string annotations
         self._signature: Optional[inspect.Signature] = None
+
+    def _evaluate(self, param: inspect.Parameter) -> inspect.Parameter:
+        """A string annotation (from __future__ import annotations) evaluated like PyPTO does: in
+        the kernel's globals, its closure and the locals of the scope that decorated it."""
+        if not isinstance(param.annotation, str):
+            return param
+        func = inspect.unwrap(self.func)
+        names = dict(getattr(func, "__globals__", {}))
+        names.update(self._scope)
+        names.update(inspect.getclosurevars(func).nonlocals if inspect.isfunction(func) else {})
+        try:
+            return param.replace(annotation=eval(param.annotation, names))  # noqa: S307 — the kernel's own source
+        except Exception as e:  # noqa: BLE001
+            if "Tensor" in param.annotation or "tensor" in param.annotation:
+                raise NameError(f"jit: kernel {self.name} parameter {param.name!r}: cannot evaluate the annotation "
+                                f"{param.annotation!r} ({e})") from e
+            return param  # a non-tensor annotation that does not evaluate constrains nothing
 
     def signature(self) -> inspect.Signature:
         if self._signature is None:
-            try:  # string annotations (from __future__ import annotations) are evaluated here
-                self._signature = inspect.signature(self.func, eval_str=True)
-            except Exception:  # noqa: BLE001 — an annotation that does not evaluate constrains nothing
-                self._signature = inspect.signature(self.func)
+            sig = inspect.signature(self.func)
+            self._signature = sig.replace(parameters=[self._evaluate(p) for p in sig.parameters.values()])
         return self._signature
 
     def convert(self, param: inspect.Parameter, value: Any) -> Any:
@@ -122,11 +139,14 @@ def jit(func: Optional[Callable] = None, /, **options):
     keyword is a TypeError. The body runs eagerly; the kernel's return value is returned.
     """
     options = _check_options(options)
+    caller = sys._getframe(1)
+    scope = dict(caller.f_locals) if caller.f_locals is not caller.f_globals else {}
+    del caller
 
     def decorate(f: Callable) -> Callable:
         if not callable(f) or isinstance(f, type):
             raise TypeError(f"jit can only decorate functions, got {type(f).__name__}")
-        kernel = _Kernel(f, options)
+        kernel = _Kernel(f, options, scope)
 
         @functools.wraps(f)
         def wrapper(*args, **kwargs):
