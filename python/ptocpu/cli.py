@@ -67,6 +67,29 @@ def seed_index_select_kernel() -> None:
 EXAMPLES.append(seed_index_select_kernel)
 
 
+def seed_interleave() -> None:
+    """SPEC 5.2's seed example (seed 001)."""
+    x = ptocpu.asarray(np.array([[0, 1, 2, 3], [4, 5, 6, 7]], dtype=np.float32))
+    other = ptocpu.asarray(np.array([[10, 11, 12, 13], [14, 15, 16, 17]], dtype=np.float32))
+    out0, out1 = ptocpu.interleave(x, other)
+    _show("interleave (SPEC 5.2): out0, out1 = interleave(input, other) (stream [0, 10, 1, 11, 2, 12, 3, 13] per row, "
+          "split in halves)", input=x, other=other, out0=out0, out1=out1)
+
+
+def seed_deinterleave() -> None:
+    """SPEC 5.3's example (single input) and the two-input form inverting interleave."""
+    x = ptocpu.asarray(np.array([[0, 10, 1, 11, 2, 12, 3, 13], [4, 14, 5, 15, 6, 16, 7, 17]], dtype=np.float32))
+    out0, out1 = ptocpu.deinterleave(x)
+    a, b = ptocpu.interleave(out0, out1)
+    back0, back1 = ptocpu.deinterleave(a, b)
+    _show("deinterleave (SPEC 5.3): out0, out1 = deinterleave(x) (even / odd elements of each row); "
+          "two inputs: a, b = interleave(out0, out1), back0, back1 = deinterleave(a, b) == (out0, out1)",
+          x=x, out0=out0, out1=out1, a=a, b=b, back0=back0, back1=back1)
+
+
+EXAMPLES += [seed_interleave, seed_deinterleave]
+
+
 def cmd_examples(_args) -> int:
     for example in EXAMPLES:
         example()

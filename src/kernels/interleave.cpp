@@ -26,10 +26,12 @@
 namespace pto::kernels {
 namespace {
 
-// Per-thread work below this many output bytes stays on the calling thread.
-constexpr int64_t kMinChunkBytes = int64_t(1) << 16;
-// Outputs of at least this many bytes (both together) are written with non-temporal stores:
-// they do not fit the caches anyway. Segments shorter than kMinStreamRun use plain stores.
+// Each thread gets at least this many output bytes; calls below twice that stay on the calling
+// thread (measured: waking a second thread pays off from about 512 KiB of output).
+constexpr int64_t kMinChunkBytes = int64_t(1) << 18;
+// Outputs of at least this many bytes (both together) are written with non-temporal stores
+// (measured on IL1 / IL2 / DI1 / DI2: 15-30% faster than plain stores; about even at 8 MiB).
+// Segments shorter than kMinStreamRun bytes use plain stores.
 constexpr int64_t kStreamMinBytes = int64_t(8) << 20;
 constexpr int64_t kMinStreamRun = 256;
 constexpr int64_t kStageBytes = 4096;
