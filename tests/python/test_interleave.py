@@ -279,10 +279,14 @@ def test_large_outputs_threads_and_streaming(name, shape):
 def test_results_do_not_depend_on_thread_count():
     rng = np.random.default_rng(5)
     a, b = random_array(rng, (64, 8192), "DT_INT16"), random_array(rng, (64, 8192), "DT_INT16")
-    ptocpu.set_num_threads(1)
-    one = [bits(t) for t in ptocpu.interleave(a, b) + ptocpu.deinterleave(a, b) + ptocpu.deinterleave(a)]
-    ptocpu.set_num_threads(3)
-    three = [bits(t) for t in ptocpu.interleave(a, b) + ptocpu.deinterleave(a, b) + ptocpu.deinterleave(a)]
+    threads = ptocpu.get_num_threads()
+    try:
+        ptocpu.set_num_threads(1)
+        one = [bits(t) for t in ptocpu.interleave(a, b) + ptocpu.deinterleave(a, b) + ptocpu.deinterleave(a)]
+        ptocpu.set_num_threads(3)
+        three = [bits(t) for t in ptocpu.interleave(a, b) + ptocpu.deinterleave(a, b) + ptocpu.deinterleave(a)]
+    finally:
+        ptocpu.set_num_threads(threads)
     for x, y in zip(one, three):
         np.testing.assert_array_equal(x, y)
 
