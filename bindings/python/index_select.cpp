@@ -11,7 +11,7 @@ void bind_index_select(nb::module_& m) {
           nb::gil_scoped_release release;
           return pto::index_select(x, d, idx);
         },
-        nb::arg("input"), nb::arg("dim"), nb::arg("index"),
+        nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
         "SPEC 5.1: gathers input along dim; out shape input.shape[:dim] + index.shape + input.shape[dim+1:]");
 }
 
