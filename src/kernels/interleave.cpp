@@ -40,7 +40,7 @@ constexpr int64_t kStageBytes = 4096;
 // elements are adjacent. A tensor whose outer dims do not collapse to one stride, or whose
 // last axis is strided, is copied first (keep holds the copy).
 struct Rows {
-  Tensor keep;
+  Tensor keep;  // only when a copy was made (no Tensor copies on the fast path: tiny calls count)
   const std::byte* base = nullptr;
   int64_t stride = 0;
 };
@@ -62,7 +62,7 @@ Rows rows_of(const Tensor& t) {
       ok = false;
     }
   }
-  if (ok) return {t, static_cast<const std::byte*>(t.data()), stride};
+  if (ok) return {Tensor(), static_cast<const std::byte*>(t.data()), stride};
   Tensor c = t.contiguous();
   return {c, static_cast<const std::byte*>(c.data()), t.shape(r - 1)};
 }
