@@ -2,7 +2,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <limits>
+
 #include "bind.h"
+#include "ptocpu/error.h"
 #include "kernels/simd.h"
 #include "ptocpu/parallel.h"
 #include "ptocpu/platform.h"
@@ -46,7 +49,14 @@ void bind_runtime(nb::module_& m) {
   m.def("get_vec_tile_shapes", [] { return to_tuple(pto::get_vec_tile_shapes()); });
   m.def("reset_vec_tile_shapes", &pto::reset_vec_tile_shapes);
 
-  m.def("set_num_threads", &pto::set_num_threads, nb::arg("n"));
+  m.def("set_num_threads",
+        [](nb::handle n) {
+          const int64_t v = to_int(n, "set_num_threads", "num_threads");
+          if (v < 1 || v > std::numeric_limits<int>::max())
+            pto::fail<pto::ArgumentError>("set_num_threads: num_threads must be >= 1, got ", v);
+          pto::set_num_threads(static_cast<int>(v));
+        },
+        nb::arg("n"), "Threads every kernel runs on (>= 1)");
   m.def("get_num_threads", &pto::get_num_threads);
 
   m.def("build_info", [] {
