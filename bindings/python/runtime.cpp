@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "bind.h"
-#include "ptocpu/error.h"
 #include "kernels/simd.h"
+#include "ptocpu/error.h"
 #include "ptocpu/parallel.h"
 #include "ptocpu/platform.h"
 #include "ptocpu/tiling.h"
@@ -53,7 +53,8 @@ void bind_runtime(nb::module_& m) {
         [](nb::handle n) {
           const int64_t v = to_int(n, "set_num_threads", "num_threads");
           if (v < 1 || v > std::numeric_limits<int>::max())
-            pto::fail<pto::ArgumentError>("set_num_threads: num_threads must be >= 1, got ", v);
+            pto::fail<pto::ArgumentError>("set_num_threads: num_threads must be in [1, ",
+                                          std::numeric_limits<int>::max(), "], got ", v);
           pto::set_num_threads(static_cast<int>(v));
         },
         nb::arg("n"), "Threads every kernel runs on (>= 1)");

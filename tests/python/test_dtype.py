@@ -285,7 +285,8 @@ def test_float64_to_fp16_matches_numpy():
 
 
 def test_float64_to_fp8e8m0_matches_ml_dtypes_on_float32_values():
-    x = np.concatenate([float32_sweep()[::7], minifloat_boundaries(ml_dtypes.float8_e8m0fnu)]).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        x = np.concatenate([float32_sweep()[::7], minifloat_boundaries(ml_dtypes.float8_e8m0fnu)]).astype(np.float64)
     got = ptocpu.from_numpy(x).astype("fp8e8m0").numpy()
     with np.errstate(over="ignore", invalid="ignore"):
         expected = x.astype(np.float32).astype(ml_dtypes.float8_e8m0fnu)
@@ -295,7 +296,8 @@ def test_float64_to_fp8e8m0_matches_ml_dtypes_on_float32_values():
 def test_float32_to_float64_and_back():
     x = float32_sweep()
     wide = ptocpu.from_numpy(x).astype("float64").numpy()
-    assert_same_floats(wide, x.astype(np.float64), x)
+    with np.errstate(invalid="ignore"):
+        assert_same_floats(wide, x.astype(np.float64), x)
     narrow = ptocpu.from_numpy(wide).astype("float32").numpy()
     assert_same_floats(narrow, x, x)
     y = np.random.default_rng(3).standard_normal(10000) * 1e30
@@ -342,7 +344,8 @@ def test_float_to_integer_truncates_toward_zero(src, dst):
     info = np.iinfo(dst)
     rng = np.random.default_rng(5)
     x = (rng.standard_normal(3000) * min(float(info.max), float(ml_dtypes.finfo(src).max)) / 3)
-    x = np.concatenate([x, [0.5, -0.5, 0.99, -0.99, 1.5, -1.5, 2.5, -2.5, 0.0, -0.0]]).astype(src)
+    with np.errstate(over="ignore"):  # float16 overflows to inf: filtered out below
+        x = np.concatenate([x, [0.5, -0.5, 0.99, -0.99, 1.5, -1.5, 2.5, -2.5, 0.0, -0.0]]).astype(src)
     xf = x.astype(np.float64)
     in_range = (xf > info.min - 1) & (xf < info.max + 1)
     x = x[in_range]

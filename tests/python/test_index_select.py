@@ -112,7 +112,11 @@ def make_input(draw, shape, npt, tdt, rng, layouts=LAYOUTS):
 def make_index(draw, shape, bound, rng):
     """(argument for ptocpu, numpy int64 reference) with values in [0, bound)."""
     idx = rng.integers(0, bound, int(np.prod(shape))).reshape(shape) if bound else np.zeros(shape, np.int64)
-    form = draw(st.sampled_from(["int64", "int32", "torch64", "torch32", "reversed", "list", "tensor"]), label="index form")
+    form = draw(st.sampled_from(["int64", "int32", "torch64", "torch32", "reversed", "list", "tensor", "broadcast"]),
+                label="index form")
+    if form == "broadcast":  # every index row the same: a stride-0 view
+        idx = np.broadcast_to(idx.reshape(-1)[:shape[-1]], shape) if idx.size else idx
+        return idx, idx
     if form == "int32":
         return idx.astype(np.int32), idx
     if form == "torch64":
