@@ -1,4 +1,11 @@
-"""The `ptocpu` command: the seed examples on built-in data."""
+"""The `ptocpu` command.
+
+  ptocpu            a short tour: the seed examples on built-in data, then `verify --quick`
+  ptocpu examples   the seed examples only
+  ptocpu verify     conformance of every operator x dtype x platform against independent references
+  ptocpu bench      the BENCH.md cases against torch and numpy
+  ptocpu info       version, build, SIMD targets, threads, platform tables
+"""
 from __future__ import annotations
 
 import argparse
@@ -55,16 +62,10 @@ def seed_scatter() -> None:
           index=index, out=out, src=src, out2=out2)
 
 
-EXAMPLES = [seed_index_select, seed_strided_slice, seed_scatter]
-
-
 def seed_index_select_kernel() -> None:
     """Seed 000's jit kernel (SPEC 7) on SPEC 5.1's data, on the ascend950 profile."""
     from . import kernels_demo
     kernels_demo.show(_show)
-
-
-EXAMPLES.append(seed_index_select_kernel)
 
 
 def seed_interleave() -> None:
@@ -87,7 +88,8 @@ def seed_deinterleave() -> None:
           x=x, out0=out0, out1=out1, a=a, b=b, back0=back0, back1=back1)
 
 
-EXAMPLES += [seed_interleave, seed_deinterleave]
+EXAMPLES = [seed_index_select, seed_interleave, seed_deinterleave, seed_scatter, seed_strided_slice,
+            seed_index_select_kernel]
 
 
 def cmd_examples(_args) -> int:
@@ -96,10 +98,52 @@ def cmd_examples(_args) -> int:
     return 0
 
 
+def cmd_info(_args) -> int:
+    build = ptocpu.build_info()
+    print(f"ptocpu {ptocpu.__version__}")
+    print(f"build: {build['build_type']}, {build['compiler']}")
+    print(f"SIMD targets compiled: {build['simd_targets_compiled']}; dispatched here: {build['simd_target_dispatched']}")
+    print(f"threads: {ptocpu.get_num_threads()} (set_num_threads / PTOCPU_NUM_THREADS)")
+    print(f"platform: {ptocpu.get_platform()}\n")
+    for p in ptocpu.platform_table():
+        ub = p["ub_bytes"] or "no limit"
+        extent = p["max_extent"] if p["max_extent"] < 2**62 else "int64"
+        print(f"{p['name']} ({p['arch']}; aliases {', '.join(p['aliases'])}): UB bytes {ub}, "
+              f"max extent {extent}, empty inputs {'allowed' if p['empty_inputs_allowed'] else 'rejected'}")
+        for op, limits in p["ops"].items():
+            if limits["offered"]:
+                print(f"  {op:<14} rank {limits['rank'][0]}-{limits['rank'][1]}  dtypes {limits['dtypes']}")
+            else:
+                print(f"  {op:<14} not offered")
+    return 0
+
+
+def cmd_verify(args) -> int:
+    from . import verify
+    return verify.run(args)
+
+
+def cmd_tour(args) -> int:
+    cmd_examples(args)
+    print("Conformance (ptocpu verify --quick):")
+    return verify_quick()
+
+
+def verify_quick() -> int:
+    from . import verify
+    return verify.run(argparse.Namespace(op=None, platform=None, quick=True, json=None))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ptocpu", description=__doc__)
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("examples", help="run the seed examples on built-in data (the default)")
+    sub.add_parser("examples", help="run the seed examples on built-in data")
+    sub.add_parser("info", help="version, build flags, SIMD targets, threads, platform tables")
+    verify = sub.add_parser("verify", help="conformance run against independent references")
+    verify.add_argument("--op", action="append", help="only this op (repeatable)")
+    verify.add_argument("--platform", action="append", help="only this platform (repeatable)")
+    verify.add_argument("--quick", action="store_true", help="fewer shapes per dtype")
+    verify.add_argument("--json", metavar="PATH", help="also write every case's result as JSON")
     bench = sub.add_parser("bench", help="the BENCH.md cases against torch and numpy")
     bench.add_argument("--case", action="append", help="run only these case ids (repeatable)")
     bench.add_argument("--threads", type=int, help="thread count for every peer")
@@ -111,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench":
         from . import bench as bench_module
         return bench_module.run(args)
-    return cmd_examples(args)
+    commands = {"examples": cmd_examples, "info": cmd_info, "verify": cmd_verify, None: cmd_tour}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,108 @@
+"""Independent references (no ptocpu code) used by `ptocpu verify` and the tests."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def seed003_strided_slice(x, begin: list, end: list, strides: list, begin_mask: int = 0, end_mask: int = 0,
+                          ellipsis_mask: int = 0, shrink_axis_mask: int = 0, new_axis_mask: int = 0):
+    """The golden code of seed 003 (cann-bench strided_slice), as published: valid for positive
+    strides and in-range values (SPEC 5.5). Only `x.dim()` became `x.ndim` so that numpy arrays
+    and torch tensors both work."""
+    ndim = x.ndim
+    shape = x.shape
+    # Handle ellipsis_mask
+    ellipsis_pos = None
+    for i in range(32):
+        if ellipsis_mask & (1 << i):
+            ellipsis_pos = i
+            break
+    # Count new axes
+    num_new_axis = 0
+    for i in range(len(begin) if begin else 0):
+        if new_axis_mask & (1 << i):
+            num_new_axis += 1
+    indices = []
+    input_dim_idx = 0
+    param_idx = 0
+    if ellipsis_pos is not None:
+        num_params = len(begin) if begin else 0
+        num_ellipsis_dims = ndim - (num_params - num_new_axis - 1)
+        if num_ellipsis_dims < 0:
+            num_ellipsis_dims = 0
+    while input_dim_idx < ndim or param_idx < (len(begin) if begin else 0):
+        if param_idx < len(begin) and (new_axis_mask & (1 << param_idx)):
+            indices.append(None)
+            param_idx += 1
+            continue
+        if ellipsis_pos is not None and param_idx == ellipsis_pos:
+            for _ in range(num_ellipsis_dims):
+                indices.append(slice(None, None, None))
+                input_dim_idx += 1
+            param_idx += 1
+            continue
+        if input_dim_idx < ndim and param_idx < len(begin):
+            dim_size = shape[input_dim_idx]
+            b = begin[param_idx] if param_idx < len(begin) else 0
+            e = end[param_idx] if param_idx < len(end) else dim_size
+            s = strides[param_idx] if param_idx < len(strides) else 1
+            if b < 0:
+                b = b + dim_size
+            if e < 0:
+                e = e + dim_size
+            if begin_mask & (1 << param_idx):
+                b = 0 if s > 0 else dim_size - 1
+            if end_mask & (1 << param_idx):
+                e = dim_size if s > 0 else -1
+            if shrink_axis_mask & (1 << param_idx):
+                indices.append(b)
+            else:
+                indices.append(slice(b, e, s))
+            input_dim_idx += 1
+            param_idx += 1
+        elif input_dim_idx < ndim:
+            indices.append(slice(None, None, None))
+            input_dim_idx += 1
+        else:
+            if param_idx < len(begin) and (new_axis_mask & (1 << param_idx)):
+                indices.append(None)
+            param_idx += 1
+    return x[tuple(indices)]
+
+
+def spec_strided_slice(x: np.ndarray, begin: list, end: list, strides: list, begin_mask: int = 0,
+                       end_mask: int = 0, ellipsis_mask: int = 0, shrink_axis_mask: int = 0,
+                       new_axis_mask: int = 0) -> np.ndarray:
+    """SPEC 5.5 written directly in numpy, negative strides and clamping included."""
+    bit = lambda mask, i: bool(mask >> i & 1)  # noqa: E731
+    consuming = sum(1 for i in range(len(begin)) if not bit(new_axis_mask, i) and not bit(ellipsis_mask, i))
+    indices, dim = [], 0
+    for i, s in enumerate(strides):
+        if bit(ellipsis_mask, i):
+            for _ in range(max(0, x.ndim - consuming)):
+                indices.append(slice(None))
+                dim += 1
+            continue
+        if bit(new_axis_mask, i):
+            indices.append(None)
+            continue
+        n = x.shape[dim]
+        dim += 1
+        if bit(shrink_axis_mask, i):
+            b = 0 if bit(begin_mask, i) else begin[i] + (n if begin[i] < 0 else 0)
+            if not 0 <= b < n:
+                raise IndexError(f"shrink index {begin[i]} out of range for size {n}")
+            indices.append(b)
+            continue
+        lo, hi = (0, n) if s > 0 else (-1, n - 1)
+        clamp = lambda v: min(max(v, lo), hi)  # noqa: E731
+        b = (0 if s > 0 else n - 1) if bit(begin_mask, i) else clamp(begin[i] + (n if begin[i] < 0 else 0))
+        e = (n if s > 0 else -1) if bit(end_mask, i) else clamp(end[i] + (n if end[i] < 0 else 0))
+        length = max(0, math.ceil((e - b) / s))
+        if length == 0:
+            indices.append(slice(0, 0))
+        else:
+            indices.append(slice(b, None if e < 0 else e, s))
+    return np.array(x[tuple(indices)], dtype=x.dtype, copy=True)

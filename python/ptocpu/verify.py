@@ -1,0 +1,440 @@
+"""`ptocpu verify`: a conformance run over built-in cases for every operator x dtype x platform.
+
+Each case runs ptocpu and an independent reference (numpy; torch when installed; the seed 003
+reference code for strided_slice) and compares the results bit for bit (SPEC 8). Error rules
+are cases too: the call must raise the SPEC 4 exception and name the offending value. For
+floating outputs cann-bench's MERE / MARE against a float64 reference are reported beside.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterator
+
+import ml_dtypes
+import numpy as np
+
+import ptocpu
+
+from ._convert import numpy_dtype
+from ._reference import seed003_strided_slice, spec_strided_slice
+
+PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
+OPS = ["index_select", "interleave", "deinterleave", "scatter_", "strided_slice"]
+# cann-bench thresholds T per dtype (SPEC 8); a case passes cann-bench when MERE < T, MARE < 10 T.
+THRESHOLDS = {"DT_FP16": 2**-10, "DT_BF16": 2**-7, "DT_FP32": 2**-13, "DT_FP8E4M3": 2**-3, "DT_FP8E5M2": 2**-2}
+
+
+@dataclass
+class Result:
+    op: str
+    platform: str
+    dtype: str
+    case: str
+    passed: bool
+    detail: str = ""
+    mere: float | None = None
+    mare: float | None = None
+
+
+@dataclass
+class Case:
+    op: str
+    platform: str
+    dtype: str
+    name: str
+    run: Callable[[], tuple[bool, str, list[tuple[np.ndarray, np.ndarray]]]] = field(repr=False)
+
+
+# ---------------------------------------------------------------- data and comparison helpers
+
+def _platform_dtypes(platform: str, op: str) -> list[str]:
+    table = {p["name"]: p for p in ptocpu.platform_table()}[platform]
+    entry = table["ops"][op]
+    return [d.strip() for d in entry["dtypes"].split(",") if d.strip()] if entry["offered"] else []
+
+
+def _random(rng: np.random.Generator, shape, dtype_name: str) -> np.ndarray:
+    npdt = numpy_dtype(getattr(ptocpu, dtype_name))
+    if npdt == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if np.issubdtype(npdt, np.integer):
+        info = np.iinfo(npdt)
+        return rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape, endpoint=True).astype(npdt)
+    values = rng.standard_normal(size=shape) * 4
+    if npdt == np.dtype(ml_dtypes.float8_e8m0fnu):
+        values = np.abs(values) + 0.25  # unsigned powers of two: no zero, no negatives
+    return values.astype(npdt)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
+
+
+def _same(got, want: np.ndarray) -> tuple[bool, str]:
+    got = np.asarray(got.numpy() if isinstance(got, ptocpu.Tensor) else got)
+    if got.shape != want.shape:
+        return False, f"shape {got.shape} != reference {want.shape}"
+    if got.dtype != want.dtype:
+        return False, f"dtype {got.dtype} != reference {want.dtype}"
+    diff = np.flatnonzero(_bits(got).ravel() != _bits(want).ravel())
+    if diff.size:
+        i = np.unravel_index(diff[0], want.shape)
+        return False, f"{diff.size} elements differ, first at {tuple(int(v) for v in i)}: {got[i]!r} != {want[i]!r}"
+    return True, ""
+
+
+def _compare(pairs: list[tuple]) -> tuple[bool, str, list]:
+    """pairs of (ptocpu result, bit-exact reference[, float64 reference for MERE / MARE])."""
+    for got, want, *_ in pairs:
+        ok, detail = _same(got, want)
+        if not ok:
+            return False, detail, pairs
+    return True, "", pairs
+
+
+_SMALL_FLOATS = tuple(np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2,
+                                               ml_dtypes.float8_e8m0fnu))
+
+
+def _relative_errors(pairs, reference64) -> tuple[float, float]:
+    """cann-bench's MERE / MARE of the first output against a float64 reference (finite values)."""
+    got = pairs[0][0]
+    got = np.asarray(got.numpy() if isinstance(got, ptocpu.Tensor) else got)
+    a = got.astype(np.float64).ravel()
+    g = np.asarray(reference64, dtype=np.float64).ravel()
+    finite = np.isfinite(g) & np.isfinite(a)
+    if not finite.any():
+        return 0.0, 0.0
+    rel = np.abs(a[finite] - g[finite]) / (np.abs(g[finite]) + 1e-7)
+    return float(rel.mean()), float(rel.max())
+
+
+def _expect_error(call: Callable[[], object], error: type, needle: str) -> tuple[bool, str, list]:
+    try:
+        call()
+    except error as e:  # noqa: PERF203
+        message = str(e)
+        if needle not in message:
+            return False, f"{error.__name__} raised but message lacks {needle!r}: {message}", []
+        return True, "", []
+    except Exception as e:  # noqa: BLE001
+        return False, f"expected {error.__name__}, got {type(e).__name__}: {e}", []
+    return False, f"expected {error.__name__}, nothing was raised", []
+
+
+# ---------------------------------------------------------------- cases per operator
+
+def _index_select_cases(rng, quick) -> Iterator[Case]:
+    x_seed = np.array([[0.1427, 0.0231, -0.5414, -1.0009], [-0.4664, 0.2647, -0.1228, -1.1068],
+                       [-1.1734, -0.6571, 0.7230, -0.6004]], np.float32)
+    for platform in PLATFORMS:
+        def seed(platform=platform):
+            idx = np.array([0, 2], np.int32)
+            return _compare([(ptocpu.index_select(x_seed, 0, idx), x_seed[[0, 2]]),
+                             (ptocpu.index_select(x_seed, 1, idx), x_seed[:, [0, 2]])])
+        yield Case("index_select", platform, "DT_FP32", "seed example (SPEC 5.1)", seed)
+        max_rank = 8 if platform == "cpu" else 4
+        shapes = [(7,), (5, 6), (3, 4, 5), (2, 3, 2, 4)] + ([(2, 1, 3, 2, 2, 1, 2, 3)] if max_rank == 8 else [])
+        if quick:
+            shapes = shapes[1:3]
+        for dtype in _platform_dtypes(platform, "index_select"):
+            for shape in shapes:
+                for dim in (0, -1):
+                    for index_shape in ((4,), (2, 3)) if len(shape) < 8 else ((4,),):
+                        def run(platform=platform, dtype=dtype, shape=shape, dim=dim, index_shape=index_shape):
+                            x = _random(rng, shape, dtype)
+                            idx = rng.integers(0, shape[dim], size=index_shape).astype(np.int64)
+                            view = x[..., ::-1] if len(shape) > 1 else x  # non-contiguous input
+                            out = ptocpu.index_select(view, dim, idx)
+                            ok, detail, pairs = _compare([(out, np.take(view, idx, axis=dim))])
+                            return ok, detail, pairs
+                        yield Case("index_select", platform, dtype, f"x{list(shape)} dim {dim} index{list(index_shape)}", run)
+        yield Case("index_select", platform, "DT_FP32", "error: index value out of range",
+                   lambda: _expect_error(lambda: ptocpu.index_select(x_seed, 0, np.array([0, 7])),
+                                         ptocpu.IndexOutOfRange, "index value 7"))
+        yield Case("index_select", platform, "DT_FP32", "error: dim out of range",
+                   lambda: _expect_error(lambda: ptocpu.index_select(x_seed, 2, np.array([0])),
+                                         ptocpu.IndexOutOfRange, "dim 2"))
+        yield Case("index_select", platform, "DT_FP32", "error: float index",
+                   lambda: _expect_error(lambda: ptocpu.index_select(x_seed, 0, np.array([0.0], np.float32)),
+                                         ptocpu.DTypeError, "DT_FP32"))
+        if platform == "cpu":
+            yield Case("index_select", platform, "DT_FP32", "error: output rank 9",
+                       lambda: _expect_error(lambda: ptocpu.index_select(np.zeros((1,) * 8, np.float32), 0, [[0]]),
+                                             ptocpu.ArgumentError, "output rank 9"))
+        else:
+            yield Case("index_select", platform, "DT_FP32", "error: input rank 5",
+                       lambda: _expect_error(lambda: ptocpu.index_select(np.zeros((1,) * 5, np.float32), 0, [0]),
+                                             ptocpu.ArgumentError, "rank 5"))
+            yield Case("index_select", platform, "DT_FP32", "error: empty input",
+                       lambda: _expect_error(lambda: ptocpu.index_select(np.zeros((0, 3), np.float32), 1, [0]),
+                                             ptocpu.ArgumentError, "[0, 3]"))
+
+
+def _interleave_reference(a, b):
+    n = a.shape[-1]
+    s = np.stack([a, b], axis=-1).reshape(a.shape[:-1] + (2 * n,))
+    return s[..., :n], s[..., n:]
+
+
+def _interleave_cases(rng, quick) -> Iterator[Case]:
+    for platform in PLATFORMS:
+        dtypes = _platform_dtypes(platform, "interleave")
+        if not dtypes:
+            yield Case("interleave", platform, "-", "error: not offered (UnsupportedError)",
+                       lambda: _expect_error(lambda: ptocpu.interleave(np.zeros((2, 4), np.float32),
+                                                                       np.zeros((2, 4), np.float32)),
+                                             ptocpu.UnsupportedError, "ascend950"))
+            yield Case("deinterleave", platform, "-", "error: not offered (UnsupportedError)",
+                       lambda: _expect_error(lambda: ptocpu.deinterleave(np.zeros((2, 4), np.float32)),
+                                             ptocpu.UnsupportedError, "ascend950"))
+            continue
+
+        def seeds():
+            a = np.arange(8, dtype=np.float32).reshape(2, 4)
+            b = a + 10
+            o0, o1 = ptocpu.interleave(a, b)
+            w0 = np.array([[0, 10, 1, 11], [4, 14, 5, 15]], np.float32)
+            w1 = np.array([[2, 12, 3, 13], [6, 16, 7, 17]], np.float32)
+            s = np.array([[0, 10, 1, 11, 2, 12, 3, 13], [4, 14, 5, 15, 6, 16, 7, 17]], np.float32)
+            d0, d1 = ptocpu.deinterleave(s)
+            return _compare([(o0, w0), (o1, w1), (d0, a), (d1, b)])
+        yield Case("interleave", platform, "DT_FP32", "seed examples (SPEC 5.2, 5.3)", seeds)
+        shapes = [(6,), (3, 8), (2, 3, 4)] + ([(2, 1, 2, 1, 2, 3, 1, 6)] if platform == "cpu" else [(2, 2, 2, 6)])
+        if quick:
+            shapes = shapes[1:3]
+        for dtype in dtypes:
+            for shape in shapes:
+                def il(dtype=dtype, shape=shape):
+                    a, b = _random(rng, shape, dtype), _random(rng, shape, dtype)
+                    w0, w1 = _interleave_reference(a, b)
+                    o0, o1 = ptocpu.interleave(a, b)
+                    return _compare([(o0, w0), (o1, w1)])
+                yield Case("interleave", platform, dtype, f"a, b {list(shape)}", il)
+
+                def di2(dtype=dtype, shape=shape):
+                    a, b = _random(rng, shape, dtype), _random(rng, shape, dtype)
+                    c = np.concatenate([a, b], axis=-1)
+                    o0, o1 = ptocpu.deinterleave(a, b)
+                    return _compare([(o0, c[..., 0::2]), (o1, c[..., 1::2])])
+                yield Case("deinterleave", platform, dtype, f"a, b {list(shape)}", di2)
+
+                def di1(dtype=dtype, shape=shape):
+                    x = _random(rng, shape, dtype)
+                    o0, o1 = ptocpu.deinterleave(x)
+                    return _compare([(o0, x[..., 0::2]), (o1, x[..., 1::2])])
+                yield Case("deinterleave", platform, dtype, f"x {list(shape)}", di1)
+        yield Case("interleave", platform, "DT_FP32", "error: odd last dim",
+                   lambda: _expect_error(lambda: ptocpu.interleave(np.zeros((2, 3), np.float32),
+                                                                   np.zeros((2, 3), np.float32)),
+                                         ptocpu.ArgumentError, "3"))
+        yield Case("interleave", platform, "DT_FP32", "error: dtypes differ",
+                   lambda: _expect_error(lambda: ptocpu.interleave(np.zeros((2, 4), np.float32),
+                                                                   np.zeros((2, 4), np.float16)),
+                                         ptocpu.DTypeError, "DT_FP16"))
+
+
+def _scatter_reference(x, dim, index, src, reduce):
+    """SPEC 5.4 / 8: row-major contributions, fp32 accumulator for fp16 / bf16 / fp32."""
+    dim = dim % x.ndim
+    acc_dtype = {np.dtype(np.float16): np.float32, np.dtype(ml_dtypes.bfloat16): np.float32}.get(x.dtype, x.dtype)
+    acc = x.astype(acc_dtype)
+    coords = list(np.indices(index.shape))
+    coords[dim] = index
+    coords = tuple(c.ravel() for c in coords)
+    if isinstance(src, np.ndarray):
+        values = src[tuple(slice(0, s) for s in index.shape)].astype(acc_dtype).ravel()
+    else:
+        values = np.full(index.size, np.asarray(src).astype(x.dtype).astype(acc_dtype))
+    if reduce is None:
+        for k in range(index.size):  # row-major: the last write wins
+            acc[tuple(c[k] for c in coords)] = values[k]
+    elif reduce == "add":
+        np.add.at(acc, coords, values)
+    else:
+        np.multiply.at(acc, coords, values)
+    return acc.astype(x.dtype)
+
+
+def _scatter_cases(rng, quick) -> Iterator[Case]:
+    for platform in PLATFORMS:
+        def seed():
+            x = ptocpu.tensor([3, 5], ptocpu.DT_FP32)
+            out = ptocpu.scatter_(x, 0, np.array([[1, 2], [0, 1]], np.int64), 2.0)
+            want = np.array([[2, 0, 0, 0, 0], [2, 2, 0, 0, 0], [0, 2, 0, 0, 0]], np.float32)
+            return _compare([(out, want), (x, want)])
+        yield Case("scatter_", platform, "DT_FP32", "seed example (SPEC 5.4)", seed)
+        shapes = [(6,), (4, 5), (3, 4, 5)]
+        if quick:
+            shapes = shapes[1:2]
+        for dtype in _platform_dtypes(platform, "scatter_"):
+            reduces = [None] if dtype in ("DT_BOOL", "DT_FP8E4M3", "DT_FP8E5M2", "DT_FP8E8M0") else [None, "add", "multiply"]
+            for shape in shapes:
+                for reduce in reduces:
+                    for tensor_src in (True, False):
+                        def run(dtype=dtype, shape=shape, reduce=reduce, tensor_src=tensor_src):
+                            x = _random(rng, shape, dtype)
+                            dim = -1
+                            index_shape = tuple(max(1, s - 1) for s in shape)
+                            index = rng.integers(0, shape[dim], size=index_shape).astype(np.int64)
+                            src = _random(rng, shape, dtype) if tensor_src else (1 if dtype == "DT_BOOL" else 2)
+                            want = _scatter_reference(x, dim, index, src, reduce)
+                            src64 = src.astype(np.float64) if tensor_src else src
+                            want64 = _scatter_reference(x.astype(np.float64), dim, index, src64, reduce)
+                            before = x.copy()
+                            out = ptocpu.scatter(x, dim, index, src, reduce=reduce)
+                            ok, detail, pairs = _compare([(out, want, want64)])
+                            if ok and not np.array_equal(_bits(x), _bits(before)):
+                                return False, "scatter changed its input", pairs
+                            return ok, detail, pairs
+                        label = f"x{list(shape)} dim -1 {'tensor' if tensor_src else 'scalar'} src reduce={reduce}"
+                        yield Case("scatter_", platform, dtype, label, run)
+
+        def bad_last_index():
+            x = np.zeros((4, 4), np.float32)
+            index = np.zeros((4, 4), np.int64)
+            index[-1, -1] = 9
+            ok, detail, _ = _expect_error(lambda: ptocpu.scatter_(x, 1, index, 1.0), ptocpu.IndexOutOfRange, "9")
+            if ok and x.any():
+                return False, "input was written before the error", []
+            return ok, detail, []
+        yield Case("scatter_", platform, "DT_FP32", "error: bad index at the end, input unchanged", bad_last_index)
+        yield Case("scatter_", platform, "DT_FP32", "error: unknown reduce",
+                   lambda: _expect_error(lambda: ptocpu.scatter_(np.zeros((2, 2), np.float32), 0,
+                                                                 np.zeros((1, 1), np.int64), 1.0, reduce="max"),
+                                         ptocpu.ArgumentError, "max"))
+
+
+def _strided_slice_cases(rng, quick) -> Iterator[Case]:
+    specs = [  # (shape, begin, end, strides, masks)
+        ((6, 8), [0, 0], [-1, -1], [1, 2], {}),
+        ((6, 8), [1, 7], [5, 0], [2, -3], {}),
+        ((4, 5, 6), [0, 1], [0, 4], [1, 1], {"ellipsis_mask": 1}),
+        ((4, 5, 6), [1, 0, 2], [3, 0, 5], [1, 1, 1], {"shrink_axis_mask": 1, "new_axis_mask": 2}),
+        ((5, 6), [0, 0], [0, 0], [-1, -1], {"begin_mask": 3, "end_mask": 3}),
+        ((3, 4), [-10, 2], [10, 100], [1, 1], {}),
+        ((), [], [], [], {}),
+    ]
+    if quick:
+        specs = specs[:4]
+    for platform in PLATFORMS:
+        for dtype in _platform_dtypes(platform, "strided_slice"):
+            for shape, begin, end, strides, masks in specs:
+                def run(dtype=dtype, shape=shape, begin=begin, end=end, strides=strides, masks=masks):
+                    x = _random(rng, shape, dtype)
+                    want = spec_strided_slice(x, begin, end, strides, **masks)
+                    pairs = [(ptocpu.strided_slice(x, begin, end, strides, **masks), want)]
+                    if all(s > 0 for s in strides) and all(-n <= b < n for b, n in zip(begin, shape)):
+                        pairs.append((pairs[0][0], seed003_strided_slice(x, begin, end, strides, **masks)))
+                    return _compare(pairs)
+                yield Case("strided_slice", platform, dtype, f"x{list(shape)} {begin}:{end}:{strides} {masks or ''}", run)
+        yield Case("strided_slice", platform, "DT_FP32", "error: zero stride",
+                   lambda: _expect_error(lambda: ptocpu.strided_slice(np.zeros((2, 2), np.float32), [0, 0], [2, 2], [1, 0]),
+                                         ptocpu.ArgumentError, "0"))
+        yield Case("strided_slice", platform, "DT_FP32", "error: shrink index out of range",
+                   lambda: _expect_error(lambda: ptocpu.strided_slice(np.zeros((2, 2), np.float32), [5], [6], [1],
+                                                                      shrink_axis_mask=1),
+                                         ptocpu.IndexOutOfRange, "5"))
+
+
+GENERATORS = {"index_select": _index_select_cases, "interleave": _interleave_cases, "deinterleave": _interleave_cases,
+              "scatter_": _scatter_cases, "strided_slice": _strided_slice_cases}
+
+
+def collect(ops: list[str], platforms: list[str], quick: bool) -> list[Case]:
+    rng = np.random.default_rng(2026)
+    cases, seen = [], set()
+    for op in ops:
+        generator = GENERATORS[op]
+        if generator in seen:
+            continue
+        seen.add(generator)
+        cases.extend(c for c in generator(rng, quick) if c.platform in platforms and c.op in ops)
+    return cases
+
+
+def run_case(case: Case) -> Result:
+    ptocpu.reset_vec_tile_shapes()
+    try:
+        with ptocpu.platform(case.platform):
+            ok, detail, pairs = case.run()
+    except Exception as e:  # noqa: BLE001 - an unexpected error is a failed case, not a crash
+        return Result(case.op, case.platform, case.dtype, case.name, False, f"{type(e).__name__}: {e}")
+    result = Result(case.op, case.platform, case.dtype, case.name, ok, detail)
+    if ok and pairs:
+        want = pairs[0][1]
+        if want.dtype.kind == "f" or want.dtype in _SMALL_FLOATS:
+            reference64 = pairs[0][2] if len(pairs[0]) > 2 else want.astype(np.float64)
+            result.mere, result.mare = _relative_errors(pairs, reference64)
+    return result
+
+
+def _progress(done: int, total: int, failed: int, start: float) -> None:
+    """A progress bar on stderr: redrawn in place on a terminal, a line per tenth otherwise."""
+    width = 30
+    if not sys.stderr.isatty():
+        if done == total or done * 10 // total != (done - 1) * 10 // total:
+            sys.stderr.write(f"verify: {done}/{total} cases, {failed} failed, {time.perf_counter() - start:.1f}s\n")
+        return
+    filled = width * done // max(total, 1)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} cases, {failed} failed, "
+                     f"{time.perf_counter() - start:.1f}s")
+    sys.stderr.flush()
+
+
+def summarize(results: list[Result]) -> list[dict]:
+    rows = {}
+    for r in results:
+        row = rows.setdefault(r.op, {"op": r.op, "cases": 0, "passed": 0, "failed": 0, "mere": 0.0, "mare": 0.0})
+        row["cases"] += 1
+        row["passed" if r.passed else "failed"] += 1
+        if r.mere is not None:
+            row["mere"] = max(row["mere"], r.mere)
+            row["mare"] = max(row["mare"], r.mare)
+    return list(rows.values())
+
+
+def format_table(rows: list[dict]) -> str:
+    lines = [f"{'op':<15}{'cases':>7}{'passed':>8}{'failed':>8}{'worst MERE':>12}{'worst MARE':>12}"]
+    for r in rows:
+        lines.append(f"{r['op']:<15}{r['cases']:>7}{r['passed']:>8}{r['failed']:>8}{r['mere']:>12.3g}{r['mare']:>12.3g}")
+    total = sum(r["cases"] for r in rows), sum(r["passed"] for r in rows), sum(r["failed"] for r in rows)
+    lines.append(f"{'total':<15}{total[0]:>7}{total[1]:>8}{total[2]:>8}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    ops = args.op or OPS
+    unknown = [o for o in ops if o not in OPS]
+    platforms = args.platform or PLATFORMS
+    if unknown or any(p not in PLATFORMS for p in platforms):
+        print(f"verify: --op takes {', '.join(OPS)}; --platform takes {', '.join(PLATFORMS)}", file=sys.stderr)
+        return 2
+    missing = [o for o in ops if not hasattr(ptocpu, o)]
+    if missing:
+        print(f"verify: this build lacks {', '.join(missing)}", file=sys.stderr)
+        return 2
+    cases = collect(ops, platforms, args.quick)
+    results, failed, start = [], 0, time.perf_counter()
+    for i, case in enumerate(cases):
+        result = run_case(case)
+        results.append(result)
+        failed += not result.passed
+        _progress(i + 1, len(cases), failed, start)
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
+    for r in results:
+        if not r.passed:
+            print(f"FAIL {r.op} [{r.platform}, {r.dtype}] {r.case}: {r.detail}")
+    rows = summarize(results)
+    print(format_table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"summary": rows, "results": [asdict(r) for r in results],
+                       "thresholds": THRESHOLDS, "ptocpu": ptocpu.__version__}, f, indent=1)
+    print(f"{sum(r.passed for r in results)} passed, {failed} failed")
+    return 1 if failed else 0
