@@ -21,6 +21,11 @@ import ptocpu
 from ._convert import numpy_dtype
 from ._reference import seed003_strided_slice, spec_strided_slice
 
+try:  # a second, independent reference where installed
+    import torch
+except ImportError:  # pragma: no cover - torch is optional
+    torch = None
+
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 OPS = ["index_select", "interleave", "deinterleave", "scatter_", "strided_slice"]
 # cann-bench thresholds T per dtype (SPEC 8); a case passes cann-bench when MERE < T, MARE < 10 T.
@@ -113,6 +118,38 @@ def _relative_errors(pairs, reference64) -> tuple[float, float]:
     return float(rel.mean()), float(rel.max())
 
 
+_TORCH_VIEWS = {"bfloat16": ("int16", "bfloat16"), "float8_e4m3fn": ("uint8", "float8_e4m3fn"),
+                "float8_e5m2": ("uint8", "float8_e5m2"), "float8_e8m0fnu": ("uint8", "float8_e8m0fnu")}
+
+
+def _to_torch(a: np.ndarray):
+    a = np.require(a, requirements="C")  # keeps 0-d arrays 0-d
+    if a.dtype.name in _TORCH_VIEWS:
+        carrier, name = _TORCH_VIEWS[a.dtype.name]
+        return torch.from_numpy(a.view(carrier)).view(getattr(torch, name))
+    return torch.from_numpy(a)
+
+
+def _from_torch(t, like: np.ndarray) -> np.ndarray:
+    t = t.contiguous()
+    if like.dtype.name in _TORCH_VIEWS:
+        carrier = _TORCH_VIEWS[like.dtype.name][0]
+        return t.view(getattr(torch, carrier)).numpy().view(like.dtype)
+    return t.numpy()
+
+
+def _torch_reference(compute: Callable[..., object], like: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
+    """torch's results for `compute(*torch tensors)`, or [] where torch is absent or lacks the dtype."""
+    if torch is None:
+        return []
+    try:
+        out = compute(*(_to_torch(a) for a in arrays))
+    except (RuntimeError, TypeError, NotImplementedError):
+        return []
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    return [_from_torch(o, like) for o in outs]
+
+
 def _expect_error(call: Callable[[], object], error: type, needle: str) -> tuple[bool, str, list]:
     try:
         call()
@@ -150,8 +187,11 @@ def _index_select_cases(rng, quick) -> Iterator[Case]:
                             idx = rng.integers(0, shape[dim], size=index_shape).astype(np.int64)
                             view = x[..., ::-1] if len(shape) > 1 else x  # non-contiguous input
                             out = ptocpu.index_select(view, dim, idx)
-                            ok, detail, pairs = _compare([(out, np.take(view, idx, axis=dim))])
-                            return ok, detail, pairs
+                            want = np.take(view, idx, axis=dim)
+                            torch_out = _torch_reference(
+                                lambda tx, ti: torch.index_select(tx, dim, ti.flatten()).reshape(want.shape),
+                                view, view, idx)
+                            return _compare([(out, want)] + [(out, t) for t in torch_out])
                         yield Case("index_select", platform, dtype, f"x{list(shape)} dim {dim} index{list(index_shape)}", run)
         yield Case("index_select", platform, "DT_FP32", "error: index value out of range",
                    lambda: _expect_error(lambda: ptocpu.index_select(x_seed, 0, np.array([0, 7])),
@@ -213,7 +253,10 @@ def _interleave_cases(rng, quick) -> Iterator[Case]:
                     a, b = _random(rng, shape, dtype), _random(rng, shape, dtype)
                     w0, w1 = _interleave_reference(a, b)
                     o0, o1 = ptocpu.interleave(a, b)
-                    return _compare([(o0, w0), (o1, w1)])
+                    n = shape[-1]
+                    torch_out = _torch_reference(
+                        lambda ta, tb: torch.stack((ta, tb), -1).flatten(-2).split(n, -1), a, a, b)
+                    return _compare([(o0, w0), (o1, w1)] + list(zip((o0, o1), torch_out)))
                 yield Case("interleave", platform, dtype, f"a, b {list(shape)}", il)
 
                 def di2(dtype=dtype, shape=shape):
@@ -226,7 +269,8 @@ def _interleave_cases(rng, quick) -> Iterator[Case]:
                 def di1(dtype=dtype, shape=shape):
                     x = _random(rng, shape, dtype)
                     o0, o1 = ptocpu.deinterleave(x)
-                    return _compare([(o0, x[..., 0::2]), (o1, x[..., 1::2])])
+                    torch_out = _torch_reference(lambda tx: (tx[..., 0::2], tx[..., 1::2]), x, x)
+                    return _compare([(o0, x[..., 0::2]), (o1, x[..., 1::2])] + list(zip((o0, o1), torch_out)))
                 yield Case("deinterleave", platform, dtype, f"x {list(shape)}", di1)
         yield Case("interleave", platform, "DT_FP32", "error: odd last dim",
                    lambda: _expect_error(lambda: ptocpu.interleave(np.zeros((2, 3), np.float32),
@@ -287,7 +331,12 @@ def _scatter_cases(rng, quick) -> Iterator[Case]:
                             want64 = _scatter_reference(x.astype(np.float64), dim, index, src64, reduce)
                             before = x.copy()
                             out = ptocpu.scatter(x, dim, index, src, reduce=reduce)
-                            ok, detail, pairs = _compare([(out, want, want64)])
+                            pairs = [(out, want, want64)]
+                            unique = all(len(set(line)) == len(line) for line in index.reshape(-1, index.shape[-1]))
+                            if reduce is None and tensor_src and unique:  # torch leaves duplicates unspecified
+                                pairs += [(out, t) for t in _torch_reference(
+                                    lambda tx, ti, ts: tx.clone().scatter_(dim, ti, ts), x, x, index, src)]
+                            ok, detail, pairs = _compare(pairs)
                             if ok and not np.array_equal(_bits(x), _bits(before)):
                                 return False, "scatter changed its input", pairs
                             return ok, detail, pairs
@@ -330,6 +379,8 @@ def _strided_slice_cases(rng, quick) -> Iterator[Case]:
                     pairs = [(ptocpu.strided_slice(x, begin, end, strides, **masks), want)]
                     if all(s > 0 for s in strides) and all(-n <= b < n for b, n in zip(begin, shape)):
                         pairs.append((pairs[0][0], seed003_strided_slice(x, begin, end, strides, **masks)))
+                        pairs += [(pairs[0][0], t) for t in _torch_reference(  # the seed's golden on torch
+                            lambda tx: seed003_strided_slice(tx, begin, end, strides, **masks), x, x)]
                     return _compare(pairs)
                 yield Case("strided_slice", platform, dtype, f"x{list(shape)} {begin}:{end}:{strides} {masks or ''}", run)
         yield Case("strided_slice", platform, "DT_FP32", "error: zero stride",

@@ -1,0 +1,105 @@
+"""The `ptocpu` command: exit codes, output, JSON schema, and that a failing case really fails."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ptocpu
+from ptocpu import cli, verify
+
+
+def run_cli(*args):
+    env = dict(os.environ)
+    return subprocess.run([sys.executable, "-m", "ptocpu.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def verify_args(**kw):
+    base = dict(op=None, platform=None, quick=True, json=None)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def test_examples_show_every_seed_example():
+    r = run_cli("examples")
+    assert r.returncode == 0, r.stderr
+    for title in ("index_select (SPEC 5.1)", "interleave (SPEC 5.2)", "deinterleave (SPEC 5.3)",
+                  "scatter_ (SPEC 5.4)", "strided_slice (SPEC 5.5)", "seed 000"):
+        assert title in r.stdout
+    assert "[-1.1734, -0.6571,  0.723 , -0.6004]" in r.stdout  # row 2 selected by index [0, 2]
+
+
+def test_info_names_build_simd_threads_and_tables():
+    r = run_cli("info")
+    assert r.returncode == 0, r.stderr
+    assert "SIMD targets compiled" in r.stdout and "dispatched here" in r.stdout
+    assert "threads:" in r.stdout
+    assert "atlas_a2 (DAV_2201" in r.stdout and "UB bytes 196608" in r.stdout
+    assert "interleave     not offered" in r.stdout
+
+
+def test_default_is_the_tour_and_exits_zero():
+    r = run_cli()
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "index_select (SPEC 5.1)" in r.stdout
+    assert "passed, 0 failed" in r.stdout
+
+
+def test_verify_json_schema(tmp_path):
+    path = tmp_path / "v.json"
+    r = run_cli("verify", "--quick", "--op", "index_select", "--platform", "cpu", "--json", str(path))
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert "verify:" in r.stderr  # progress while it runs
+    data = json.loads(path.read_text())
+    assert set(data) == {"summary", "results", "thresholds", "ptocpu"}
+    assert [row["op"] for row in data["summary"]] == ["index_select"]
+    row = data["summary"][0]
+    assert set(row) == {"op", "cases", "passed", "failed", "mere", "mare"}
+    assert row["cases"] == row["passed"] > 50 and row["failed"] == 0
+    for result in data["results"]:
+        assert set(result) == {"op", "platform", "dtype", "case", "passed", "detail", "mere", "mare"}
+        assert result["platform"] == "cpu"
+
+
+def test_verify_filters_reject_unknown_names():
+    assert run_cli("verify", "--op", "gather").returncode == 2
+    assert run_cli("verify", "--platform", "tpu").returncode == 2
+
+
+def test_a_wrong_reference_makes_verify_fail(monkeypatch, capsys):
+    def wrong(a, b):
+        n = a.shape[-1]
+        s = np.stack([b, a], axis=-1).reshape(a.shape[:-1] + (2 * n,))  # operands swapped
+        return s[..., :n], s[..., n:]
+    monkeypatch.setattr(verify, "_interleave_reference", wrong)
+    assert verify.run(verify_args(op=["interleave"], platform=["ascend950"])) == 1
+    out = capsys.readouterr().out
+    assert "FAIL interleave [ascend950" in out and "elements differ" in out
+
+
+def test_the_torch_reference_is_compared(monkeypatch, capsys):
+    pytest.importorskip("torch")
+    monkeypatch.setattr(verify, "_torch_reference", lambda compute, like, *arrays: [np.zeros_like(like)])
+    assert verify.run(verify_args(op=["index_select"], platform=["cpu"])) == 1
+    assert "FAIL index_select [cpu" in capsys.readouterr().out
+
+
+def test_an_error_rule_that_does_not_raise_fails(monkeypatch, capsys):
+    monkeypatch.setattr(ptocpu, "scatter_", lambda *a, **k: None)
+    assert verify.run(verify_args(op=["scatter_"], platform=["cpu"])) == 1
+    out = capsys.readouterr().out
+    assert "error: bad index at the end" in out and "nothing was raised" in out
+
+
+def test_bench_tiny_prints_the_table(tmp_path):
+    path = tmp_path / "b.json"
+    r = run_cli("bench", "--case", "TINY", "--repeats", "3", "--json", str(path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "copy bandwidth" in r.stdout.lower()
+    assert "TINY-IS" in r.stdout
+    data = json.loads(path.read_text())
+    assert data
