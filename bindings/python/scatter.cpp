@@ -18,23 +18,32 @@ pto::ScatterReduce to_reduce(nb::handle reduce, const char* op) {
   return pto::scatter_reduce_from_name(nb::cast<std::string_view>(reduce), op);
 }
 
+// A tensor argument: anything ptocpu.asarray takes; None and strings are named here.
+pto::Tensor tensor_arg(nb::handle obj, const char* op, const char* param) {
+  if (obj.is_none() || PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr()))
+    pto::fail<pto::DTypeError>(op, ": ", param, " must be a tensor",
+                               std::string_view(param) == "src" ? " or a scalar" : "", ", got ",
+                               nb::type_name(obj.type()).c_str(), " ", nb::repr(obj).c_str());
+  return to_tensor(obj);
+}
+
 // Converts the arguments and runs scatter_ (in_place) or scatter; returns the result tensor.
 pto::Tensor call(bool in_place, nb::handle input, nb::handle dim, nb::handle index, nb::handle src,
                  nb::handle reduce) {
   const char* op = in_place ? "scatter_" : "scatter";
   pto::require_offered(pto::Op::Scatter);
-  if (in_place && nb::hasattr(input, "flags") && nb::hasattr(input, "__array_interface__") &&
-      !nb::cast<bool>(input.attr("flags").attr("writeable")))
+  if (in_place && !nb::isinstance<pto::Tensor>(input) && nb::hasattr(input, "__array_interface__") &&
+      nb::hasattr(input, "flags") && !nb::cast<bool>(input.attr("flags").attr("writeable")))
     pto::fail<pto::ArgumentError>(op, ": input is a read-only numpy array; it cannot be written in place");
-  const pto::Tensor x = to_tensor(input);
+  const pto::Tensor x = tensor_arg(input, op, "input");
   const int64_t d = to_int(dim, op, "dim");
-  const pto::Tensor idx = to_tensor(index);
+  const pto::Tensor idx = tensor_arg(index, op, "index");
   const pto::ScatterReduce r = to_reduce(reduce, op);
   if (const std::optional<pto::Scalar> s = to_scalar(src)) {
     nb::gil_scoped_release release;
     return in_place ? pto::scatter_(x, d, idx, *s, r) : pto::scatter(x, d, idx, *s, r);
   }
-  const pto::Tensor v = to_tensor(src);
+  const pto::Tensor v = tensor_arg(src, op, "src");
   nb::gil_scoped_release release;
   return in_place ? pto::scatter_(x, d, idx, v, r) : pto::scatter(x, d, idx, v, r);
 }
@@ -58,18 +67,19 @@ void bind_scatter(nb::module_& m) {
       "(reduce='add') or *= v (reduce='multiply'), v = src[p] or the scalar src. In place; returns input "
       "(a ptocpu.Tensor over the same memory for numpy / torch inputs).";
   const char* doc = "SPEC 5.4: scatter_ on a copy of input; input is left untouched.";
-  m.def("scatter_", &scatter_inplace, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("src"),
-        nb::kw_only(), nb::arg("reduce") = nb::none(), doc_);
-  m.def("scatter", &scatter_new, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::kw_only(),
-        nb::arg("reduce") = nb::none(), doc);
+  // None passes conversion so that the op's own message names the parameter
+  m.def("scatter_", &scatter_inplace, nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
+        nb::arg("src").none(), nb::kw_only(), nb::arg("reduce") = nb::none(), doc_);
+  m.def("scatter", &scatter_new, nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
+        nb::arg("src").none(), nb::kw_only(), nb::arg("reduce") = nb::none(), doc);
 
   nb::handle cls = nb::type<pto::Tensor>();
   cls.attr("scatter_") = nb::cpp_function(&scatter_inplace, nb::is_method(), nb::scope(cls), nb::name("scatter_"),
-                                          nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::kw_only(),
-                                          nb::arg("reduce") = nb::none(), doc_);
+                                          nb::arg("dim").none(), nb::arg("index").none(), nb::arg("src").none(),
+                                          nb::kw_only(), nb::arg("reduce") = nb::none(), doc_);
   cls.attr("scatter") = nb::cpp_function(&scatter_new, nb::is_method(), nb::scope(cls), nb::name("scatter"),
-                                         nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::kw_only(),
-                                         nb::arg("reduce") = nb::none(), doc);
+                                         nb::arg("dim").none(), nb::arg("index").none(), nb::arg("src").none(),
+                                         nb::kw_only(), nb::arg("reduce") = nb::none(), doc);
 }
 
 }  // namespace ptobind

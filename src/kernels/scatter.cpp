@@ -1,21 +1,27 @@
-// scatter_ kernels (SPEC 5.4). Threads own disjoint target lines, so the result does not
-// depend on the thread count:
-//  * row mode (nothing after dim, e.g. dim == last axis): a work item is one index row; its
-//    contributions all land in one input line, applied in index order;
-//  * block mode (axes after dim): a work item is (outer position, block of B inner
-//    positions); for each index row along dim (in order) the block's contributions are
-//    applied. Each inner position is its own target line, so per-target order is row-major
-//    order. B is chosen so the targets of a block stay in L2 while index and src stream by.
-// fp16 / bf16 add / multiply run in three passes over a work item's contributions: load the
-// targets into fp32 accumulators, apply every contribution, round once and store.
+// scatter_ kernels (SPEC 5.4). Threads own disjoint target lines (the non-dim coordinates), so
+// the result does not depend on the thread count:
+//  * row mode (no index axis after dim, e.g. dim == last axis): a work item is one index row;
+//    its contributions all land in one input line and are applied in index order. The line
+//    a few rows on is prefetched meanwhile (no hardware prefetcher guesses scattered stores).
+//  * block mode (index axes after dim): a work item is (outer position, block of B inner
+//    positions); for each index row along dim, in order, the block's contributions are
+//    applied. Each inner position is its own target line, so every target sees its
+//    contributions in row-major order. When contributions are dense (index.shape[dim] >=
+//    input.shape[dim] / 4) the block's targets are packed into a contiguous buffer that stays
+//    in L2 while index and src stream by, and written back afterwards.
+// fp16 / bf16 add / multiply accumulate per target in fp32 and round once: dense lines and
+// packed blocks convert the whole line / block (vectorised), sparse lines run three passes
+// over their contributions (load the targets, apply, store back).
 #include "kernels/scatter.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/simd.h"
 #include "ptocpu/parallel.h"
 
 namespace pto::kernels {
@@ -107,21 +113,45 @@ inline T combine(T a, T b) {
   }
 }
 
-// The 16-bit floats: decode to the fp32 accumulator, encode once at the end.
+// The 16-bit floats: decode to the fp32 accumulator, round once at the end.
 inline float decode(bf16_t v) {
   const uint32_t bits = static_cast<uint32_t>(v.bits) << 16;
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
 }
-inline bf16_t encode(float f, bf16_t) {  // round to nearest even; same as float_to_bf16_bits
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return {static_cast<uint16_t>((bits >> 16) | 0x40)};
-  return {static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1)) >> 16)};
+inline uint32_t float_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+inline uint16_t bf16_round(uint32_t bits) {  // round to nearest even; same as float_to_bf16_bits
+  const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1)) >> 16;
+  const uint32_t quiet_nan = (bits >> 16) | 0x40;
+  return static_cast<uint16_t>((bits & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded);
 }
 inline float decode(fp16_t v) { return fp16_bits_to_float(v.bits); }
-inline fp16_t encode(float f, fp16_t) { return {float_to_fp16_bits(f)}; }
+
+// Stores an accumulator back: rounded once, except that an element whose accumulator still
+// holds exactly its decoded value keeps its own bits (untouched elements, NaN payloads).
+inline void store_back(bf16_t& dst, float acc) {
+  const uint32_t a = float_bits(acc), orig = static_cast<uint32_t>(dst.bits) << 16;
+  dst.bits = a == orig ? dst.bits : bf16_round(a);
+}
+inline void store_back(fp16_t& dst, float acc) {
+  const float orig = decode(dst);
+  if (float_bits(orig) != float_bits(acc)) dst.bits = float_to_fp16_bits(acc);
+}
+
+// A contiguous run of 16-bit floats to / from fp32 accumulators (vectorised per target).
+template <class T>
+PTO_SIMD_CLONES void decode_run(float* dst, const T* src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = decode(src[i]);
+}
+template <class T>
+PTO_SIMD_CLONES void store_back_run(T* dst, const float* acc, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) store_back(dst[i], acc[i]);
+}
 
 template <class T>
 inline constexpr bool kNeedsAccumulator = std::is_same_v<T, fp16_t> || std::is_same_v<T, bf16_t>;
@@ -129,10 +159,26 @@ inline constexpr bool kNeedsAccumulator = std::is_same_v<T, fp16_t> || std::is_s
 // ---- the walks: call f(dst, src element, target index along dim, position in block) --------
 
 template <class T, class I, bool kUnit, class F>
-inline void walk_row(T* orow, const T* srow, const I* irow, int64_t md, int64_t osd, int64_t ssd, F&& f) {
-  for (int64_t j = 0; j < md; ++j) {
+inline void walk_row(T* orow, const T* srow, const I* irow, int64_t j0, int64_t j1, int64_t osd, int64_t ssd, F&& f) {
+  for (int64_t j = j0; j < j1; ++j) {
     const int64_t t = irow[j];
     f(orow[kUnit ? t : t * osd], srow[kUnit ? j : j * ssd], t, 0);
+  }
+}
+
+// Runs body(j0, j1) over [0, md) in chunks and meanwhile prefetches (for writing) the `bytes`
+// at `ahead`: the input line of a later row, whose scattered targets no hardware prefetcher
+// would guess.
+template <class Body>
+inline void chunked_with_prefetch(int64_t md, const char* ahead, int64_t bytes, Body&& body) {
+  constexpr int64_t kChunk = 64;
+  const int64_t lines = ahead ? (bytes + 63) / 64 : 0;
+  const int64_t chunks = (md + kChunk - 1) / kChunk;
+  const int64_t per_chunk = chunks ? (lines + chunks - 1) / chunks : 0;
+  int64_t next = 0;
+  for (int64_t j0 = 0; j0 < md; j0 += kChunk) {
+    for (int64_t p = 0; p < per_chunk && next < lines; ++p, ++next) __builtin_prefetch(ahead + next * 64, 1);
+    body(j0, std::min(md, j0 + kChunk));
   }
 }
 
@@ -159,6 +205,66 @@ inline void walk_block(const Geometry& g, T* obase, const T* sbase, const I* iba
   }
 }
 
+// ---- packed blocks --------------------------------------------------------------------------
+// A dense block (many contributions per target) is applied to a packed copy of its targets:
+// nd x kn elements (fp32 accumulators for fp16 / bf16 add / multiply), contiguous, so they stay
+// in L2 — in the input itself, targets nd rows apart often share a handful of cache sets
+// (power-of-two row strides) and every update would miss. Unpacking writes back every element
+// of the block: untouched ones get their own bits back.
+
+template <class T, ScatterReduce R>
+using Packed = std::conditional_t<R != ScatterReduce::None && kNeedsAccumulator<T>, float, T>;
+
+template <class T, class P>
+inline P pack_load(const T& v) {
+  if constexpr (std::is_same_v<T, P>) return v;
+  else return decode(v);
+}
+template <class T, class P>
+inline void unpack_store(T& dst, P v) {
+  if constexpr (std::is_same_v<T, P>) dst = v;
+  else store_back(dst, v);
+}
+
+template <class T, class I, ScatterReduce R, bool kIdentity>
+void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, int64_t kn, int64_t src_k,
+                  const int64_t* ooff, const int64_t* soff, Packed<T, R>* buf) {
+  using P = Packed<T, R>;
+  const int64_t osd = g.out_sd, ssd = g.src_sd, K = g.inner;
+  for (int64_t t = 0; t < g.nd; ++t) {
+    const T* row = obase + t * osd;
+    P* b = buf + t * kn;
+    if constexpr (kIdentity && std::is_same_v<T, P>) std::memcpy(b, row, kn * sizeof(T));
+    else if constexpr (kIdentity) decode_run(b, row, kn);
+    else for (int64_t k = 0; k < kn; ++k) b[k] = pack_load<T, P>(row[ooff[k]]);
+  }
+  constexpr int64_t kAhead = 16;
+  const int64_t line_elems = 64 / static_cast<int64_t>(sizeof(I));
+  for (int64_t i = 0; i < g.md; ++i) {
+    const I* irow = ibase + i * K;
+    const T* srow = sbase + i * ssd;
+    if (i + kAhead < g.md) {
+      for (int64_t c = 0; c < kn; c += line_elems) __builtin_prefetch(irow + kAhead * K + c);
+      if (kIdentity && src_k)
+        for (int64_t c = 0; c < kn * static_cast<int64_t>(sizeof(T)); c += 64)
+          __builtin_prefetch(reinterpret_cast<const char*>(srow + kAhead * ssd) + c);
+    }
+    for (int64_t k = 0; k < kn; ++k) {
+      P& a = buf[static_cast<int64_t>(irow[k]) * kn + k];
+      const T& v = srow[kIdentity ? k * src_k : soff[k]];
+      if constexpr (R == ScatterReduce::None) a = v;
+      else a = combine<P, R>(a, pack_load<T, P>(v));
+    }
+  }
+  for (int64_t t = 0; t < g.nd; ++t) {
+    T* row = obase + t * osd;
+    const P* b = buf + t * kn;
+    if constexpr (kIdentity && std::is_same_v<T, P>) std::memcpy(row, b, kn * sizeof(T));
+    else if constexpr (kIdentity) store_back_run(row, b, kn);
+    else for (int64_t k = 0; k < kn; ++k) unpack_store<T, P>(row[ooff[k]], b[k]);
+  }
+}
+
 // ---- the driver ----------------------------------------------------------------------------
 
 // A work item applies its contributions in place (reduce None; fp32 / fp64 / integer add and
@@ -180,6 +286,11 @@ void run(const ScatterArgs& a, const Geometry& g) {
   if (g.inner == 1) {  // row mode
     const bool unit = g.out_sd == 1 && (scalar || g.src_sd == 1);
     const int64_t min_rows = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.md));
+    // The target line of a row is nd elements; when it is contiguous, the line `kAhead` rows on
+    // is prefetched while this row is scattered.
+    constexpr int64_t kAhead = 2;
+    const int64_t line_bytes = g.out_sd == 1 ? g.nd * static_cast<int64_t>(sizeof(T)) : 0;
+    const bool dense_row = g.out_sd == 1 && g.md * 4 >= g.nd;
     parallel_for(g.outer, min_rows, [&](int64_t begin, int64_t end) {
       std::unique_ptr<float[]> acc(kAcc ? new float[g.nd] : nullptr);
       for (int64_t o = begin; o < end; ++o) {
@@ -187,28 +298,44 @@ void run(const ScatterArgs& a, const Geometry& g) {
         const T* srow = scalar ? src : src + g.src_outer(o);
         const I* irow = idx + o * g.md;
         const int64_t ssd = scalar ? 0 : g.src_sd;
-        auto walk = [&](auto&& f) {
-          if (unit && !scalar) walk_row<T, I, true>(orow, srow, irow, g.md, 1, 1, f);
-          else walk_row<T, I, false>(orow, srow, irow, g.md, g.out_sd, ssd, f);
+        const char* ahead =
+            line_bytes && o + kAhead < end ? reinterpret_cast<const char*>(out + g.out_outer(o + kAhead)) : nullptr;
+        // f over the row's contributions; the prefetch rides along when `prefetch` is set
+        auto walk = [&](bool prefetch, auto&& f) {
+          chunked_with_prefetch(g.md, prefetch ? ahead : nullptr, line_bytes, [&](int64_t j0, int64_t j1) {
+            if (unit && !scalar) walk_row<T, I, true>(orow, srow, irow, j0, j1, 1, 1, f);
+            else walk_row<T, I, false>(orow, srow, irow, j0, j1, g.out_sd, ssd, f);
+          });
         };
         if constexpr (kAcc) {
           float* ac = acc.get();
-          walk([&](T& dst, const T&, int64_t t, int64_t) { ac[t] = decode(dst); });
-          walk([&](T&, const T& v, int64_t t, int64_t) { ac[t] = combine<float, R>(ac[t], decode(v)); });
-          walk([&](T& dst, const T&, int64_t t, int64_t) { dst = encode(ac[t], T{}); });
+          auto accumulate = [&](T&, const T& v, int64_t t, int64_t) { ac[t] = combine<float, R>(ac[t], decode(v)); };
+          if (dense_row) {  // the whole line through the accumulators: two vectorised passes + the updates
+            decode_run(ac, orow, g.nd);
+            walk(false, accumulate);
+            store_back_run(orow, ac, g.nd);
+          } else {  // a sparse line: only the targets
+            walk(true, [&](T& dst, const T&, int64_t t, int64_t) { ac[t] = decode(dst); });
+            walk(false, accumulate);
+            walk(false, [&](T& dst, const T&, int64_t t, int64_t) { store_back(dst, ac[t]); });
+          }
         } else if (R == ScatterReduce::None && scalar && g.out_sd == 1) {
           const T v = *src;
-          for (int64_t j = 0; j < g.md; ++j) orow[irow[j]] = v;
+          chunked_with_prefetch(g.md, ahead, line_bytes, [&](int64_t j0, int64_t j1) {
+            for (int64_t j = j0; j < j1; ++j) orow[irow[j]] = v;
+          });
         } else {
-          walk(direct);
+          walk(true, direct);
         }
       }
     });
     return;
   }
 
-  // block mode
-  const int64_t elem = kAcc ? 4 : static_cast<int64_t>(sizeof(T));
+  // block mode: packed when a block's targets take about one contribution each or more
+  using P = Packed<T, R>;
+  const bool packed = g.md * 4 >= g.nd;
+  const int64_t elem = kAcc || packed ? static_cast<int64_t>(sizeof(P)) : static_cast<int64_t>(sizeof(T));
   constexpr int64_t kBudget = 512 << 10;  // bytes of targets per block (L2)
   int64_t B = std::clamp<int64_t>(kBudget / std::max<int64_t>(1, g.nd * elem), 1, g.inner);
   if (threads > 1 && g.outer * ((g.inner + B - 1) / B) < 2 * threads) {
@@ -221,8 +348,10 @@ void run(const ScatterArgs& a, const Geometry& g) {
   const int64_t per_item = std::max<int64_t>(1, g.md * B);
   const int64_t min_items = std::max<int64_t>(1, 16384 / per_item);
   const int64_t src_k = scalar ? 0 : 1;
+  const bool use_packed = packed;
   parallel_for(items, min_items, [&](int64_t begin, int64_t end) {
-    std::unique_ptr<float[]> acc(kAcc ? new float[g.nd * B] : nullptr);
+    std::unique_ptr<P[]> buf(use_packed ? new P[g.nd * B] : nullptr);
+    std::unique_ptr<float[]> acc(kAcc && !use_packed ? new float[g.nd * B] : nullptr);
     std::vector<int64_t> ooff(g.inner_identity ? 0 : B), soff(g.inner_identity ? 0 : B);
     for (int64_t item = begin; item < end; ++item) {
       const int64_t o = item / blocks, k0 = (item % blocks) * B, kn = std::min(B, g.inner - k0);
@@ -236,6 +365,13 @@ void run(const ScatterArgs& a, const Geometry& g) {
         g.inner_offsets(k0, kn, ooff.data(), soff.data());
         if (scalar) std::fill(soff.begin(), soff.end(), 0);
       }
+      if (use_packed) {
+        if (g.inner_identity)
+          packed_block<T, I, R, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, buf.get());
+        else
+          packed_block<T, I, R, false>(g, obase, sbase, ibase, kn, src_k, ooff.data(), soff.data(), buf.get());
+        continue;
+      }
       auto walk = [&](auto&& f) {
         if (g.inner_identity) walk_block<T, I, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, f);
         else walk_block<T, I, false>(g, obase, sbase, ibase, kn, src_k, ooff.data(), soff.data(), f);
@@ -243,8 +379,10 @@ void run(const ScatterArgs& a, const Geometry& g) {
       if constexpr (kAcc) {
         float* ac = acc.get();
         walk([&](T& dst, const T&, int64_t t, int64_t k) { ac[t * B + k] = decode(dst); });
-        walk([&](T&, const T& v, int64_t t, int64_t k) { ac[t * B + k] = combine<float, R>(ac[t * B + k], decode(v)); });
-        walk([&](T& dst, const T&, int64_t t, int64_t k) { dst = encode(ac[t * B + k], T{}); });
+        walk([&](T&, const T& v, int64_t t, int64_t k) {
+          ac[t * B + k] = combine<float, R>(ac[t * B + k], decode(v));
+        });
+        walk([&](T& dst, const T&, int64_t t, int64_t k) { store_back(dst, ac[t * B + k]); });
       } else {
         walk(direct);
       }
@@ -266,7 +404,27 @@ void dispatch_type(const ScatterArgs& a, const Geometry& g) {
   }
 }
 
+template <class I>
+PTO_SIMD_CLONES bool any_out_of_range(const I* v, int64_t n, int64_t bound) {
+  uint64_t any = 0;  // branch-free, so it vectorises
+  const uint64_t b = static_cast<uint64_t>(bound);
+  for (int64_t i = 0; i < n; ++i) any |= static_cast<uint64_t>(static_cast<uint64_t>(v[i]) >= b);
+  return any != 0;
+}
+
 }  // namespace
+
+bool index_values_in_range(const Tensor& index, int64_t bound) {
+  std::atomic<bool> bad{false};
+  visit_index_dtype(index.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const I* v = index.data_as<I>();
+    parallel_for(index.numel(), int64_t(1) << 16, [&](int64_t begin, int64_t end) {
+      if (any_out_of_range(v + begin, end - begin, bound)) bad.store(true, std::memory_order_relaxed);
+    });
+  });
+  return !bad.load();
+}
 
 bool has_internal_overlap(const Tensor& t) {
   if (t.numel() == 0) return false;

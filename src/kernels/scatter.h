@@ -15,10 +15,15 @@ struct ScatterArgs {
   ScatterReduce reduce = ScatterReduce::None;
 };
 
-// input must have no internal overlap (has_internal_overlap false). Deterministic and parallel: threads own disjoint sets of target lines (the non-dim
-// coordinates), each applies its contributions in row-major index order. fp16 / bf16 add and
-// multiply accumulate per target in fp32 and round once.
+// out must have no internal overlap (has_internal_overlap false). Deterministic and parallel:
+// threads own disjoint sets of target lines (the non-dim coordinates), each applies its
+// contributions in row-major index order. fp16 / bf16 add and multiply accumulate per target
+// in fp32 and round once.
 void scatter(const ScatterArgs& args);
+
+// True when every value of the contiguous int32 / int64 index is in [0, bound): one vectorised,
+// parallel pass (checks::check_index_values rescans to name the first bad value).
+bool index_values_in_range(const Tensor& index, int64_t bound);
 
 // True when distinct positions of t may share an address (zero or overlapping strides).
 bool has_internal_overlap(const Tensor& t);

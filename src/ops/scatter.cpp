@@ -114,8 +114,10 @@ Tensor scatter_impl(const char* op, bool in_place, const Tensor& input, int64_t 
     copy_into(copy, idx);
     idx = copy;
   }
-  checks::check_index_values(op, idx, input.shape(plan.dim),
-                             "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape()));
+  const int64_t bound = input.shape(plan.dim);
+  if (!kernels::index_values_in_range(idx, bound))  // the fast pass; only a failure rescans to name the value
+    checks::check_index_values(
+        op, idx, bound, "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape()));
   // Every check has passed: from here on the call succeeds.
   Tensor out = input;
   if (!in_place) {

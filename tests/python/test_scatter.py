@@ -237,7 +237,8 @@ def test_against_torch(name, reduce):
             tx = tx.clone()
             ti = torch.from_numpy(index.astype(np.int64))
             src_np = convert_scalar(src, dt) if scalar_src else src
-            full = np.broadcast_to(src_np, index.shape) if scalar_src else src_np[tuple(slice(0, m) for m in index.shape)]
+            prefix = tuple(slice(0, m) for m in index.shape)
+            full = np.broadcast_to(src_np, index.shape) if scalar_src else src_np[prefix]
             full = np.ascontiguousarray(full)
             full = full.copy()
             tsrc = torch.from_numpy(full.view(np.uint16)).view(tdt) if tdt == torch.bfloat16 else torch.from_numpy(full)
@@ -352,6 +353,44 @@ def test_larger_blocks_and_views():
             assert_same_bits(ptocpu.scatter(x, 0, index, src, reduce=reduce), expected)
             assert_same_bits(ptocpu.scatter(x, -2 + 2, index, 7, reduce=reduce),
                              reference(x, 0, index, convert_scalar(7, np.dtype(dt)), reduce))
+
+
+LAYOUTS = {  # (input shape, dim, index shape): each kernel path
+    "row-dense": ((6, 40), 1, (6, 30)),
+    "row-sparse": ((6, 400), 1, (6, 7)),
+    "block-dense": ((40, 64), 0, (50, 60)),
+    "block-sparse": ((400, 64), 0, (7, 60)),
+    "block-dense-inner-smaller": ((12, 5, 33), 0, (20, 4, 30)),
+}
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.float64])
+@pytest.mark.parametrize("reduce", REDUCES)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_kernel_paths_and_untouched_bits(dt, reduce, layout):
+    """Dense / sparse rows and blocks; untouched elements keep their exact bits (NaN payloads too)."""
+    dt = np.dtype(dt)
+    shape, dim, ishape = LAYOUTS[layout]
+    rng = np.random.default_rng(len(layout) * 7 + REDUCES.index(reduce))
+    x = random_values(rng, shape, dt, reduce)
+    if dt.kind == "f":  # NaNs with payloads, signalling ones included, all over the input
+        bits = uint_view(x).copy()
+        nan = {2: [0x7C01, 0xFD55, 0x7E00], 4: [0x7F800001, 0xFFC01234], 8: [0x7FF0000000000001]}[dt.itemsize]
+        if dt == np.dtype(ml_dtypes.bfloat16):
+            nan = [0x7F81, 0xFFA5, 0x7FC0]
+        flat = bits.reshape(-1)
+        flat[rng.choice(flat.size, size=flat.size // 5, replace=False)] = rng.choice(nan, size=flat.size // 5)
+        x = bits.view(dt)
+    index = rng.integers(0, shape[dim], size=ishape)
+    src = random_values(rng, [m + 1 for m in ishape], dt, reduce)
+    expected = reference(x, dim, index, src, reduce)
+    got = ptocpu.scatter(x, dim, index, src, reduce=reduce).numpy()
+    assert_same_bits(got, expected)
+    touched = np.zeros(shape, bool)
+    pos = list(np.indices(ishape))
+    pos[dim] = index
+    touched[tuple(pos)] = True
+    assert np.array_equal(uint_view(got)[~touched], uint_view(x)[~touched])
 
 
 # ---------------------------------------------------------------- views and overlap
@@ -562,9 +601,12 @@ def test_error_read_only_numpy_input():
     assert ptocpu.scatter(x, 0, np.array([[0, 1]]), 1.0).tolist() == [[1, 0], [0, 1]]
 
 
-def test_error_string_src_is_not_a_tensor():
+def test_error_non_tensor_arguments():
     x, index = small()
-    assert_raises_unchanged(ptocpu.DTypeError, r"", x, 0, index, "2.0")
+    assert_raises_unchanged(ptocpu.DTypeError, r"scatter_: src must be a tensor or a scalar, got str '2.0'", x, 0,
+                            index, "2.0")
+    assert_raises_unchanged(ptocpu.DTypeError, r"scatter_: index must be a tensor, got NoneType None", x, 0, None,
+                            1.0)
 
 
 # ---------------------------------------------------------------- tile rules (SPEC 7)
