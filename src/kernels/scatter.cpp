@@ -286,10 +286,10 @@ void run(const ScatterArgs& a, const Geometry& g) {
   if (g.inner == 1) {  // row mode
     const bool unit = g.out_sd == 1 && (scalar || g.src_sd == 1);
     const int64_t min_rows = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.md));
-    // The target line of a row is nd elements; when it is contiguous, the line `kAhead` rows on
-    // is prefetched while this row is scattered.
-    constexpr int64_t kAhead = 2;
+    // The target line of a row is nd elements; when it is contiguous, the line about 16 KiB on
+    // is prefetched while this row is scattered (further ahead, it leaves L1 before its turn).
     const int64_t line_bytes = g.out_sd == 1 ? g.nd * static_cast<int64_t>(sizeof(T)) : 0;
+    const int64_t kAhead = std::clamp<int64_t>((16 << 10) / std::max<int64_t>(1, line_bytes), 1, 4);
     const bool dense_row = g.out_sd == 1 && g.md * 4 >= g.nd;
     parallel_for(g.outer, min_rows, [&](int64_t begin, int64_t end) {
       std::unique_ptr<float[]> acc(kAcc ? new float[g.nd] : nullptr);
