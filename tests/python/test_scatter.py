@@ -470,12 +470,20 @@ def test_error_non_integer_dim():
     assert_raises_unchanged(ptocpu.DTypeError, r"dim must be an integer", x, 1.0, index, 1.0)
 
 
-@pytest.mark.parametrize("platform,rank", [("cpu", 9), ("ascend950", 5), ("atlas_a2", 5)])
+@pytest.mark.parametrize("platform,rank", [("cpu", 9), ("cpu", 0), ("ascend950", 5), ("atlas_a2", 5)])
 def test_error_input_rank(platform, rank):
     x = np.zeros([1] * rank, np.float32)
     with ptocpu.platform(platform):
         assert_raises_unchanged(ptocpu.ArgumentError, rf"input rank {rank} is out of range", x, 0,
-                                np.zeros([1] * rank, np.int64), 1.0)
+                                np.zeros([1] * max(rank, 1), np.int64), 1.0)
+
+
+def test_error_extent_above_the_ascend_limit():
+    x = np.zeros(4, np.float32)
+    index = torch.zeros(1, dtype=torch.int64).expand(2**31)  # 2^31 positions, one element of memory
+    with ptocpu.platform("ascend950"):
+        assert_raises_unchanged(ptocpu.ArgumentError, r"index shape \[2147483648\] has a dim of 2147483648 above the "
+                                r"platform ascend950 limit of 2147483647", x, 0, index, 1.0)
 
 
 def test_error_index_rank():
