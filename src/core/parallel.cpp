@@ -33,9 +33,13 @@ inline void cpu_relax() {
 #endif
 }
 
-// Workers sleep on a generation counter; a job wakes them, each runs one chunk. One job at
-// a time: a call that finds the pool busy (another Python thread, or a nested call) runs
-// on its own thread instead, which is always correct.
+// Workers sleep on a generation counter; a job wakes them. The job's chunks (a fixed,
+// deterministic partition of [0, n)) are claimed one at a time from a word that also carries the
+// job's generation, so whoever is awake runs them: the caller never waits for a worker that the
+// OS has not scheduled yet (on a loaded machine that wait is a whole time slice), it runs that
+// worker's chunk itself. A worker that wakes late finds the job's chunks all claimed (or a newer
+// generation) and touches nothing. One job at a time: a call that finds the pool busy (another
+// Python thread, or a nested call) runs on its own thread instead, which is always correct.
 class Pool {
  public:
   static Pool& instance() {
@@ -47,54 +51,80 @@ class Pool {
     std::unique_lock lock(mutex_, std::try_to_lock);
     if (!lock.owns_lock()) return false;
     grow(chunks - 1);
+    const uint64_t gen = (generation_.load(std::memory_order_relaxed) + 1) & kGenMask;
     body_ = &body;
     n_ = n;
-    chunks_ = chunks;
-    // Every worker acknowledges every job (idle ones too), so none can see a half-published one.
-    remaining_.store(static_cast<int>(threads_.size()), std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
+    done_.store(0, std::memory_order_relaxed);
+    // Chunk 0 is the caller's; the others go to whoever claims them first.
+    claim_.store(pack(gen, chunks, 1), std::memory_order_release);
+    generation_.store(gen, std::memory_order_release);
     generation_.notify_all();
     body(0, n / chunks);
-    for (int spin = 0; remaining_.load(std::memory_order_acquire) != 0; ++spin) {
-      if (spin < 20000) {
-        cpu_relax();
-      } else {
-        int r = remaining_.load(std::memory_order_acquire);
-        if (r != 0) remaining_.wait(r, std::memory_order_acquire);
+    int finished = 1;
+    for (int c; (c = claim(gen)) >= 0; ++finished) body(n * c / chunks, n * (c + 1) / chunks);
+    // Chunks claimed by workers: wait for them to finish (they are running, not asleep).
+    if (finished < chunks) {
+      const int target = chunks - finished;
+      for (int spin = 0;; ++spin) {
+        const int d = done_.load(std::memory_order_acquire);
+        if (d == target) break;
+        if (spin < kSpin) cpu_relax();
+        else done_.wait(d, std::memory_order_acquire);
       }
     }
     return true;
   }
 
  private:
+  static constexpr uint64_t kGenMask = (uint64_t(1) << 32) - 1;
+  static constexpr int kSpin = 4000;  // pauses before sleeping (tens of microseconds)
+
+  static uint64_t pack(uint64_t gen, int chunks, int next) {
+    return gen << 32 | static_cast<uint64_t>(chunks) << 16 | static_cast<uint64_t>(next);
+  }
+
+  // The next unclaimed chunk of job `gen`, or -1 when there is none (or the job is over).
+  int claim(uint64_t gen) {
+    uint64_t v = claim_.load(std::memory_order_acquire);
+    for (;;) {
+      const int chunks = static_cast<int>((v >> 16) & 0xffff), next = static_cast<int>(v & 0xffff);
+      if ((v >> 32) != gen || next >= chunks) return -1;
+      if (claim_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) return next;
+    }
+  }
+
   void grow(int workers) {
     while (static_cast<int>(threads_.size()) < workers) {
-      int id = static_cast<int>(threads_.size()) + 1;
       const uint64_t seen = generation_.load(std::memory_order_relaxed);  // before this job's bump
-      threads_.emplace_back([this, id, seen] { work(id, seen); });
+      threads_.emplace_back([this, seen] { work(seen); });
       threads_.back().detach();
     }
   }
 
-  void work(int id, uint64_t seen) {
+  void work(uint64_t seen) {
     for (;;) {
       for (int spin = 0; generation_.load(std::memory_order_acquire) == seen; ++spin) {
-        if (spin < 20000) cpu_relax();
+        if (spin < kSpin) cpu_relax();
         else generation_.wait(seen, std::memory_order_acquire);
       }
       seen = generation_.load(std::memory_order_acquire);
-      if (id < chunks_) (*body_)(n_ * id / chunks_, n_ * (id + 1) / chunks_);
-      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) remaining_.notify_one();
+      // A successful claim proves the caller is still waiting for this job: body_ and n_ are its.
+      for (int c; (c = claim(seen)) >= 0;) {
+        const int chunks = static_cast<int>((claim_.load(std::memory_order_relaxed) >> 16) & 0xffff);
+        (*body_)(n_ * c / chunks, n_ * (c + 1) / chunks);
+        done_.fetch_add(1, std::memory_order_acq_rel);
+        done_.notify_one();
+      }
     }
   }
 
   std::mutex mutex_;
   std::vector<std::thread> threads_;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> remaining_{0};
+  std::atomic<uint64_t> claim_{0};  // generation (32 bits) | chunks (16) | next chunk (16)
+  std::atomic<int> done_{0};        // chunks finished by workers in the current job
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t n_ = 0;
-  int chunks_ = 0;
 };
 
 }  // namespace
@@ -117,7 +147,7 @@ int get_num_threads() {
 void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;
   const int64_t by_size = n / std::max<int64_t>(1, min_chunk);
-  const int chunks = static_cast<int>(std::min<int64_t>(get_num_threads(), by_size));
+  const int chunks = static_cast<int>(std::min<int64_t>({get_num_threads(), by_size, 1024}));
   if (chunks <= 1 || !Pool::instance().try_run(chunks, n, body)) body(0, n);
 }
 

@@ -1,5 +1,24 @@
+// index_select kernels. The input is seen as [outer..., dim, inner...]; the output is
+// contiguous [outer..., index..., inner...], so output "rows" (one inner block each) are
+// written in order while the input rows they come from are random.
+//
+// Memory traffic decides the speed, so:
+// - outputs larger than about half the last-level cache are written with non-temporal
+//   (streaming) stores: no read-for-ownership of the output, no eviction of the input;
+// - the rows a few positions ahead are prefetched in software (their addresses are random,
+//   the hardware prefetchers cannot guess them);
+// - work is handed out in blocks from a shared counter, so a thread that the OS descheduled
+//   does not hold the others up;
+// - the last-dim gather (inner block of one element) uses AVX-512 gathers when the CPU has
+//   them (runtime dispatch; the default build runs on any x86-64) and prefetches the next
+//   input slice while gathering from the current one.
 #include "kernels/index_select.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -7,51 +26,160 @@
 #include "kernels/strided_copy.h"
 #include "ptocpu/parallel.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PTO_IS_X86 1
+#else
+#define PTO_IS_X86 0
+#endif
+
 namespace pto::kernels {
 namespace {
 
-// Last-dim gather (inner block of one element): out[j] = row[idx[j] * stride].
-template <class T, class I>
-PTO_SIMD_CLONES void gather_elements(T* out, const T* row, int64_t stride, const I* idx, int64_t n) {
-  if (stride == 1) {
-    for (int64_t j = 0; j < n; ++j) out[j] = row[idx[j]];
-  } else {
-    for (int64_t j = 0; j < n; ++j) out[j] = row[idx[j] * stride];
-  }
+// ---------------------------------------------------------------------------------------------
+// CPU features and cache size (once).
+
+enum class Isa { Base, Avx2, Avx512 };
+
+// PTOCPU_INDEX_SELECT_ISA=sse2|avx2 caps the choice (for testing the other paths).
+Isa detect_isa() {
+#if PTO_IS_X86
+  __builtin_cpu_init();
+  const char* cap = std::getenv("PTOCPU_INDEX_SELECT_ISA");
+  const bool allow512 = !cap || std::strcmp(cap, "avx512") == 0;
+  const bool allow2 = allow512 || std::strcmp(cap, "avx2") == 0;
+  if (allow512 && __builtin_cpu_supports("avx512f")) return Isa::Avx512;
+  if (allow2 && __builtin_cpu_supports("avx2")) return Isa::Avx2;
+#endif
+  return Isa::Base;
 }
 
-// Contiguous inner blocks of a fixed size: the copy inlines to a few moves.
-template <size_t Bytes, class I>
-void gather_fixed_blocks(std::byte* out, const std::byte* base, int64_t stride_bytes, const I* idx, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) std::memcpy(out + j * Bytes, base + idx[j] * stride_bytes, Bytes);
+const Isa g_isa = detect_isa();
+
+// Outputs of at least this many bytes are streamed past the caches.
+int64_t stream_threshold() {
+  static const int64_t bytes = [] {
+    long l3 = -1;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    if (l3 <= 0) l3 = 8L << 20;
+    return std::max<int64_t>(int64_t(4) << 20, l3 / 2);
+  }();
+  return bytes;
 }
 
-template <class I>
-void gather_blocks(std::byte* out, const std::byte* base, int64_t stride_bytes, const I* idx, int64_t n,
-                   int64_t block) {
-  switch (block) {
-    case 1: return gather_fixed_blocks<1>(out, base, stride_bytes, idx, n);
-    case 2: return gather_fixed_blocks<2>(out, base, stride_bytes, idx, n);
-    case 4: return gather_fixed_blocks<4>(out, base, stride_bytes, idx, n);
-    case 8: return gather_fixed_blocks<8>(out, base, stride_bytes, idx, n);
-    case 16: return gather_fixed_blocks<16>(out, base, stride_bytes, idx, n);
-    case 32: return gather_fixed_blocks<32>(out, base, stride_bytes, idx, n);
-    case 64: return gather_fixed_blocks<64>(out, base, stride_bytes, idx, n);
-    default: break;
+// Runs f(begin, end) over blocks of `grain` items of [0, n), handed out dynamically to the
+// pool's threads. f may be called several times per thread; `done()` runs once per thread.
+template <class F, class Done>
+void dynamic_for(int64_t n, int64_t grain, F&& f, Done&& done) {
+  grain = std::max<int64_t>(1, grain);
+  const int64_t blocks = (n + grain - 1) / grain;
+  const int threads = static_cast<int>(std::min<int64_t>(get_num_threads(), blocks));
+  if (threads <= 1) {
+    f(0, n);
+    done();
+    return;
   }
-  constexpr int64_t kAhead = 8;  // rows are random: fetch the next ones early
-  for (int64_t j = 0; j < n; ++j) {
-    if (j + kAhead < n) __builtin_prefetch(base + idx[j + kAhead] * stride_bytes);
-    std::memcpy(out + j * block, base + idx[j] * stride_bytes, block);
-  }
+  std::atomic<int64_t> next{0};
+  parallel_for(threads, 1, [&](int64_t, int64_t) {
+    for (;;) {
+      const int64_t b = next.fetch_add(1, std::memory_order_relaxed);
+      if (b >= blocks) break;
+      f(b * grain, std::min(n, (b + 1) * grain));
+    }
+    done();
+  });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Streaming copies: dst 64-byte aligned, n a multiple of 64.
+
+#if PTO_IS_X86
+__attribute__((target("avx512f"))) inline void stream_lines_avx512(std::byte* dst, const std::byte* src, int64_t n) {
+  for (int64_t o = 0; o < n; o += 64)
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + o), _mm512_loadu_si512(src + o));
+}
+__attribute__((target("avx2"))) inline void stream_lines_avx2(std::byte* dst, const std::byte* src, int64_t n) {
+  for (int64_t o = 0; o < n; o += 64) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o + 32));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + o), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + o + 32), b);
+  }
+}
+inline void stream_lines_sse2(std::byte* dst, const std::byte* src, int64_t n) {
+  for (int64_t o = 0; o < n; o += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + o), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + o + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + o + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + o + 48), d);
+  }
+}
+inline void stream_fence() { _mm_sfence(); }
+inline void prefetch_lines(const std::byte* p, int64_t n) {
+  // Every line of [p, p + n), which spans one more line than n / 64 when p is not aligned.
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (uintptr_t l = a & ~uintptr_t(63); l < a + n; l += 64) _mm_prefetch(reinterpret_cast<const char*>(l), _MM_HINT_T0);
+}
+#else
+inline void stream_fence() {}
+inline void prefetch_lines(const std::byte* p, int64_t n) {
+  for (int64_t o = 0; o < n; o += 64) __builtin_prefetch(p + o);
+}
+#endif
+
+// The ISA-specific row loops are templates on this tag so that each is compiled with its target.
+template <Isa>
+struct Stream;
+#if PTO_IS_X86
+template <>
+struct Stream<Isa::Avx512> {
+  __attribute__((target("avx512f"))) static void lines(std::byte* d, const std::byte* s, int64_t n) {
+    stream_lines_avx512(d, s, n);
+  }
+};
+template <>
+struct Stream<Isa::Avx2> {
+  __attribute__((target("avx2"))) static void lines(std::byte* d, const std::byte* s, int64_t n) {
+    stream_lines_avx2(d, s, n);
+  }
+};
+template <>
+struct Stream<Isa::Base> {
+  static void lines(std::byte* d, const std::byte* s, int64_t n) { stream_lines_sse2(d, s, n); }
+};
+#else
+template <>
+struct Stream<Isa::Base> {
+  static void lines(std::byte* d, const std::byte* s, int64_t n) { std::memcpy(d, s, n); }
+};
+#endif
+
+// dst[0, n) = src[0, n), any alignment: the partial lines at both ends by ordinary stores,
+// the whole lines between by streaming stores.
+template <Isa isa>
+inline void stream_copy(std::byte* dst, const std::byte* src, int64_t n) {
+  const int64_t head = std::min<int64_t>(n, (64 - (reinterpret_cast<uintptr_t>(dst) & 63)) & 63);
+  if (head) std::memcpy(dst, src, head);
+  const int64_t body = (n - head) & ~int64_t(63);
+  if (body) Stream<isa>::lines(dst + head, src + head, body);
+  const int64_t tail = n - head - body;
+  if (tail) std::memcpy(dst + head + body, src + head + body, tail);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Geometry of input seen as [outer dims..., dim, inner dims...].
+
 struct Geometry {
   Shape outer_shape;
   Strides outer_strides;
   int64_t outer = 1, rows_per_outer = 0;  // rows_per_outer = index.numel()
-  int64_t dim_stride = 0;
+  int64_t dim_size = 0, dim_stride = 0;
   Shape inner_shape;
   Strides inner_strides;
   int64_t inner = 1;
@@ -70,11 +198,13 @@ struct Geometry {
 Geometry geometry(const Tensor& input, int dim, const Tensor& index) {
   Geometry g;
   for (int i = 0; i < dim; ++i) {
+    if (input.shape(i) == 1) continue;  // a size-1 outer dim adds nothing
     g.outer_shape.push_back(input.shape(i));
     g.outer_strides.push_back(input.stride(i));
     g.outer *= input.shape(i);
   }
   g.rows_per_outer = index.numel();
+  g.dim_size = input.shape(dim);
   g.dim_stride = input.stride(dim);
   int64_t expected = 1;
   for (int i = input.ndim() - 1; i > dim; --i) {
@@ -87,6 +217,297 @@ Geometry geometry(const Tensor& input, int dim, const Tensor& index) {
   return g;
 }
 
+// Walks global output rows [begin, end) (row r = outer r / n, index position r % n) with a
+// second cursor `ahead` rows in front for prefetching. Calls row(dst_row, src_row) per row.
+template <class I>
+struct RowWalk {
+  const Geometry& g;
+  const std::byte* in;
+  const I* idx;
+  int64_t item, block_bytes, row_stride_bytes;
+
+  struct Cursor {
+    int64_t o, k;
+    const std::byte* base;
+  };
+  Cursor at(int64_t r) const {
+    const int64_t o = r / g.rows_per_outer;
+    return {o, r % g.rows_per_outer, in + g.outer_offset(o) * item};
+  }
+  void step(Cursor& c) const {
+    if (++c.k == g.rows_per_outer) {
+      c.k = 0;
+      ++c.o;
+      if (c.o < g.outer) c.base = in + g.outer_offset(c.o) * item;
+    }
+  }
+  const std::byte* src(const Cursor& c) const { return c.base + static_cast<int64_t>(idx[c.k]) * row_stride_bytes; }
+};
+
+// Contiguous inner blocks of a multiple of 64 bytes (or at least 256 bytes): each row is
+// streamed straight from the input; rows `ahead` positions on are prefetched.
+template <Isa isa, class I>
+void gather_rows_stream(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end, int64_t ahead) {
+  const int64_t B = w.block_bytes;
+  auto cur = w.at(begin);
+  auto pre = cur;
+  int64_t p = begin;
+  const int64_t pb = std::min<int64_t>(B, 2048);
+  for (; p < std::min(end, begin + ahead); ++p) {
+    prefetch_lines(w.src(pre), pb);
+    w.step(pre);
+  }
+  std::byte* d = dst + begin * B;
+  for (int64_t r = begin; r < end; ++r, d += B) {
+    if (p < end) {
+      prefetch_lines(w.src(pre), pb);
+      w.step(pre);
+      ++p;
+    }
+    if (B % 64 == 0) Stream<isa>::lines(d, w.src(cur), B);
+    else stream_copy<isa>(d, w.src(cur), B);
+    w.step(cur);
+  }
+}
+
+// Small contiguous inner blocks: rows are gathered into an L1-resident stage, which is then
+// streamed out in whole lines.
+template <Isa isa, class I, size_t Bytes>
+void gather_small_stream_fixed(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end, int64_t bytes_dyn) {
+  constexpr int64_t kStage = 4096;
+  alignas(64) std::byte stage[kStage];
+  const int64_t B = Bytes ? static_cast<int64_t>(Bytes) : bytes_dyn;
+  const int64_t per = std::max<int64_t>(1, kStage / B);
+  auto cur = w.at(begin);
+  for (int64_t r = begin; r < end;) {
+    const int64_t m = std::min(per, end - r);
+    for (int64_t j = 0; j < m; ++j) {
+      std::memcpy(stage + j * B, w.src(cur), Bytes ? Bytes : static_cast<size_t>(B));
+      w.step(cur);
+    }
+    stream_copy<isa>(dst + r * B, stage, m * B);
+    r += m;
+  }
+}
+
+template <Isa isa, class I>
+void gather_small_stream(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end) {
+  switch (w.block_bytes) {
+    case 1: return gather_small_stream_fixed<isa, I, 1>(w, dst, begin, end, 1);
+    case 2: return gather_small_stream_fixed<isa, I, 2>(w, dst, begin, end, 2);
+    case 4: return gather_small_stream_fixed<isa, I, 4>(w, dst, begin, end, 4);
+    case 8: return gather_small_stream_fixed<isa, I, 8>(w, dst, begin, end, 8);
+    case 16: return gather_small_stream_fixed<isa, I, 16>(w, dst, begin, end, 16);
+    case 32: return gather_small_stream_fixed<isa, I, 32>(w, dst, begin, end, 32);
+    default: return gather_small_stream_fixed<isa, I, 0>(w, dst, begin, end, w.block_bytes);
+  }
+}
+
+// Ordinary stores (outputs that fit in cache): fixed-size blocks inline to a few moves.
+template <size_t Bytes, class I>
+void gather_fixed_blocks(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end) {
+  auto cur = w.at(begin);
+  for (int64_t r = begin; r < end; ++r) {
+    std::memcpy(dst + r * static_cast<int64_t>(Bytes), w.src(cur), Bytes);
+    w.step(cur);
+  }
+}
+
+template <class I>
+void gather_rows_cached(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end, int64_t ahead) {
+  switch (w.block_bytes) {
+    case 1: return gather_fixed_blocks<1>(w, dst, begin, end);
+    case 2: return gather_fixed_blocks<2>(w, dst, begin, end);
+    case 4: return gather_fixed_blocks<4>(w, dst, begin, end);
+    case 8: return gather_fixed_blocks<8>(w, dst, begin, end);
+    case 16: return gather_fixed_blocks<16>(w, dst, begin, end);
+    case 32: return gather_fixed_blocks<32>(w, dst, begin, end);
+    case 64: return gather_fixed_blocks<64>(w, dst, begin, end);
+    default: break;
+  }
+  const int64_t B = w.block_bytes;
+  auto cur = w.at(begin);
+  auto pre = cur;
+  int64_t p = begin;
+  for (; p < std::min(end, begin + ahead); ++p) {
+    prefetch_lines(w.src(pre), std::min<int64_t>(B, 1024));
+    w.step(pre);
+  }
+  for (int64_t r = begin; r < end; ++r) {
+    if (p < end) {
+      prefetch_lines(w.src(pre), std::min<int64_t>(B, 1024));
+      w.step(pre);
+      ++p;
+    }
+    std::memcpy(dst + r * B, w.src(cur), B);
+    w.step(cur);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Last-dim gather: out[o, j] = slice_o[idx[j] * dim_stride], one element per output.
+
+// Prefetches the slice `next` a little at a time while the current one is gathered.
+struct SlicePrefetch {
+  const std::byte* next = nullptr;
+  int64_t bytes = 0, done = 0, per_step = 0;
+  void step() {
+    for (int64_t i = 0; i < per_step && done < bytes; ++i, done += 64)
+      __builtin_prefetch(next + done, 0, 3);
+  }
+  void finish() {
+    while (done < bytes) step();
+  }
+};
+
+template <class T, class I>
+PTO_SIMD_CLONES void gather_elements_scalar(T* out, const T* row, int64_t stride, const I* idx, int64_t n) {
+  if (stride == 1) {
+    for (int64_t j = 0; j < n; ++j) out[j] = row[idx[j]];
+  } else {
+    for (int64_t j = 0; j < n; ++j) out[j] = row[idx[j] * stride];
+  }
+}
+
+#if PTO_IS_X86
+// GCC 12 warns about the intrinsics' own undefined pass-through operand.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// 16 (4-byte) or 8 (8-byte) elements per step into a 64-byte aligned dst, streamed or not.
+template <class T, class I, bool NT>
+__attribute__((target("avx512f"))) void gather_elements_avx512(T* out, const T* row, const I* idx, int64_t n,
+                                                                SlicePrefetch& pf) {
+  int64_t j = 0;
+  if constexpr (sizeof(T) == 4) {
+    for (; j + 16 <= n; j += 16) {
+      __m512i v;
+      if constexpr (sizeof(I) == 4) {
+        const __m512i ix = _mm512_loadu_si512(idx + j);
+        v = _mm512_i32gather_epi32(ix, row, 4);
+      } else {
+        const __m512i lo = _mm512_loadu_si512(idx + j), hi = _mm512_loadu_si512(idx + j + 8);
+        const __m256i a = _mm512_i64gather_epi32(lo, row, 4), b = _mm512_i64gather_epi32(hi, row, 4);
+        v = _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+      }
+      if constexpr (NT) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + j), v);
+      else _mm512_storeu_si512(out + j, v);
+      pf.step();
+    }
+  } else {
+    for (; j + 8 <= n; j += 8) {
+      __m512i v;
+      if constexpr (sizeof(I) == 4) {
+        const __m256i ix = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + j));
+        v = _mm512_i32gather_epi64(ix, row, 8);
+      } else {
+        v = _mm512_i64gather_epi64(_mm512_loadu_si512(idx + j), row, 8);
+      }
+      if constexpr (NT) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + j), v);
+      else _mm512_storeu_si512(out + j, v);
+      pf.step();
+    }
+  }
+  for (; j < n; ++j) out[j] = row[idx[j]];
+}
+#pragma GCC diagnostic pop
+#endif
+
+template <class T, class I>
+void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::byte* dst, bool stream) {
+  const int64_t n = g.rows_per_outer;
+  const int64_t item = sizeof(T);
+  const int64_t slice_bytes = g.dim_size * std::abs(g.dim_stride) * item;
+  // Prefetch whole next slices when they are small and the gather touches most of their lines.
+  const bool slice_prefetch = g.dim_stride == 1 && slice_bytes <= (int64_t(256) << 10) && n * 2 >= slice_bytes / 64;
+  const bool vector = PTO_IS_X86 && g_isa == Isa::Avx512 && g.dim_stride == 1 && (item == 4 || item == 8);
+  // Work items: (outer slice, tile of index positions).
+  const int64_t tile = std::max<int64_t>(1024, std::min<int64_t>(n, int64_t(1) << 16));
+  const int64_t tiles = (n + tile - 1) / tile;
+  const int64_t items = g.outer * tiles;
+  const int64_t grain = std::max<int64_t>(1, (int64_t(64) << 10) / std::max<int64_t>(1, std::min(n, tile) * item));
+
+  dynamic_for(items, grain, [&](int64_t begin, int64_t end) {
+    alignas(64) T stage[1024];
+    for (int64_t it = begin; it < end; ++it) {
+      const int64_t o = it / tiles, t = it % tiles;
+      const int64_t j0 = t * tile, m = std::min(tile, n - j0);
+      const T* row = reinterpret_cast<const T*>(in + g.outer_offset(o) * item);
+      T* out = reinterpret_cast<T*>(dst) + o * n + j0;
+      SlicePrefetch pf;
+      if (slice_prefetch && t == tiles - 1 && o + 1 < g.outer) {
+        pf.next = in + g.outer_offset(o + 1) * item;
+        pf.bytes = slice_bytes;
+        const int64_t steps = std::max<int64_t>(1, m / (item == 4 ? 16 : 8));
+        pf.per_step = std::max<int64_t>(1, (slice_bytes / 64 + steps - 1) / steps);
+      }
+#if PTO_IS_X86
+      if (vector) {
+        // Head elements up to a 64-byte boundary of out, then whole vectors.
+        int64_t head = ((64 - (reinterpret_cast<uintptr_t>(out) & 63)) & 63) / item;
+        head = std::min(head, m);
+        for (int64_t j = 0; j < head; ++j) out[j] = row[idx[j0 + j]];
+        if (stream)
+          gather_elements_avx512<T, I, true>(out + head, row, idx + j0 + head, m - head, pf);
+        else
+          gather_elements_avx512<T, I, false>(out + head, row, idx + j0 + head, m - head, pf);
+        pf.finish();
+        continue;
+      }
+#endif
+      if (!stream) {
+        gather_elements_scalar<T, I>(out, row, g.dim_stride, idx + j0, m);
+        pf.finish();
+        continue;
+      }
+      for (int64_t j = 0; j < m; j += 1024) {
+        const int64_t c = std::min<int64_t>(1024, m - j);
+        gather_elements_scalar<T, I>(stage, row, g.dim_stride, idx + j0 + j, c);
+        switch (g_isa) {
+#if PTO_IS_X86
+          case Isa::Avx512: stream_copy<Isa::Avx512>(reinterpret_cast<std::byte*>(out + j),
+                                                     reinterpret_cast<const std::byte*>(stage), c * item); break;
+          case Isa::Avx2: stream_copy<Isa::Avx2>(reinterpret_cast<std::byte*>(out + j),
+                                                 reinterpret_cast<const std::byte*>(stage), c * item); break;
+#endif
+          default: stream_copy<Isa::Base>(reinterpret_cast<std::byte*>(out + j),
+                                          reinterpret_cast<const std::byte*>(stage), c * item); break;
+        }
+        pf.step();
+      }
+      pf.finish();
+    }
+  }, [&] { if (stream) stream_fence(); });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+template <Isa isa, class I>
+void gather_rows(const Geometry& g, const std::byte* in, const I* idx, std::byte* dst, int64_t item) {
+  const int64_t B = g.inner * item;
+  const int64_t rows = g.outer * g.rows_per_outer;
+  const RowWalk<I> w{g, in, idx, item, B, g.dim_stride * item};
+  const bool stream = rows * B >= stream_threshold();
+  // Rows in flight ahead of the copy: about 8 KiB of them, at least 4.
+  const int64_t ahead = std::clamp<int64_t>((int64_t(8) << 10) / B, 4, 64);
+  if (!stream) {
+    const int64_t min_rows = std::max<int64_t>(1, (int64_t(1) << 16) / B);
+    parallel_for(rows, min_rows, [&](int64_t begin, int64_t end) { gather_rows_cached<I>(w, dst, begin, end, ahead); });
+    return;
+  }
+  // Blocks of about 256 KiB of output; with small rows, a multiple of the stage so that each
+  // block starts on a line boundary.
+  int64_t grain = std::max<int64_t>(1, (int64_t(256) << 10) / B);
+  if (B % 64 == 0 || B >= 256) {
+    dynamic_for(rows, grain, [&](int64_t b, int64_t e) { gather_rows_stream<isa, I>(w, dst, b, e, ahead); },
+                [] { stream_fence(); });
+  } else {
+    const int64_t per = std::max<int64_t>(1, 4096 / B);
+    grain = (grain + per - 1) / per * per;
+    dynamic_for(rows, grain, [&](int64_t b, int64_t e) { gather_small_stream<isa, I>(w, dst, b, e); },
+                [] { stream_fence(); });
+  }
+}
+
 }  // namespace
 
 void index_select(const Tensor& input, int dim, const Tensor& index, const Tensor& out) {
@@ -94,39 +515,39 @@ void index_select(const Tensor& input, int dim, const Tensor& index, const Tenso
   const int64_t rows = g.outer * g.rows_per_outer;
   if (rows == 0 || g.inner == 0) return;
   const int64_t item = static_cast<int64_t>(input.itemsize());
-  const int64_t block_bytes = g.inner * item;
   const auto* in = static_cast<const std::byte*>(input.data());
   auto* dst = static_cast<std::byte*>(out.data());
-  const Strides dst_inner_strides = contiguous_strides(g.inner_shape);
-  const int64_t min_rows = std::max<int64_t>(1, (int64_t(1) << 16) / block_bytes);
 
   visit_index_dtype(index.dtype(), [&](auto itag) {
     using I = typename decltype(itag)::type;
     const I* idx = index.data_as<I>();
-    parallel_for(rows, min_rows, [&](int64_t begin, int64_t end) {
-      // Walk [begin, end) as runs of index positions within one outer slice.
-      for (int64_t r = begin; r < end;) {
-        const int64_t o = r / g.rows_per_outer, k = r % g.rows_per_outer;
-        const int64_t run = std::min(end - r, g.rows_per_outer - k);
-        const std::byte* base = in + g.outer_offset(o) * item;
-        std::byte* out_run = dst + r * block_bytes;
-        if (g.inner == 1) {
-          visit_width(input.itemsize(), [&](auto wtag) {
-            using T = typename decltype(wtag)::type;
-            gather_elements<T, I>(reinterpret_cast<T*>(out_run), reinterpret_cast<const T*>(base), g.dim_stride,
-                                  idx + k, run);
-          });
-        } else if (g.inner_contiguous) {
-          gather_blocks<I>(out_run, base, g.dim_stride * item, idx + k, run, block_bytes);
-        } else {
-          for (int64_t j = 0; j < run; ++j)
-            strided_copy(out_run + j * block_bytes, dst_inner_strides.data(), base + idx[k + j] * g.dim_stride * item,
-                         g.inner_strides.data(), g.inner_shape.data(), static_cast<int>(g.inner_shape.size()),
-                         input.itemsize());
-        }
-        r += run;
+    if (g.inner == 1) {
+      const bool stream = rows * item >= stream_threshold();
+      visit_width(input.itemsize(), [&](auto wtag) {
+        using T = typename decltype(wtag)::type;
+        gather_elements<T, I>(g, in, idx, dst, stream);
+      });
+    } else if (g.inner_contiguous) {
+      switch (g_isa) {
+#if PTO_IS_X86
+        case Isa::Avx512: return gather_rows<Isa::Avx512, I>(g, in, idx, dst, item);
+        case Isa::Avx2: return gather_rows<Isa::Avx2, I>(g, in, idx, dst, item);
+#endif
+        default: return gather_rows<Isa::Base, I>(g, in, idx, dst, item);
       }
-    });
+    } else {
+      const int64_t block_bytes = g.inner * item;
+      const Strides dst_inner_strides = contiguous_strides(g.inner_shape);
+      const int64_t min_rows = std::max<int64_t>(1, (int64_t(1) << 16) / block_bytes);
+      parallel_for(rows, min_rows, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t o = r / g.rows_per_outer, k = r % g.rows_per_outer;
+          const std::byte* src = in + (g.outer_offset(o) + static_cast<int64_t>(idx[k]) * g.dim_stride) * item;
+          strided_copy(dst + r * block_bytes, dst_inner_strides.data(), src, g.inner_strides.data(),
+                       g.inner_shape.data(), static_cast<int>(g.inner_shape.size()), input.itemsize());
+        }
+      });
+    }
   });
 }
 
