@@ -1,8 +1,16 @@
 #include "kernels/strided_copy.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <vector>
+#include <type_traits>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PTO_X86 1
+#endif
+#include <unistd.h>
 
 #include "kernels/simd.h"
 #include "ptocpu/dtype.h"
@@ -12,102 +20,729 @@ namespace pto::kernels {
 namespace {
 
 struct Dim {
-  int64_t size, dst_stride, src_stride;
+  int64_t size, ds, ss;  // extent, dst stride, src stride (elements)
 };
 
-// Drops size-1 dims and merges each dim into its inner neighbour when both tensors
-// step over it contiguously.
-std::vector<Dim> coalesce(const int64_t* dst_strides, const int64_t* src_strides, const int64_t* shape,
-                          int ndim) {
-  std::vector<Dim> dims;
-  for (int i = 0; i < ndim; ++i) {
-    if (shape[i] == 1) continue;
-    dims.push_back({shape[i], dst_strides[i], src_strides[i]});
-  }
-  std::vector<Dim> out;
-  for (const Dim& d : dims) {
-    if (!out.empty()) {
-      Dim& outer = out.back();
-      if (outer.dst_stride == d.dst_stride * d.size && outer.src_stride == d.src_stride * d.size) {
-        outer = {outer.size * d.size, d.dst_stride, d.src_stride};
-        continue;
-      }
+// Every dim kept has size >= 2 and the numel fits int64, so at most 63 dims remain.
+constexpr int kMaxDims = 64;
+
+struct Layout {
+  std::byte* dst;
+  const std::byte* src;
+  int64_t item;
+  int n = 0;  // dims[0] outermost .. dims[n-1] innermost
+  Dim dims[kMaxDims];
+};
+
+// Work below this many output bytes stays on the calling thread.
+constexpr int64_t kMinChunkBytes = int64_t(64) << 10;
+
+// A dense output larger than the last-level cache is written with streaming (non-temporal)
+// stores: it cannot stay cached anyway, and they save the write-allocate read of every line.
+// Smaller outputs stay in the cache for whoever reads them next. PTOCPU_STREAM_BYTES
+// overrides the threshold (tests use it to reach the streaming kernels with small tensors).
+int64_t g_stream_override = -1;  // strided_copy_set_overrides
+
+int64_t stream_threshold() {
+  if (g_stream_override >= 0) return g_stream_override;
+  static const int64_t bytes = [] {
+    if (const char* env = std::getenv("PTOCPU_STREAM_BYTES")) return static_cast<int64_t>(std::atoll(env));
+    // The last-level cache this CPU sees (sysfs; sysconf may report a whole socket's).
+    int64_t llc = 0;
+    if (std::FILE* f = std::fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r")) {
+      long long v = 0;
+      char unit = 0;
+      if (std::fscanf(f, "%lld%c", &v, &unit) >= 1) llc = v * (unit == 'K' ? 1024 : unit == 'M' ? 1 << 20 : 1);
+      std::fclose(f);
     }
-    out.push_back(d);
-  }
-  return out;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (llc <= 0) llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    if (llc <= 0) llc = int64_t(32) << 20;
+    return std::clamp<int64_t>(llc, int64_t(8) << 20, int64_t(256) << 20);
+  }();
+  return bytes;
+}
+
+// ------------------------------------------------------------------------------------------
+// Row kernels: n elements, dst stride ds, src stride ss. The vectorising compiler turns the
+// constant-stride loops into shuffles per target (SSE2 / AVX2 / AVX-512, picked at load time).
+
+using RowFn = void (*)(std::byte* d, int64_t ds, const std::byte* s, int64_t ss, int64_t n);
+
+template <class T>
+void row_copy(std::byte* d, int64_t, const std::byte* s, int64_t, int64_t n) {
+  std::memcpy(d, s, static_cast<size_t>(n) * sizeof(T));
 }
 
 template <class T>
-PTO_SIMD_CLONES void copy_row(T* dst, int64_t ds, const T* src, int64_t ss, int64_t n) {
-  if (ds == 1 && ss == 1) {
-    std::memcpy(dst, src, n * sizeof(T));
-  } else if (ds == 1 && ss == -1) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[-i];
-  } else if (ds == 1) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[i * ss];
-  } else {
-    for (int64_t i = 0; i < n; ++i) dst[i * ds] = src[i * ss];
+PTO_SIMD_CLONES void row_reverse(std::byte* d, int64_t, const std::byte* s, int64_t, int64_t n) {
+  T* __restrict out = reinterpret_cast<T*>(d);
+  const T* __restrict in = reinterpret_cast<const T*>(s);
+  for (int64_t i = 0; i < n; ++i) out[i] = in[-i];
+}
+
+template <class T, int K>
+PTO_SIMD_CLONES void row_stride(std::byte* d, int64_t, const std::byte* s, int64_t, int64_t n) {
+  T* __restrict out = reinterpret_cast<T*>(d);
+  const T* __restrict in = reinterpret_cast<const T*>(s);
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i * K];
+}
+
+template <class T>
+PTO_SIMD_CLONES void row_fill(std::byte* d, int64_t, const std::byte* s, int64_t, int64_t n) {
+  T* __restrict out = reinterpret_cast<T*>(d);
+  const T v = *reinterpret_cast<const T*>(s);
+  for (int64_t i = 0; i < n; ++i) out[i] = v;
+}
+
+template <class T>
+PTO_SIMD_CLONES void row_gather(std::byte* d, int64_t, const std::byte* s, int64_t ss, int64_t n) {
+  T* __restrict out = reinterpret_cast<T*>(d);
+  const T* __restrict in = reinterpret_cast<const T*>(s);
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i * ss];
+}
+
+template <class T>
+void row_scatter(std::byte* d, int64_t ds, const std::byte* s, int64_t ss, int64_t n) {
+  T* __restrict out = reinterpret_cast<T*>(d);
+  const T* __restrict in = reinterpret_cast<const T*>(s);
+  for (int64_t i = 0; i < n; ++i) out[i * ds] = in[i * ss];
+}
+
+// The kernel for a row with dst stride ds and src stride ss.
+template <class T>
+RowFn pick_row(int64_t ds, int64_t ss) {
+  if (ds != 1) return row_scatter<T>;
+  switch (ss) {
+    case 1: return row_copy<T>;
+    case 0: return row_fill<T>;
+    case -1: return row_reverse<T>;
+    case 2: return row_stride<T, 2>;
+    case 3: return row_stride<T, 3>;
+    case 4: return row_stride<T, 4>;
+    default: return row_gather<T>;
   }
 }
 
+RowFn pick_row(int64_t item, int64_t ds, int64_t ss) {
+  return visit_width(static_cast<size_t>(item), [&](auto tag) { return pick_row<typename decltype(tag)::type>(ds, ss); });
+}
+
+// A tile of a transposing copy, out[j * dj + i] = in[j * sj + i * si] for i < ni <= kTileI,
+// j < nj <= kTileJ: the src rows (along j) are read once into an L1 buffer, transposed there,
+// and the dst rows (along i, whole cache lines) written once, so no line is fetched twice even
+// when power-of-two strides map every row to the same cache set.
+constexpr int64_t kTileBytes = 64;  // dst bytes per row of a tile: one cache line
+// src elements per row of a tile: 1 KiB, the buffer at most 16 KiB.
+constexpr int64_t tile_j(int64_t item) { return std::min<int64_t>(1024 / item, 16384 / kTileBytes); }
+
+template <class T>
+PTO_SIMD_CLONES void tile_copy(std::byte* d, int64_t dj, const std::byte* s, int64_t sj, int64_t si, int64_t nj,
+                               int64_t ni, bool stream) {
+  constexpr int64_t kTileI = kTileBytes / sizeof(T), kTileJ = tile_j(sizeof(T));
+  alignas(64) T buf[kTileJ * kTileI];
+  const T* __restrict in = reinterpret_cast<const T*>(s);
+  for (int64_t i = 0; i < ni; ++i) {
+    const T* __restrict row = in + i * si;
+    if (sj == 1) {
+      for (int64_t j = 0; j < nj; ++j) buf[j * kTileI + i] = row[j];
+    } else {
+      for (int64_t j = 0; j < nj; ++j) buf[j * kTileI + i] = row[j * sj];
+    }
+  }
+  T* __restrict out = reinterpret_cast<T*>(d);
+  if (ni == kTileI) {  // whole lines: constant-size copies, or streaming stores when aligned
+    for (int64_t j = 0; j < nj; ++j) {
+      std::byte* line = reinterpret_cast<std::byte*>(out + j * dj);
+#ifdef PTO_X86
+      if (stream && (reinterpret_cast<uintptr_t>(line) & 63) == 0) {
+        const __m128i* b = reinterpret_cast<const __m128i*>(buf + j * kTileI);
+        __m128i* o = reinterpret_cast<__m128i*>(line);
+        _mm_stream_si128(o, _mm_load_si128(b));
+        _mm_stream_si128(o + 1, _mm_load_si128(b + 1));
+        _mm_stream_si128(o + 2, _mm_load_si128(b + 2));
+        _mm_stream_si128(o + 3, _mm_load_si128(b + 3));
+        continue;
+      }
+#endif
+      std::memcpy(line, buf + j * kTileI, kTileBytes);
+    }
+  } else {
+    for (int64_t j = 0; j < nj; ++j) std::memcpy(out + j * dj, buf + j * kTileI, static_cast<size_t>(ni) * sizeof(T));
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Streaming-store row kernels (dst stride 1): hand-vectorised per ISA, picked once at run time.
+// Each writes scalars up to the first 64-byte boundary of dst, whole vectors with
+// non-temporal stores, then a scalar tail; src is never read outside the row.
+
+using NtFn = void (*)(std::byte* d, const std::byte* s, int64_t n);
+
+enum class Isa { Baseline, Avx2, Avx512 };
+
+template <class T>
+inline int64_t head_to_line(const std::byte* d, int64_t n) {
+  const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(d) & 63);
+  return std::min<int64_t>(n, mis ? (64 - mis) / static_cast<int64_t>(sizeof(T)) : 0);
+}
+
+template <class T>
+inline void scalar_stride(T* out, const T* in, int64_t k, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i * k];
+}
+
+#ifdef PTO_X86
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*().
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// SSE2 is part of x86-64: the streaming contiguous copy of every target.
+template <int W>
+void copy_nt_sse2(std::byte* d, const std::byte* s, int64_t count) {
+  int64_t n = count * W;
+  const int64_t head = std::min<int64_t>(n, static_cast<int64_t>((16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15));
+  std::memcpy(d, s, static_cast<size_t>(head));
+  d += head, s += head, n -= head;
+  for (; n >= 64; n -= 64, d += 64, s += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
+  }
+  std::memcpy(d, s, static_cast<size_t>(n));
+}
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace avx2 {
+
+template <int W>
+void copy_nt(std::byte* d, const std::byte* s, int64_t count) {
+  int64_t n = count * W;
+  const int64_t head = head_to_line<uint8_t>(d, n);
+  std::memcpy(d, s, static_cast<size_t>(head));
+  d += head, s += head, n -= head;
+  for (; n >= 64; n -= 64, d += 64, s += 64) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
+  }
+  std::memcpy(d, s, static_cast<size_t>(n));
+}
+
+// One 32-byte vector reversed element-wise.
+template <int W>
+inline __m256i reverse_vec(__m256i v) {
+  if constexpr (W == 1 || W == 2) {
+    const __m256i m = W == 1 ? _mm256_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12,
+                                                11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+                             : _mm256_setr_epi8(14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1, 14, 15, 12, 13,
+                                                10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1);
+    return _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, m), 0x4E);
+  } else if constexpr (W == 4) {
+    return _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0));
+  } else {
+    return _mm256_permute4x64_epi64(v, 0x1B);
+  }
+}
+
+template <int W>
+void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
+  using T = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
+  T* out = reinterpret_cast<T*>(d);
+  const T* in = reinterpret_cast<const T*>(s);
+  constexpr int64_t V = 32 / W;
+  int64_t i = head_to_line<T>(d, n);
+  for (int64_t k = 0; k < i; ++k) out[k] = in[-k];
+  for (; i + 2 * V <= n; i += 2 * V) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in - i - V + 1));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in - i - 2 * V + 1));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i), reverse_vec<W>(a));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i + V), reverse_vec<W>(b));
+  }
+  for (; i < n; ++i) out[i] = in[-i];
+}
+
+// Stride K on 4- or 8-byte elements: each output vector of 8 dwords is gathered from K
+// source vectors by one lane permute each and blends.
+template <int W, int K>
+void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
+  static_assert(W == 4 || W == 8);
+  using T = std::conditional_t<W == 4, uint32_t, uint64_t>;
+  T* out = reinterpret_cast<T*>(d);
+  const T* in = reinterpret_cast<const T*>(s);
+  constexpr int64_t V = 32 / W;  // elements per vector
+  alignas(32) int32_t idx[8], sel[K][8];
+  for (int q = 0; q < 8; ++q) {
+    const int pos = W == 4 ? K * q : 2 * K * (q >> 1) + (q & 1);  // source dword
+    idx[q] = pos & 7;
+    for (int v = 0; v < K; ++v) sel[v][q] = pos / 8 == v ? -1 : 0;
+  }
+  const __m256i vidx = _mm256_load_si256(reinterpret_cast<const __m256i*>(idx));
+  __m256i vsel[K];
+  for (int v = 0; v < K; ++v) vsel[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sel[v]));
+  int64_t i = head_to_line<T>(d, n);
+  scalar_stride(out, in, K, i);
+  for (; i + V < n; i += V) {
+    const T* src = in + i * K;
+    __m256i r = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)), vidx);
+    for (int v = 1; v < K; ++v)
+      r = _mm256_blendv_epi8(
+          r, _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + v * V)), vidx),
+          vsel[v]);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i), r);
+  }
+  scalar_stride(out + i, in + i * K, K, n - i);
+}
+
+}  // namespace avx2
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq")
+namespace avx512 {
+
+template <int W>
+void copy_nt(std::byte* d, const std::byte* s, int64_t count) {
+  int64_t n = count * W;
+  const int64_t head = head_to_line<uint8_t>(d, n);
+  std::memcpy(d, s, static_cast<size_t>(head));
+  d += head, s += head, n -= head;
+  for (; n >= 128; n -= 128, d += 128, s += 128) {
+    const __m512i a = _mm512_loadu_si512(s);
+    const __m512i b = _mm512_loadu_si512(s + 64);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d), a);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + 64), b);
+  }
+  std::memcpy(d, s, static_cast<size_t>(n));
+}
+
+template <int W>
+inline __m512i permute(__m512i idx, __m512i v) {
+  if constexpr (W == 2) return _mm512_permutexvar_epi16(idx, v);
+  else if constexpr (W == 4) return _mm512_permutexvar_epi32(idx, v);
+  else return _mm512_permutexvar_epi64(idx, v);
+}
+
+template <int W>
+inline __m512i mask_permute(__m512i r, uint64_t m, __m512i idx, __m512i v) {
+  if constexpr (W == 2) return _mm512_mask_permutexvar_epi16(r, static_cast<__mmask32>(m), idx, v);
+  else if constexpr (W == 4) return _mm512_mask_permutexvar_epi32(r, static_cast<__mmask16>(m), idx, v);
+  else return _mm512_mask_permutexvar_epi64(r, static_cast<__mmask8>(m), idx, v);
+}
+
+template <int W>
+inline __m512i lane_index(const int* values) {  // one index per W-byte lane
+  alignas(64) uint8_t bytes[64];
+  for (int q = 0; q < 64 / W; ++q) {
+    if constexpr (W == 2) reinterpret_cast<uint16_t*>(bytes)[q] = static_cast<uint16_t>(values[q]);
+    else if constexpr (W == 4) reinterpret_cast<uint32_t*>(bytes)[q] = static_cast<uint32_t>(values[q]);
+    else reinterpret_cast<uint64_t*>(bytes)[q] = static_cast<uint64_t>(values[q]);
+  }
+  return _mm512_load_si512(bytes);
+}
+
+template <int W>
+inline __m512i reverse_vec(__m512i v, __m512i idx) {
+  if constexpr (W == 1) {
+    const __m512i m = _mm512_broadcast_i32x4(_mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(6, 7, 4, 5, 2, 3, 0, 1), _mm512_shuffle_epi8(v, m));
+  } else {
+    return permute<W>(idx, v);
+  }
+}
+
+template <int W>
+void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
+  using T = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
+  T* out = reinterpret_cast<T*>(d);
+  const T* in = reinterpret_cast<const T*>(s);
+  constexpr int64_t V = 64 / W;
+  int rev[64];
+  for (int q = 0; q < V; ++q) rev[q] = static_cast<int>(V) - 1 - q;
+  const __m512i idx = W == 1 ? _mm512_setzero_si512() : lane_index<W == 1 ? 2 : W>(rev);
+  int64_t i = head_to_line<T>(d, n);
+  for (int64_t k = 0; k < i; ++k) out[k] = in[-k];
+  for (; i + 2 * V <= n; i += 2 * V) {
+    const __m512i a = _mm512_loadu_si512(in - i - V + 1);
+    const __m512i b = _mm512_loadu_si512(in - i - 2 * V + 1);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i), reverse_vec<W>(a, idx));
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i + V), reverse_vec<W>(b, idx));
+  }
+  for (; i < n; ++i) out[i] = in[-i];
+}
+
+// Stride K: lane q of an output vector is source element K*q, in source vector K*q / V at
+// lane K*q % V; one permute per source vector, merged under lane masks.
+template <int W, int K>
+void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
+  using T = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
+  T* out = reinterpret_cast<T*>(d);
+  const T* in = reinterpret_cast<const T*>(s);
+  constexpr int64_t V = 64 / W;
+  int64_t i = head_to_line<T>(d, n);
+  scalar_stride(out, in, K, i);
+  if constexpr (W == 1) {  // bytes: narrow 16-bit (K = 2) or 32-bit (K = 4) lanes
+    static_assert(K == 2 || K == 4);
+    for (; i + V < n; i += V) {
+      const T* src = in + i * K;
+      __m512i r;
+      if constexpr (K == 2) {
+        const __m256i lo = _mm512_cvtepi16_epi8(_mm512_loadu_si512(src));
+        const __m256i hi = _mm512_cvtepi16_epi8(_mm512_loadu_si512(src + 64));
+        r = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+      } else {
+        r = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(_mm512_loadu_si512(src)));
+        r = _mm512_inserti32x4(r, _mm512_cvtepi32_epi8(_mm512_loadu_si512(src + 64)), 1);
+        r = _mm512_inserti32x4(r, _mm512_cvtepi32_epi8(_mm512_loadu_si512(src + 128)), 2);
+        r = _mm512_inserti32x4(r, _mm512_cvtepi32_epi8(_mm512_loadu_si512(src + 192)), 3);
+      }
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i), r);
+    }
+  } else {
+    int lanes[64];
+    uint64_t masks[K] = {};
+    for (int q = 0; q < V; ++q) {
+      lanes[q] = (K * q) % V;
+      masks[(K * q) / V] |= uint64_t(1) << q;
+    }
+    const __m512i idx = lane_index<W>(lanes);
+    for (; i + V < n; i += V) {
+      const T* src = in + i * K;
+      __m512i r = permute<W>(idx, _mm512_loadu_si512(src));
+      for (int v = 1; v < K; ++v) r = mask_permute<W>(r, masks[v], idx, _mm512_loadu_si512(src + v * V));
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i), r);
+    }
+  }
+  scalar_stride(out + i, in + i * K, K, n - i);
+}
+
+}  // namespace avx512
+#pragma GCC pop_options
+#pragma GCC diagnostic pop
+#endif  // PTO_X86
+
+#ifdef PTO_X86
+template <int W> struct Sse2Copy { static constexpr NtFn fn = copy_nt_sse2<W>; };
+template <int W> struct Avx2Copy { static constexpr NtFn fn = avx2::copy_nt<W>; };
+template <int W> struct Avx512Copy { static constexpr NtFn fn = avx512::copy_nt<W>; };
+#endif
+
+// The ISA the streaming kernels use: the best this CPU has, or lower when asked
+// (PTOCPU_STRIDED_COPY_ISA or strided_copy_set_overrides: baseline / avx2 / avx512).
+Isa best_isa() {
+  Isa best = Isa::Baseline;
+#ifdef PTO_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) best = Isa::Avx2;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq"))
+    best = Isa::Avx512;
+#endif
+  return best;
+}
+
+Isa capped_isa(const char* name) {
+  const Isa best = best_isa();
+  if (!name) return best;
+  const Isa want = std::strcmp(name, "baseline") == 0 ? Isa::Baseline
+                   : std::strcmp(name, "avx2") == 0   ? Isa::Avx2
+                                                      : Isa::Avx512;
+  return std::min(want, best);
+}
+
+int g_isa_override = -1;  // strided_copy_set_overrides
+
+Isa isa() {
+  if (g_isa_override >= 0) return static_cast<Isa>(g_isa_override);
+  static const Isa level = capped_isa(std::getenv("PTOCPU_STRIDED_COPY_ISA"));
+  return level;
+}
+
+// The streaming kernel for a row read with src stride ss, or nullptr (then the cached kernel).
+template <template <int> class K>
+NtFn by_width(int w) {
+  switch (w) {
+    case 1: return K<1>::fn;
+    case 2: return K<2>::fn;
+    case 4: return K<4>::fn;
+    default: return K<8>::fn;
+  }
+}
+
+NtFn pick_nt(int64_t item, int64_t ss) {
+#ifdef PTO_X86
+  const int w = static_cast<int>(item);
+  switch (isa()) {
+    case Isa::Avx512:
+      if (ss == 1) return by_width<Avx512Copy>(w);
+      if (ss == -1) {
+        switch (w) {
+          case 1: return avx512::reverse_nt<1>;
+          case 2: return avx512::reverse_nt<2>;
+          case 4: return avx512::reverse_nt<4>;
+          case 8: return avx512::reverse_nt<8>;
+        }
+      }
+#define PTO_STRIDES(W)                              \
+  if (w == W) switch (ss) {                         \
+      case 2: return avx512::stride_nt<W, 2>;       \
+      case 3: return avx512::stride_nt<W, 3>;       \
+      case 4: return avx512::stride_nt<W, 4>;       \
+    }
+      PTO_STRIDES(2)
+      PTO_STRIDES(4)
+      PTO_STRIDES(8)
+#undef PTO_STRIDES
+      if (w == 1 && ss == 2) return avx512::stride_nt<1, 2>;
+      if (w == 1 && ss == 4) return avx512::stride_nt<1, 4>;
+      return nullptr;
+    case Isa::Avx2:
+      if (ss == 1) return by_width<Avx2Copy>(w);
+      if (ss == -1) {
+        switch (w) {
+          case 1: return avx2::reverse_nt<1>;
+          case 2: return avx2::reverse_nt<2>;
+          case 4: return avx2::reverse_nt<4>;
+          case 8: return avx2::reverse_nt<8>;
+        }
+      }
+#define PTO_STRIDES(W)                            \
+  if (w == W) switch (ss) {                       \
+      case 2: return avx2::stride_nt<W, 2>;       \
+      case 3: return avx2::stride_nt<W, 3>;       \
+      case 4: return avx2::stride_nt<W, 4>;       \
+    }
+      PTO_STRIDES(4)
+      PTO_STRIDES(8)
+#undef PTO_STRIDES
+      return nullptr;
+    case Isa::Baseline:
+      return ss == 1 ? by_width<Sse2Copy>(w) : nullptr;
+  }
+#endif
+  (void)item;
+  (void)ss;
+  return nullptr;
+}
+
+void stream_fence() {
+#ifdef PTO_X86
+  _mm_sfence();
+#endif
+}
+
+// ------------------------------------------------------------------------------------------
+// Layout normalisation.
+
+// Drops size-1 dims; makes every dst stride positive (flipping both sides of a dim); a dst
+// stride of 0 keeps only the last index (what a sequential loop leaves); orders dims by dst
+// stride (outermost largest); merges a dim into its inner neighbour when both sides step over
+// it contiguously.
+void normalise(Layout& L, const int64_t* dst_strides, const int64_t* src_strides, const int64_t* shape, int ndim) {
+  int n = 0;
+  for (int i = 0; i < ndim; ++i) {
+    Dim d{shape[i], dst_strides[i], src_strides[i]};
+    if (d.size == 1) continue;
+    if (d.ds < 0) {
+      L.dst += (d.size - 1) * d.ds * L.item;
+      L.src += (d.size - 1) * d.ss * L.item;
+      d.ds = -d.ds;
+      d.ss = -d.ss;
+    } else if (d.ds == 0) {
+      L.src += (d.size - 1) * d.ss * L.item;
+      continue;
+    }
+    L.dims[n++] = d;
+  }
+  std::stable_sort(L.dims, L.dims + n, [](const Dim& a, const Dim& b) { return a.ds > b.ds; });
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    const Dim& d = L.dims[i];
+    if (m > 0) {
+      Dim& outer = L.dims[m - 1];
+      if (outer.ds == d.ds * d.size && outer.ss == d.ss * d.size) {
+        outer = {outer.size * d.size, d.ds, d.ss};
+        continue;
+      }
+    }
+    L.dims[m++] = d;
+  }
+  L.n = m;
+}
+
+// An odometer over dims[0, n) (outer dims), tracking element offsets on both sides.
+struct Odometer {
+  const Dim* dims;
+  int n;
+  int64_t idx[kMaxDims];
+  int64_t doff = 0, soff = 0;
+
+  Odometer(const Dim* d, int count, int64_t row) : dims(d), n(count) {
+    for (int i = n - 1; i >= 0; --i) {
+      idx[i] = row % dims[i].size;
+      row /= dims[i].size;
+      doff += idx[i] * dims[i].ds;
+      soff += idx[i] * dims[i].ss;
+    }
+  }
+  // soff of the next row, without moving.
+  int64_t next_soff() const {
+    int64_t s = soff;
+    for (int i = n - 1; i >= 0; --i) {
+      s += dims[i].ss;
+      if (idx[i] + 1 < dims[i].size) return s;
+      s -= dims[i].ss * dims[i].size;
+    }
+    return s;
+  }
+  void next() {
+    for (int i = n - 1; i >= 0; --i) {
+      doff += dims[i].ds;
+      soff += dims[i].ss;
+      if (++idx[i] < dims[i].size) return;
+      doff -= dims[i].ds * dims[i].size;
+      soff -= dims[i].ss * dims[i].size;
+      idx[i] = 0;
+    }
+  }
+};
+
+bool dst_is_dense(const Layout& L) {
+  int64_t expected = 1;
+  for (int i = L.n - 1; i >= 0; --i) {
+    if (L.dims[i].ds != expected) return false;
+    expected *= L.dims[i].size;
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------------------------------
+// The row-wise copy: the output as rows of the innermost dim, threads over flat ranges.
+
+void copy_rows(const Layout& L) {
+  const Dim inner = L.dims[L.n - 1];
+  const int outer_n = L.n - 1;
+  const int64_t item = L.item, len = inner.size;
+  int64_t rows = 1;
+  for (int i = 0; i < outer_n; ++i) rows *= L.dims[i].size;
+  const int64_t total = rows * len;
+  const RowFn fn = pick_row(item, inner.ds, inner.ss);
+  NtFn nt = nullptr;
+  if (total * item > stream_threshold() && dst_is_dense(L) && reinterpret_cast<uintptr_t>(L.dst) % item == 0)
+    nt = pick_nt(item, inner.ss);
+
+  // Rows that start far apart in src: the hardware prefetcher has to find each one anew, so
+  // the first lines of the next row are requested while this one is copied.
+  const int64_t span = std::abs(inner.ss) * item * len;
+  const int64_t prefetch_lines = span >= 2048 && outer_n > 0 ? std::min<int64_t>(span / 64, 16) : 0;
+  const int64_t line_step = inner.ss < 0 ? -64 : 64;
+
+  parallel_for(total, std::max<int64_t>(1, kMinChunkBytes / item), [&](int64_t lo, int64_t hi) {
+    Odometer odo(L.dims, outer_n, lo / len);
+    int64_t c = lo % len;  // column within the current row
+    for (int64_t p = lo; p < hi;) {
+      const int64_t n = std::min(len - c, hi - p);
+      if (prefetch_lines && p + n < hi) {
+        const std::byte* next = L.src + odo.next_soff() * item;
+        for (int64_t k = 0; k < prefetch_lines; ++k) __builtin_prefetch(next + k * line_step);
+      }
+      std::byte* d = L.dst + (odo.doff + c * inner.ds) * item;
+      const std::byte* s = L.src + (odo.soff + c * inner.ss) * item;
+      if (nt) nt(d, s, n);
+      else fn(d, inner.ds, s, inner.ss, n);
+      p += n;
+      c += n;
+      if (c == len) {
+        c = 0;
+        odo.next();
+      }
+    }
+    if (nt) stream_fence();
+  });
+}
+
+// ------------------------------------------------------------------------------------------
+// The transposing copy: the inner dim is read with a large stride while an outer dim `t`
+// reads nearly contiguously; tiles of (dim t) x (inner dim) keep both sides in cache lines.
+
+bool copy_transposed(const Layout& L) {
+  const Dim inner = L.dims[L.n - 1];
+  const int64_t item = L.item;
+  if (inner.ds != 1 || std::abs(inner.ss) * item <= 64 || L.n < 2) return false;
+  int t = -1;
+  for (int i = 0; i < L.n - 1; ++i)
+    if (L.dims[i].ss != 0 && std::abs(L.dims[i].ss) * item < 64 &&
+        (t < 0 || std::abs(L.dims[i].ss) < std::abs(L.dims[t].ss)))
+      t = i;
+  if (t < 0) return false;
+
+  const Dim tj = L.dims[t];
+  const int64_t bi = kTileBytes / item, bj = tile_j(item);
+  const int64_t nbj = (tj.size + bj - 1) / bj, nbi = (inner.size + bi - 1) / bi;
+  // The remaining outer dims.
+  Dim rest[kMaxDims];
+  int nrest = 0;
+  for (int i = 0; i < L.n - 1; ++i)
+    if (i != t) rest[nrest++] = L.dims[i];
+  int64_t rest_rows = 1;
+  for (int i = 0; i < nrest; ++i) rest_rows *= rest[i].size;
+
+  const int64_t tile_bytes = bj * bi * item;
+  const bool stream = rest_rows * tj.size * inner.size * item > stream_threshold() && dst_is_dense(L);
+  // Work units are strips of kTileI src rows (one dst line wide), swept along j: every src
+  // row is read sequentially and every dst line written whole, once.
+  visit_width(static_cast<size_t>(item), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    parallel_for(rest_rows * nbi, std::max<int64_t>(1, kMinChunkBytes / (tile_bytes * nbj)), [&](int64_t lo, int64_t hi) {
+      Odometer odo(rest, nrest, lo / nbi);
+      int64_t ib = lo % nbi;
+      for (int64_t w = lo; w < hi; ++w) {
+        const int64_t i0 = ib * bi, ni = std::min(bi, inner.size - i0);
+        std::byte* d = L.dst + (odo.doff + i0) * item;
+        const std::byte* s = L.src + (odo.soff + i0 * inner.ss) * item;
+        for (int64_t j0 = 0; j0 < tj.size; j0 += bj)
+          tile_copy<T>(d + j0 * tj.ds * item, tj.ds, s + j0 * tj.ss * item, tj.ss, inner.ss, std::min(bj, tj.size - j0),
+                       ni, stream);
+        if (++ib == nbi) {
+          ib = 0;
+          odo.next();
+        }
+      }
+      if (stream) stream_fence();
+    });
+  });
+  return true;
+}
+
 }  // namespace
+
+void strided_copy_set_overrides(int64_t stream_bytes, const char* isa_name) {
+  g_stream_override = stream_bytes < 0 ? -1 : stream_bytes;
+  g_isa_override = isa_name ? static_cast<int>(capped_isa(isa_name)) : -1;
+}
 
 void strided_copy(void* dst, const int64_t* dst_strides, const void* src, const int64_t* src_strides,
                   const int64_t* shape, int ndim, size_t itemsize) {
   for (int i = 0; i < ndim; ++i)
     if (shape[i] == 0) return;
-  std::vector<Dim> dims = coalesce(dst_strides, src_strides, shape, ndim);
-  if (dims.empty()) dims.push_back({1, 1, 1});
-  // A long innermost run with few rows is split into row blocks so that threads share it.
-  constexpr int64_t kBlock = 16384;
-  if (dims.size() == 1 && dims[0].size > 2 * kBlock) {
-    const Dim d = dims[0];
-    const int64_t rows = d.size / kBlock;
-    dims = {{rows, d.dst_stride * kBlock, d.src_stride * kBlock}, {kBlock, d.dst_stride, d.src_stride}};
-    if (d.size % kBlock) {  // the tail, then the block rows
-      const int64_t done = rows * kBlock;
-      int64_t tail_shape = d.size - done, one = d.dst_stride, src_one = d.src_stride;
-      strided_copy(static_cast<std::byte*>(dst) + done * d.dst_stride * static_cast<int64_t>(itemsize), &one,
-                   static_cast<const std::byte*>(src) + done * d.src_stride * static_cast<int64_t>(itemsize),
-                   &src_one, &tail_shape, 1, itemsize);
-    }
+  Layout L;
+  L.dst = static_cast<std::byte*>(dst);
+  L.src = static_cast<const std::byte*>(src);
+  L.item = static_cast<int64_t>(itemsize);
+  normalise(L, dst_strides, src_strides, shape, ndim);
+  if (L.n == 0) {
+    std::memcpy(L.dst, L.src, itemsize);
+    return;
   }
-  const Dim inner = dims.back();
-  dims.pop_back();
-  int64_t rows = 1;
-  for (const Dim& d : dims) rows *= d.size;
-  const int64_t row_bytes = inner.size * static_cast<int64_t>(itemsize);
-  const int64_t min_rows = std::max<int64_t>(1, (int64_t(1) << 17) / std::max<int64_t>(row_bytes, 1));
-
-  visit_width(itemsize, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* d0 = static_cast<T*>(dst);
-    const T* s0 = static_cast<const T*>(src);
-    parallel_for(rows, min_rows, [&](int64_t begin, int64_t end) {
-      // Odometer over the outer dims, started at row `begin`.
-      const int nd = static_cast<int>(dims.size());
-      std::vector<int64_t> idx(nd);
-      int64_t doff = 0, soff = 0;
-      for (int64_t r = begin, i = nd - 1; i >= 0; --i) {
-        idx[i] = r % dims[i].size;
-        r /= dims[i].size;
-        doff += idx[i] * dims[i].dst_stride;
-        soff += idx[i] * dims[i].src_stride;
-      }
-      for (int64_t r = begin; r < end; ++r) {
-        copy_row<T>(d0 + doff, inner.dst_stride, s0 + soff, inner.src_stride, inner.size);
-        for (int i = nd - 1; i >= 0; --i) {
-          doff += dims[i].dst_stride;
-          soff += dims[i].src_stride;
-          if (++idx[i] < dims[i].size) break;
-          doff -= dims[i].dst_stride * dims[i].size;
-          soff -= dims[i].src_stride * dims[i].size;
-          idx[i] = 0;
-        }
-      }
-    });
-  });
+  if (copy_transposed(L)) return;
+  copy_rows(L);
 }
 
 }  // namespace pto::kernels

@@ -1,6 +1,14 @@
-// The strided-copy engine: dst[i..] = src[i..] over any strides (in elements; src strides
-// may be 0 to broadcast, and negative). Dims that are contiguous together are merged,
-// contiguous runs are copied as blocks, the rest by element width, in parallel over rows.
+// The strided-copy engine: dst[i..] = src[i..] over any strides (in elements; negative
+// strides walk backwards, src strides may be 0 to broadcast, a dst stride of 0 keeps the last
+// write like a sequential loop). One engine for Tensor::contiguous(), assignment, copy_into
+// and the ops' general paths:
+//   - dims are reordered by dst stride and merged where both sides are contiguous together;
+//   - contiguous runs are copied as blocks; a last dim read with stride -1, 2, 3 or 4 (or 0) has
+//     a vectorised kernel per element width (runtime CPU dispatch, PTO_SIMD_CLONES);
+//   - a transposing copy (src stride 1 on an outer dim) goes through cache-sized tiles;
+//   - large outputs are written with streaming stores (through an L1 staging buffer);
+//   - the output is split over threads (pto::parallel_for) in disjoint flat ranges.
+// src and dst must not overlap (callers copy first when they do). Never throws.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -9,5 +17,12 @@ namespace pto::kernels {
 
 void strided_copy(void* dst, const int64_t* dst_strides, const void* src, const int64_t* src_strides,
                   const int64_t* shape, int ndim, size_t itemsize);
+
+// For tests: streaming stores for dense outputs from `stream_bytes` bytes on (default: above the
+// last-level cache size; env PTOCPU_STREAM_BYTES), and the ISA of the hand-vectorised streaming
+// kernels, "avx512" / "avx2" / "baseline" (default: the best this CPU has; env
+// PTOCPU_STRIDED_COPY_ISA). A negative size / nullptr restores the default. Not thread-safe
+// against concurrent copies.
+void strided_copy_set_overrides(int64_t stream_bytes, const char* isa);
 
 }  // namespace pto::kernels
