@@ -21,8 +21,6 @@ import ptocpu as pypto
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 ASCEND = ["ascend950", "atlas_a2"]
-HAS_INTERLEAVE = hasattr(ptocpu, "interleave")
-HAS_SCATTER = hasattr(ptocpu, "scatter_")
 
 
 def load_example(name: str) -> types.ModuleType:
@@ -48,14 +46,8 @@ def _script_env():
     return env
 
 
-@pytest.mark.parametrize("name, needs", [
-    ("seed000_index_select_kernel", True),
-    ("interleave_kernel", HAS_INTERLEAVE),
-    ("scatter_kernel", HAS_SCATTER),
-])
-def test_example_runs_as_a_script(name, needs):
-    if not needs:
-        pytest.skip("the op this example uses is not in this build yet")
+@pytest.mark.parametrize("name", ["seed000_index_select_kernel", "interleave_kernel", "scatter_kernel"])
+def test_example_runs_as_a_script(name):
     r = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True, text=True,
                        env=_script_env(), timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -109,7 +101,6 @@ def test_kernels_demo_and_cli_run_the_seed_kernel(capsys):
     assert "index_select jit kernel (seed 000" in capsys.readouterr().out
 
 
-@pytest.mark.skipif(not HAS_INTERLEAVE, reason="interleave is not in this build yet")
 @pytest.mark.parametrize("platform", ["cpu", "ascend950"])
 def test_interleave_kernel_matches_torch(platform):
     ex = load_example("interleave_kernel")
@@ -119,7 +110,6 @@ def test_interleave_kernel_matches_torch(platform):
     np.testing.assert_array_equal(out1, e1)
 
 
-@pytest.mark.skipif(not HAS_INTERLEAVE, reason="interleave is not in this build yet")
 @pytest.mark.parametrize("platform", ["atlas_a2", "a2", "atlas_a3"])
 def test_interleave_kernel_is_not_offered_on_atlas(platform):
     ex = load_example("interleave_kernel")
@@ -131,7 +121,6 @@ def test_interleave_kernel_is_not_offered_on_atlas(platform):
     assert pypto.get_vec_tile_shapes() == ()
 
 
-@pytest.mark.skipif(not HAS_INTERLEAVE, reason="interleave is not in this build yet")
 def test_interleave_kernel_tile_must_cover_the_last_axis():
     ex = load_example("interleave_kernel")
 
@@ -146,7 +135,6 @@ def test_interleave_kernel_tile_must_cover_the_last_axis():
         k(a, b, np.zeros_like(a), np.zeros_like(a))
 
 
-@pytest.mark.skipif(not HAS_SCATTER, reason="scatter_ is not in this build yet")
 @pytest.mark.parametrize("platform", ["cpu", "ascend950", "atlas_a2"])
 def test_scatter_kernel_matches_torch(platform):
     ex = load_example("scatter_kernel")
@@ -158,7 +146,6 @@ def test_scatter_kernel_matches_torch(platform):
     np.testing.assert_array_equal(out, ref)
 
 
-@pytest.mark.skipif(not HAS_SCATTER, reason="scatter_ is not in this build yet")
 def test_scatter_kernel_with_torch_arguments_and_a_tile_too_short():
     ex = load_example("scatter_kernel")
     x, index, src = (torch.from_numpy(a) for a in ex.make_inputs(5))
