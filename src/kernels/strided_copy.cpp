@@ -626,6 +626,10 @@ bool dst_is_dense(const Layout& L) {
 // ------------------------------------------------------------------------------------------
 // The row-wise copy: the output as rows of the innermost dim, threads over flat ranges.
 
+// Streaming stores only pay off on long rows: short ones split lines between streaming and
+// cached stores (and measured slower even when assembled into whole lines first).
+constexpr int64_t kStreamRowBytes = 2048;
+
 void copy_rows(const Layout& L) {
   const Dim inner = L.dims[L.n - 1];
   const int outer_n = L.n - 1;
@@ -635,7 +639,8 @@ void copy_rows(const Layout& L) {
   const int64_t total = rows * len;
   const RowFn fn = pick_row(item, inner.ds, inner.ss);
   NtFn nt = nullptr;
-  if (total * item > stream_threshold() && dst_is_dense(L) && reinterpret_cast<uintptr_t>(L.dst) % item == 0)
+  if (total * item > stream_threshold() && len * item >= kStreamRowBytes && dst_is_dense(L) &&
+      reinterpret_cast<uintptr_t>(L.dst) % item == 0)
     nt = pick_nt(item, inner.ss);
 
   // Rows that start far apart in src: the hardware prefetcher has to find each one anew, so
