@@ -2,6 +2,7 @@
 #include <Python.h>
 #include <nanobind/stl/string.h>
 
+#include <bit>
 #include <cmath>
 
 #include "bind.h"
@@ -21,6 +22,65 @@ PyObject* g_np_generic = nullptr;
 
 std::string python_type_name(nb::handle obj) { return nb::type_name(obj.type()).c_str(); }
 
+// The fast path of asarray for a numpy.ndarray of a standard dtype (the buffer protocol, no
+// Python code): the same zero-copy view as _convert.from_numpy. Anything it does not cover
+// (ml_dtypes dtypes, byte-swapped data, byte strides that are not whole elements, subclasses)
+// returns false and takes the Python path.
+PyObject* g_ndarray = nullptr;
+
+bool dtype_of_format(const char* f, Py_ssize_t itemsize, pto::DType& dt) {
+  if (*f == '@' || *f == '=' || (*f == '<' && std::endian::native == std::endian::little)) ++f;
+  if (!f[0] || f[1]) return false;
+  switch (f[0]) {
+    case '?': dt = pto::DType::BOOL; break;
+    case 'b': dt = pto::DType::INT8; break;
+    case 'B': dt = pto::DType::UINT8; break;
+    case 'h': dt = pto::DType::INT16; break;
+    case 'H': dt = pto::DType::UINT16; break;
+    case 'i': case 'l': case 'q': dt = itemsize == 4 ? pto::DType::INT32 : pto::DType::INT64; break;
+    case 'I': case 'L': case 'Q': dt = itemsize == 4 ? pto::DType::UINT32 : pto::DType::UINT64; break;
+    case 'e': dt = pto::DType::FP16; break;
+    case 'f': dt = pto::DType::FP32; break;
+    case 'd': dt = pto::DType::FP64; break;
+    default: return false;
+  }
+  return static_cast<Py_ssize_t>(pto::dtype_size(dt)) == itemsize;
+}
+
+bool numpy_fast_path(nb::handle obj, pto::Tensor& out) {
+  if (!g_ndarray) {
+    if (!PyDict_GetItemString(PyImport_GetModuleDict(), "numpy")) return false;  // numpy not loaded yet
+    cached(g_ndarray, "numpy", "ndarray");
+  }
+  if (Py_TYPE(obj.ptr()) != reinterpret_cast<PyTypeObject*>(g_ndarray)) return false;
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear();  // e.g. an ml_dtypes dtype: the Python path knows it
+    return false;
+  }
+  pto::DType dt;
+  bool ok = view.format && dtype_of_format(view.format, view.itemsize, dt);
+  pto::Shape shape(view.shape, view.shape + view.ndim);
+  pto::Strides strides(view.ndim);
+  for (int i = 0; ok && i < view.ndim; ++i) {
+    ok = view.strides[i] % view.itemsize == 0;
+    strides[i] = view.strides[i] / view.itemsize;
+  }
+  void* ptr = view.buf;
+  PyBuffer_Release(&view);
+  if (!ok) return false;
+  PyObject* owner = obj.ptr();
+  Py_INCREF(owner);
+  std::shared_ptr<void> keep(owner, [](void* q) {  // safe to release from any thread
+    if (!Py_IsInitialized()) return;
+    PyGILState_STATE s = PyGILState_Ensure();
+    Py_DECREF(static_cast<PyObject*>(q));
+    PyGILState_Release(s);
+  });
+  out = pto::Tensor::from_blob(ptr, shape, strides, dt, std::move(keep));
+  return true;
+}
+
 }  // namespace
 
 pto::Tensor to_tensor(nb::handle obj) {
@@ -31,6 +91,8 @@ pto::Tensor to_tensor(nb::handle obj) {
                                  "create one with ptocpu.tensor(shape, dtype) or ptocpu.asarray(data)");
     return *t;
   }
+  pto::Tensor fast;
+  if (numpy_fast_path(obj, fast)) return fast;
   nb::object converted = cached(g_asarray, "ptocpu._convert", "asarray")(obj);
   return nb::cast<pto::Tensor>(converted);
 }

@@ -1,10 +1,12 @@
 #include "ops/checks.h"
 
+#include <algorithm>
 #include <atomic>
 #include <sstream>
 
 #include "ptocpu/error.h"
 #include "ptocpu/parallel.h"
+#include "kernels/simd.h"
 
 namespace pto::checks {
 
@@ -53,12 +55,29 @@ int normalize_dim(const char* op, int64_t dim, int rank) {
 }
 
 namespace {
+// OR of "value out of [0, bound)" over v[0, n), one unsigned compare per value (negative
+// values wrap to huge ones); branch-free so that it vectorises (runtime-dispatched clones).
+PTO_SIMD_CLONES bool any_out_of_range32(const uint32_t* v, int64_t n, uint32_t bound) {
+  uint32_t any = 0;
+  for (int64_t i = 0; i < n; ++i) any |= static_cast<uint32_t>(v[i] >= bound);
+  return any != 0;
+}
+PTO_SIMD_CLONES bool any_out_of_range64(const uint64_t* v, int64_t n, uint64_t bound) {
+  uint64_t any = 0;
+  for (int64_t i = 0; i < n; ++i) any |= static_cast<uint64_t>(v[i] >= bound);
+  return any != 0;
+}
+
 template <class I>
 bool all_in_range(const I* v, int64_t n, int64_t bound) {
   std::atomic<bool> bad{false};
-  parallel_for(n, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
-    uint64_t any = 0;
-    for (int64_t i = begin; i < end; ++i) any |= static_cast<uint64_t>(static_cast<uint64_t>(v[i]) >= static_cast<uint64_t>(bound));
+  parallel_for(n, int64_t(1) << 17, [&](int64_t begin, int64_t end) {
+    bool any;
+    if constexpr (sizeof(I) == 4)  // bound above 2^31: only negative values (>= 2^31 unsigned) are out
+      any = any_out_of_range32(reinterpret_cast<const uint32_t*>(v) + begin, end - begin,
+                               static_cast<uint32_t>(std::min<int64_t>(bound, int64_t(1) << 31)));
+    else
+      any = any_out_of_range64(reinterpret_cast<const uint64_t*>(v) + begin, end - begin, static_cast<uint64_t>(bound));
     if (any) bad.store(true, std::memory_order_relaxed);
   });
   return !bad.load();
