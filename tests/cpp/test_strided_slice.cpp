@@ -134,7 +134,7 @@ void check_view(size_t width, const pto::Shape& shape, const pto::Strides& strid
 void check_engine_layouts() {
   for (size_t w : {1, 2, 4, 8}) {
     for (int64_t step : {1, -1, 2, 3, 4, -2, 5, 0}) {
-      for (int64_t len : {1, 7, 64, 129, 1000}) {
+      for (int64_t len : {1, 7, 64, 129, 1000, 2100}) {
         const int64_t row = std::max<int64_t>(1, std::abs(step) * (len - 1) + 1);
         check_view(w, {3, len}, {row + 5, step});
         check_view(w, {3, len}, {-(row + 5), step});
