@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -267,6 +268,32 @@ void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, i
 
 // ---- the driver ----------------------------------------------------------------------------
 
+// Per-thread scratch buffers, allocated before any work starts (an allocation failure then
+// throws before anything is written; kernels run inside parallel_for, which must not throw).
+// Each parallel_for chunk takes one slot; pages never touched cost nothing.
+template <class E>
+class Scratch {
+ public:
+  Scratch(int64_t per_slot, bool needed)
+      : per_(per_slot), slots_(needed ? get_num_threads() + 1 : 0), data_(needed ? new E[per_ * slots_] : nullptr) {}
+  E* take() {  // a chunk's buffer (more chunks than threads only if the thread count changed meanwhile)
+    if (!data_) return nullptr;
+    const int i = next_.fetch_add(1, std::memory_order_relaxed);
+    if (i < slots_) return data_.get() + per_ * i;
+    std::lock_guard<std::mutex> lock(mutex_);
+    extra_.emplace_back(new E[per_]);
+    return extra_.back().get();
+  }
+
+ private:
+  int64_t per_;
+  int slots_;
+  std::unique_ptr<E[]> data_;
+  std::atomic<int> next_{0};
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<E[]>> extra_;
+};
+
 // A work item applies its contributions in place (reduce None; fp32 / fp64 / integer add and
 // multiply) or, for fp16 / bf16 add and multiply, through an fp32 accumulator per target.
 template <class T, class I, ScatterReduce R>
@@ -291,8 +318,9 @@ void run(const ScatterArgs& a, const Geometry& g) {
     const int64_t line_bytes = g.out_sd == 1 ? g.nd * static_cast<int64_t>(sizeof(T)) : 0;
     const int64_t kAhead = std::clamp<int64_t>((16 << 10) / std::max<int64_t>(1, line_bytes), 1, 4);
     const bool dense_row = g.out_sd == 1 && g.md * 4 >= g.nd;
+    Scratch<float> scratch(g.nd, kAcc);
     parallel_for(g.outer, min_rows, [&](int64_t begin, int64_t end) {
-      std::unique_ptr<float[]> acc(kAcc ? new float[g.nd] : nullptr);
+      float* const ac = scratch.take();
       for (int64_t o = begin; o < end; ++o) {
         T* orow = out + g.out_outer(o);
         const T* srow = scalar ? src : src + g.src_outer(o);
@@ -308,7 +336,6 @@ void run(const ScatterArgs& a, const Geometry& g) {
           });
         };
         if constexpr (kAcc) {
-          float* ac = acc.get();
           auto accumulate = [&](T&, const T& v, int64_t t, int64_t) { ac[t] = combine<float, R>(ac[t], decode(v)); };
           if (dense_row) {  // the whole line through the accumulators: two vectorised passes + the updates
             decode_run(ac, orow, g.nd);
@@ -334,8 +361,8 @@ void run(const ScatterArgs& a, const Geometry& g) {
 
   // block mode: packed when a block's targets take about one contribution each or more
   using P = Packed<T, R>;
-  const bool packed = g.md * 4 >= g.nd;
-  const int64_t elem = kAcc || packed ? static_cast<int64_t>(sizeof(P)) : static_cast<int64_t>(sizeof(T));
+  const bool use_packed = g.md * 4 >= g.nd;
+  const int64_t elem = kAcc || use_packed ? static_cast<int64_t>(sizeof(P)) : static_cast<int64_t>(sizeof(T));
   constexpr int64_t kBudget = 512 << 10;  // bytes of targets per block (L2)
   int64_t B = std::clamp<int64_t>(kBudget / std::max<int64_t>(1, g.nd * elem), 1, g.inner);
   if (threads > 1 && g.outer * ((g.inner + B - 1) / B) < 2 * threads) {
@@ -348,11 +375,14 @@ void run(const ScatterArgs& a, const Geometry& g) {
   const int64_t per_item = std::max<int64_t>(1, g.md * B);
   const int64_t min_items = std::max<int64_t>(1, 16384 / per_item);
   const int64_t src_k = scalar ? 0 : 1;
-  const bool use_packed = packed;
+  Scratch<P> packs(g.nd * B, use_packed);
+  Scratch<float> accs(g.nd * B, kAcc && !use_packed);
+  Scratch<int64_t> offsets(2 * B, !g.inner_identity);
   parallel_for(items, min_items, [&](int64_t begin, int64_t end) {
-    std::unique_ptr<P[]> buf(use_packed ? new P[g.nd * B] : nullptr);
-    std::unique_ptr<float[]> acc(kAcc && !use_packed ? new float[g.nd * B] : nullptr);
-    std::vector<int64_t> ooff(g.inner_identity ? 0 : B), soff(g.inner_identity ? 0 : B);
+    P* const buf = packs.take();
+    float* const ac = accs.take();
+    int64_t* const ooff = offsets.take();
+    int64_t* const soff = ooff ? ooff + B : nullptr;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t o = item / blocks, k0 = (item % blocks) * B, kn = std::min(B, g.inner - k0);
       T* obase = out + g.out_outer(o);
@@ -362,22 +392,21 @@ void run(const ScatterArgs& a, const Geometry& g) {
         obase += k0;
         sbase += k0 * src_k;
       } else {
-        g.inner_offsets(k0, kn, ooff.data(), soff.data());
-        if (scalar) std::fill(soff.begin(), soff.end(), 0);
+        g.inner_offsets(k0, kn, ooff, soff);
+        if (scalar) std::fill(soff, soff + kn, 0);
       }
       if (use_packed) {
         if (g.inner_identity)
-          packed_block<T, I, R, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, buf.get());
+          packed_block<T, I, R, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, buf);
         else
-          packed_block<T, I, R, false>(g, obase, sbase, ibase, kn, src_k, ooff.data(), soff.data(), buf.get());
+          packed_block<T, I, R, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, buf);
         continue;
       }
       auto walk = [&](auto&& f) {
         if (g.inner_identity) walk_block<T, I, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, f);
-        else walk_block<T, I, false>(g, obase, sbase, ibase, kn, src_k, ooff.data(), soff.data(), f);
+        else walk_block<T, I, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, f);
       };
       if constexpr (kAcc) {
-        float* ac = acc.get();
         walk([&](T& dst, const T&, int64_t t, int64_t k) { ac[t * B + k] = decode(dst); });
         walk([&](T&, const T& v, int64_t t, int64_t k) {
           ac[t * B + k] = combine<float, R>(ac[t * B + k], decode(v));
