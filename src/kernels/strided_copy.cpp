@@ -110,6 +110,17 @@ void row_scatter(std::byte* d, int64_t ds, const std::byte* s, int64_t ss, int64
   for (int64_t i = 0; i < n; ++i) out[i * ds] = in[i * ss];
 }
 
+// `rows` short rows at once (dst rows drow apart, src rows srow apart): per-row calls would
+// cost more than the rows themselves.
+template <class T>
+PTO_SIMD_CLONES void short_rows(std::byte* d, int64_t ds, int64_t drow, const std::byte* s, int64_t ss, int64_t srow,
+                                int64_t len, int64_t rows) {
+  T* __restrict out = reinterpret_cast<T*>(d);
+  const T* __restrict in = reinterpret_cast<const T*>(s);
+  for (int64_t r = 0; r < rows; ++r, out += drow, in += srow)
+    for (int64_t i = 0; i < len; ++i) out[i * ds] = in[i * ss];
+}
+
 // The kernel for a row with dst stride ds and src stride ss.
 template <class T>
 RowFn pick_row(int64_t ds, int64_t ss) {
@@ -602,6 +613,13 @@ struct Odometer {
     }
     return s;
   }
+  // Moves k >= 1 rows on; the innermost outer dim has at least k - 1 rows left.
+  void advance(int64_t k) {
+    doff += (k - 1) * dims[n - 1].ds;
+    soff += (k - 1) * dims[n - 1].ss;
+    idx[n - 1] += k - 1;
+    next();
+  }
   void next() {
     for (int i = n - 1; i >= 0; --i) {
       doff += dims[i].ds;
@@ -626,9 +644,12 @@ bool dst_is_dense(const Layout& L) {
 // ------------------------------------------------------------------------------------------
 // The row-wise copy: the output as rows of the innermost dim, threads over flat ranges.
 
-// Streaming stores only pay off on long rows: short ones split lines between streaming and
-// cached stores (and measured slower even when assembled into whole lines first).
+// Rows from this size on are written by the streaming row kernels directly.
 constexpr int64_t kStreamRowBytes = 2048;
+// Rows up to this size are copied in batches.
+constexpr int64_t kShortRowBytes = 256;
+// The L1 buffer that assembles short rows for streaming stores.
+constexpr int64_t kStageBytes = 1024;
 
 void copy_rows(const Layout& L) {
   const Dim inner = L.dims[L.n - 1];
@@ -638,10 +659,13 @@ void copy_rows(const Layout& L) {
   for (int i = 0; i < outer_n; ++i) rows *= L.dims[i].size;
   const int64_t total = rows * len;
   const RowFn fn = pick_row(item, inner.ds, inner.ss);
-  NtFn nt = nullptr;
-  if (total * item > stream_threshold() && len * item >= kStreamRowBytes && dst_is_dense(L) &&
-      reinterpret_cast<uintptr_t>(L.dst) % item == 0)
-    nt = pick_nt(item, inner.ss);
+  // Streaming stores: long rows straight from the row kernels; short rows are assembled in an
+  // L1 buffer laid out like dst first, so that no line is split between two kinds of store.
+  NtFn nt = nullptr, staged = nullptr;
+  if (total * item > stream_threshold() && dst_is_dense(L) && reinterpret_cast<uintptr_t>(L.dst) % item == 0) {
+    if (len * item >= kStreamRowBytes) nt = pick_nt(item, inner.ss);
+    else staged = pick_nt(item, 1);
+  }
 
   // Rows that start far apart in src: the hardware prefetcher has to find each one anew, so
   // the first lines of the next row are requested while this one is copied.
@@ -649,27 +673,60 @@ void copy_rows(const Layout& L) {
   const int64_t prefetch_lines = span >= 2048 && outer_n > 0 ? std::min<int64_t>(span / 64, 16) : 0;
   const int64_t line_step = inner.ss < 0 ? -64 : 64;
 
+  // Short rows go in batches along the innermost outer dim.
+  const bool batch = !nt && outer_n > 0 && len * item <= kShortRowBytes;
+  const Dim row_dim = outer_n > 0 ? L.dims[outer_n - 1] : Dim{1, 0, 0};
+  const auto batch_fn = visit_width(static_cast<size_t>(item), [](auto tag) {
+    return &short_rows<typename decltype(tag)::type>;
+  });
+
   parallel_for(total, std::max<int64_t>(1, kMinChunkBytes / item), [&](int64_t lo, int64_t hi) {
     Odometer odo(L.dims, outer_n, lo / len);
     int64_t c = lo % len;  // column within the current row
-    for (int64_t p = lo; p < hi;) {
-      const int64_t n = std::min(len - c, hi - p);
-      if (prefetch_lines && p + n < hi) {
-        const std::byte* next = L.src + odo.next_soff() * item;
-        for (int64_t k = 0; k < prefetch_lines; ++k) __builtin_prefetch(next + k * line_step);
+    // Flat elements [p, end), the element at dst offset o written to base + (o - origin) * item.
+    auto run = [&](int64_t p, int64_t end, std::byte* base, int64_t origin) {
+      while (p < end) {
+        if (batch && c == 0) {
+          const int64_t k = std::min(row_dim.size - odo.idx[outer_n - 1], (end - p) / len);
+          if (k > 1) {
+            batch_fn(base + (odo.doff - origin) * item, inner.ds, row_dim.ds, L.src + odo.soff * item, inner.ss,
+                     row_dim.ss, len, k);
+            p += k * len;
+            odo.advance(k);
+            continue;
+          }
+        }
+        const int64_t n = std::min(len - c, end - p);
+        if (prefetch_lines && p + n < hi) {
+          const std::byte* next = L.src + odo.next_soff() * item;
+          for (int64_t k = 0; k < prefetch_lines; ++k) __builtin_prefetch(next + k * line_step);
+        }
+        std::byte* d = base + (odo.doff + c * inner.ds - origin) * item;
+        const std::byte* s = L.src + (odo.soff + c * inner.ss) * item;
+        if (nt) nt(d, s, n);
+        else fn(d, inner.ds, s, inner.ss, n);
+        p += n;
+        c += n;
+        if (c == len) {
+          c = 0;
+          odo.next();
+        }
       }
-      std::byte* d = L.dst + (odo.doff + c * inner.ds) * item;
-      const std::byte* s = L.src + (odo.soff + c * inner.ss) * item;
-      if (nt) nt(d, s, n);
-      else fn(d, inner.ds, s, inner.ss, n);
-      p += n;
-      c += n;
-      if (c == len) {
-        c = 0;
-        odo.next();
+    };
+    if (staged) {
+      alignas(64) std::byte stage[kStageBytes];
+      for (int64_t p = lo; p < hi;) {
+        std::byte* d = L.dst + p * item;  // dense: the flat index is the dst offset
+        const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(d) & 63);
+        const int64_t end = std::min(hi, p + (kStageBytes - mis) / item);
+        run(p, end, stage + mis, p);
+        staged(d, stage + mis, end - p);
+        p = end;
       }
+    } else {
+      run(lo, hi, L.dst, 0);
     }
-    if (nt) stream_fence();
+    if (nt || staged) stream_fence();
   });
 }
 
