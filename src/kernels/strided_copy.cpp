@@ -604,16 +604,6 @@ struct Odometer {
       soff += idx[i] * dims[i].ss;
     }
   }
-  // soff of the next row, without moving.
-  int64_t next_soff() const {
-    int64_t s = soff;
-    for (int i = n - 1; i >= 0; --i) {
-      s += dims[i].ss;
-      if (idx[i] + 1 < dims[i].size) return s;
-      s -= dims[i].ss * dims[i].size;
-    }
-    return s;
-  }
   // Moves k >= 1 rows on; the innermost outer dim has at least k - 1 rows left.
   void advance(int64_t k) {
     doff += (k - 1) * dims[n - 1].ds;
@@ -668,12 +658,6 @@ void copy_rows(const Layout& L) {
     else staged = pick_nt(item, 1);
   }
 
-  // Rows that start far apart in src: the hardware prefetcher has to find each one anew, so
-  // the first lines of the next row are requested while this one is copied.
-  const int64_t span = std::abs(inner.ss) * item * len;
-  const int64_t prefetch_lines = span >= 2048 && outer_n > 0 ? std::min<int64_t>(span / 64, 16) : 0;
-  const int64_t line_step = inner.ss < 0 ? -64 : 64;
-
   // Short rows go in batches along the innermost outer dim.
   const bool batch = !nt && outer_n > 0 && len * item <= kShortRowBytes;
   const Dim row_dim = outer_n > 0 ? L.dims[outer_n - 1] : Dim{1, 0, 0};
@@ -698,10 +682,6 @@ void copy_rows(const Layout& L) {
           }
         }
         const int64_t n = std::min(len - c, end - p);
-        if (prefetch_lines && p + n < hi) {
-          const std::byte* next = L.src + odo.next_soff() * item;
-          for (int64_t k = 0; k < prefetch_lines; ++k) __builtin_prefetch(next + k * line_step);
-        }
         std::byte* d = base + (odo.doff + c * inner.ds - origin) * item;
         const std::byte* s = L.src + (odo.soff + c * inner.ss) * item;
         if (nt) nt(d, s, n);
