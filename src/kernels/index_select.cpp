@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -56,15 +57,24 @@ Isa detect_isa() {
 
 const Isa g_isa = detect_isa();
 
-// Outputs of at least this many bytes are streamed past the caches.
+// Outputs of at least this many bytes are streamed past the caches: half the last-level cache
+// this CPU sees (sysfs; sysconf may report a whole socket's). PTOCPU_STREAM_BYTES overrides it
+// (as for the strided-copy engine; tests use it to reach the streaming paths with small tensors).
 int64_t stream_threshold() {
   static const int64_t bytes = [] {
-    long l3 = -1;
+    if (const char* env = std::getenv("PTOCPU_STREAM_BYTES")) return static_cast<int64_t>(std::atoll(env));
+    int64_t llc = 0;
+    if (std::FILE* f = std::fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r")) {
+      long long v = 0;
+      char unit = 0;
+      if (std::fscanf(f, "%lld%c", &v, &unit) >= 1) llc = v * (unit == 'K' ? 1024 : unit == 'M' ? 1 << 20 : 1);
+      std::fclose(f);
+    }
 #ifdef _SC_LEVEL3_CACHE_SIZE
-    l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (llc <= 0) llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
-    if (l3 <= 0) l3 = 8L << 20;
-    return std::max<int64_t>(int64_t(4) << 20, l3 / 2);
+    if (llc <= 0) llc = int64_t(32) << 20;
+    return std::clamp<int64_t>(llc / 2, int64_t(4) << 20, int64_t(128) << 20);
   }();
   return bytes;
 }
