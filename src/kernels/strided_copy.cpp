@@ -650,12 +650,13 @@ void copy_rows(const Layout& L) {
   for (int i = 0; i < outer_n; ++i) rows *= L.dims[i].size;
   const int64_t total = rows * len;
   const RowFn fn = pick_row(item, inner.ds, inner.ss);
-  // Streaming stores: long rows straight from the row kernels; short rows are assembled in an
-  // L1 buffer laid out like dst first, so that no line is split between two kinds of store.
+  // Streaming stores: long rows straight from a streaming row kernel where there is one; other
+  // rows are assembled in an L1 buffer laid out like dst first, so that no line is split
+  // between two kinds of store.
   NtFn nt = nullptr, staged = nullptr;
   if (total * item > stream_threshold() && dst_is_dense(L) && reinterpret_cast<uintptr_t>(L.dst) % item == 0) {
     if (len * item >= kStreamRowBytes) nt = pick_nt(item, inner.ss);
-    else staged = pick_nt(item, 1);
+    if (!nt) staged = pick_nt(item, 1);
   }
 
   // Short rows go in batches along the innermost outer dim.
