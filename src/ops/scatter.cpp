@@ -115,7 +115,8 @@ Tensor scatter_impl(const char* op, bool in_place, const Tensor& input, int64_t 
     idx = copy;
   }
   const int64_t bound = input.shape(plan.dim);
-  if (!kernels::index_values_in_range(idx, bound))  // the fast pass; only a failure rescans to name the value
+  Tensor narrow;
+  if (!kernels::check_index(idx, bound, &narrow))  // the fast pass; only a failure rescans to name the value
     checks::check_index_values(
         op, idx, bound, "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape()));
   // Every check has passed: from here on the call succeeds.
@@ -127,7 +128,7 @@ Tensor scatter_impl(const char* op, bool in_place, const Tensor& input, int64_t 
   kernels::ScatterArgs args;
   args.out = out;
   args.dim = plan.dim;
-  args.index = idx;
+  args.index = narrow.defined() ? narrow : idx;
   args.reduce = reduce;
   if (src) {
     args.src = src->as_strided(index.shape(), src->strides(), 0);  // the index-shaped prefix

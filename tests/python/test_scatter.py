@@ -569,18 +569,40 @@ def test_error_dim_out_of_range():
     assert_raises_unchanged(ptocpu.IndexOutOfRange, r"dim -3 is out of range", x, -3, index, 1.0)
 
 
-def test_error_index_value_at_the_very_end_changes_nothing():
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_error_index_value_at_the_very_end_changes_nothing(index_dtype):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((200, 300)).astype(np.float32)
-    index = rng.integers(0, 200, size=(400, 300))
+    index = rng.integers(0, 200, size=(4000, 300)).astype(index_dtype)  # large: the check also narrows it
     index[-1, -1] = 200
     assert_raises_unchanged(ptocpu.IndexOutOfRange,
-                            r"scatter_: index value 200 at index position \(399, 299\) is out of range \[0, 200\) "
+                            r"scatter_: index value 200 at index position \(3999, 299\) is out of range \[0, 200\) "
                             r"for dim 0 of input shape \[200, 300\]",
-                            x, 0, index, np.ones((400, 300), np.float32), reduce="add")
+                            x, 0, index, np.ones((4000, 300), np.float32), reduce="add")
     index[-1, -1] = -1
-    assert_raises_unchanged(ptocpu.IndexOutOfRange, r"index value -1 at index position \(399, 299\)", x, 0, index, 1.0)
+    assert_raises_unchanged(ptocpu.IndexOutOfRange, r"index value -1 at index position \(3999, 299\)", x, 0, index,
+                            1.0)
+    index[-1, -1] = 65536 + 5  # would wrap to 5 if narrowed before being checked
+    assert_raises_unchanged(ptocpu.IndexOutOfRange, r"index value 65541 at index position", x, 0, index, 1.0)
+    xt = np.ascontiguousarray(x.T)  # row mode
+    assert_raises_unchanged(ptocpu.IndexOutOfRange, r"index value 65541 at index position \(299, 3999\)", xt, 1,
+                            np.ascontiguousarray(index.T), 1.0)
     assert issubclass(ptocpu.IndexOutOfRange, IndexError)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_large_index_rows_and_blocks(index_dtype):
+    """Indices large enough for the narrowed (uint16) copy, in row and block mode."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((300, 500)).astype(np.float32)
+    index = rng.integers(0, 500, size=(300, 4000)).astype(index_dtype)
+    src = rng.standard_normal((300, 4000)).astype(np.float32)
+    for reduce in REDUCES:
+        assert_same_bits(ptocpu.scatter(x, 1, index, src, reduce=reduce), reference(x, 1, index, src, reduce))
+    index0 = rng.integers(0, 300, size=(2500, 500)).astype(index_dtype)
+    src0 = rng.standard_normal((2500, 500)).astype(np.float32)
+    for reduce in REDUCES:
+        assert_same_bits(ptocpu.scatter(x, 0, index0, src0, reduce=reduce), reference(x, 0, index0, src0, reduce))
 
 
 def test_error_on_a_view_leaves_the_base_unchanged():
