@@ -43,10 +43,9 @@ namespace {
 enum class Isa { Base, Avx2, Avx512 };
 
 // PTOCPU_INDEX_SELECT_ISA=sse2|avx2 caps the choice (for testing the other paths).
-Isa detect_isa() {
+Isa detect_isa(const char* cap) {
 #if PTO_IS_X86
   __builtin_cpu_init();
-  const char* cap = std::getenv("PTOCPU_INDEX_SELECT_ISA");
   const bool allow512 = !cap || std::strcmp(cap, "avx512") == 0;
   const bool allow2 = allow512 || std::strcmp(cap, "avx2") == 0;
   if (allow512 && __builtin_cpu_supports("avx512f")) return Isa::Avx512;
@@ -55,12 +54,14 @@ Isa detect_isa() {
   return Isa::Base;
 }
 
-const Isa g_isa = detect_isa();
+Isa g_isa = detect_isa(std::getenv("PTOCPU_INDEX_SELECT_ISA"));
+int64_t g_stream_override = -1;  // index_select_set_overrides
 
 // Outputs of at least this many bytes are streamed past the caches: half the last-level cache
 // this CPU sees (sysfs; sysconf may report a whole socket's). PTOCPU_STREAM_BYTES overrides it
 // (as for the strided-copy engine; tests use it to reach the streaming paths with small tensors).
 int64_t stream_threshold() {
+  if (g_stream_override >= 0) return g_stream_override;
   static const int64_t bytes = [] {
     if (const char* env = std::getenv("PTOCPU_STREAM_BYTES")) return static_cast<int64_t>(std::atoll(env));
     int64_t llc = 0;
@@ -436,8 +437,9 @@ void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::
   const int64_t items = g.outer * tiles;
   const int64_t grain = std::max<int64_t>(1, (int64_t(64) << 10) / std::max<int64_t>(1, std::min(n, tile) * item));
 
+  constexpr int64_t kChunk = 256;
   dynamic_for(items, grain, [&](int64_t begin, int64_t end) {
-    alignas(64) T stage[1024];
+    alignas(64) T stage[kChunk];
     for (int64_t it = begin; it < end; ++it) {
       const int64_t o = it / tiles, t = it % tiles;
       const int64_t j0 = t * tile, m = std::min(tile, n - j0);
@@ -447,7 +449,8 @@ void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::
       if (slice_prefetch && t == tiles - 1 && o + 1 < g.outer) {
         pf.next = in + g.outer_offset(o + 1) * item;
         pf.bytes = slice_bytes;
-        const int64_t steps = std::max<int64_t>(1, m / (item == 4 ? 16 : 8));
+        // One step per vector (the AVX-512 path) or per chunk of kChunk elements (the others).
+        const int64_t steps = std::max<int64_t>(1, vector ? m / (64 / item) : (m + kChunk - 1) / kChunk);
         pf.per_step = std::max<int64_t>(1, (slice_bytes / 64 + steps - 1) / steps);
       }
 #if PTO_IS_X86
@@ -464,13 +467,13 @@ void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::
         continue;
       }
 #endif
-      if (!stream) {
-        gather_elements_scalar<T, I>(out, row, g.dim_stride, idx + j0, m);
-        pf.finish();
-        continue;
-      }
-      for (int64_t j = 0; j < m; j += 1024) {
-        const int64_t c = std::min<int64_t>(1024, m - j);
+      for (int64_t j = 0; j < m; j += kChunk) {
+        const int64_t c = std::min<int64_t>(kChunk, m - j);
+        if (!stream) {
+          gather_elements_scalar<T, I>(out + j, row, g.dim_stride, idx + j0 + j, c);
+          pf.step();
+          continue;
+        }
         gather_elements_scalar<T, I>(stage, row, g.dim_stride, idx + j0 + j, c);
         switch (g_isa) {
 #if PTO_IS_X86
@@ -519,6 +522,11 @@ void gather_rows(const Geometry& g, const std::byte* in, const I* idx, std::byte
 }
 
 }  // namespace
+
+void index_select_set_overrides(int64_t stream_bytes, const char* isa) {
+  g_stream_override = stream_bytes;
+  g_isa = detect_isa(isa ? isa : std::getenv("PTOCPU_INDEX_SELECT_ISA"));
+}
 
 void index_select(const Tensor& input, int dim, const Tensor& index, const Tensor& out) {
   const Geometry g = geometry(input, dim, index);
