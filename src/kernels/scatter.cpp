@@ -339,7 +339,7 @@ void run(const ScatterArgs& a, const Geometry& g) {
           auto accumulate = [&](T&, const T& v, int64_t t, int64_t) { ac[t] = combine<float, R>(ac[t], decode(v)); };
           if (dense_row) {  // the whole line through the accumulators: two vectorised passes + the updates
             decode_run(ac, orow, g.nd);
-            walk(false, accumulate);
+            walk(true, accumulate);
             store_back_run(orow, ac, g.nd);
           } else {  // a sparse line: only the targets
             walk(true, [&](T& dst, const T&, int64_t t, int64_t) { ac[t] = decode(dst); });
