@@ -1,6 +1,7 @@
 // strided_slice (SPEC 5.5): one validation function turns begin / end / strides / masks into
-// a canonical plan (output shape, per-output-dim element stride into x, element offset). The
-// view is that plan applied through Tensor::as_strided; the copy is copy_into(new, view).
+// a canonical plan (output shape; per output dim the input dim, first index and step; the
+// index of every shrunk dim). The view is that plan applied through Tensor::as_strided; the
+// copy is copy_into(new, view).
 #include <bit>
 #include <cstdint>
 #include <string>
@@ -17,11 +18,17 @@ namespace {
 constexpr const char* kOp = "strided_slice";
 constexpr size_t kMaxSlots = 32;
 
-// What the kernel consumes: out[k..] = x.data()[offset + sum_k k_i * strides[i]].
+// The canonical plan, in index space (it depends on x's shape only): output dim k reads input
+// dim dims[k].in_dim (-1: a new axis of size 1) from index dims[k].start with step dims[k].step;
+// every input dim that is not read (a shrunk dim) sits at a fixed index, fixed[d] (-1 otherwise).
+struct SliceDim {
+  int in_dim;
+  int64_t start, step;
+};
 struct StridedSlicePlan {
-  Shape shape;      // output shape
-  Strides strides;  // per output dim: element stride into x (0 for a new axis)
-  int64_t offset;   // element offset of out[0, ..., 0] from x[0, ..., 0] (0 when the output is empty)
+  Shape shape;                  // output shape
+  std::vector<SliceDim> dims;   // one per output dim
+  std::vector<int64_t> fixed;   // one per input dim
 };
 
 struct Masks {
@@ -97,32 +104,31 @@ StridedSlicePlan validate_strided_slice(const Tensor& x, const std::vector<int64
                         " new-axis, ", ellipses, " ellipsis) but x has rank ", rank, " (shape ",
                         shape_to_string(x.shape()), ")");
 
-  StridedSlicePlan plan{{}, {}, 0};
+  StridedSlicePlan plan{{}, {}, std::vector<int64_t>(rank, -1)};
   auto keep_dim = [&](int d) {
     plan.shape.push_back(x.shape(d));
-    plan.strides.push_back(x.stride(d));
+    plan.dims.push_back({d, 0, 1});
   };
   int d = 0;  // next input dim
   for (size_t i = 0; i < slots; ++i) {
     const int64_t bit = int64_t(1) << i;
     if (m.new_axis & bit) {
       plan.shape.push_back(1);
-      plan.strides.push_back(0);
+      plan.dims.push_back({-1, 0, 1});
       continue;
     }
     if (m.ellipsis & bit) {
       for (int k = 0; k < rank - indexing; ++k) keep_dim(d++);
       continue;
     }
-    const int64_t n = x.shape(d), st = x.stride(d);
+    const int64_t n = x.shape(d);
     if (m.shrink & bit) {
       const int64_t raw = (m.begin & bit) ? 0 : begin[i];
       const int64_t idx = raw < 0 ? raw + n : raw;
       if (idx < 0 || idx >= n)
         fail<IndexError>(kOp, ": shrink_axis_mask slot ", i, ": begin[", i, "] = ", raw, " is out of range [", -n,
                          ", ", n, ") for dim ", d, " of x shape ", shape_to_string(x.shape()));
-      plan.offset += idx * st;
-      ++d;
+      plan.fixed[d++] = idx;
       continue;
     }
     const int64_t s = strides[i];
@@ -134,19 +140,30 @@ StridedSlicePlan validate_strided_slice(const Tensor& x, const std::vector<int64
     };
     const int64_t b = canonical(begin[i], m.begin & bit, s > 0 ? 0 : n - 1);
     const int64_t e = canonical(end[i], m.end & bit, s > 0 ? n : -1);
-    const int64_t len = range_length(b, e, s);
-    plan.shape.push_back(len);
-    plan.strides.push_back(len > 1 ? s * st : st);
-    if (len > 0) plan.offset += b * st;
-    ++d;
+    plan.shape.push_back(range_length(b, e, s));
+    plan.dims.push_back({d++, b, s});
   }
   while (d < rank) keep_dim(d++);
-  if (shape_numel(plan.shape) == 0) plan.offset = 0;
   checks::check_extent(kOp, "output", plan.shape, false);
   return plan;
 }
 
-Tensor apply(const Tensor& x, const StridedSlicePlan& plan) { return x.as_strided(plan.shape, plan.strides, plan.offset); }
+// The plan as a view of x: element strides and the offset of out[0, ..., 0].
+Tensor apply(const Tensor& x, const StridedSlicePlan& plan) {
+  Strides strides(plan.shape.size());
+  int64_t offset = 0;
+  for (size_t k = 0; k < plan.dims.size(); ++k) {
+    const SliceDim& sd = plan.dims[k];
+    if (sd.in_dim < 0) continue;  // a new axis: size 1, stride 0
+    const int64_t st = x.stride(sd.in_dim);
+    strides[k] = plan.shape[k] > 1 ? sd.step * st : st;  // |step| <= extent here: no overflow
+    offset += sd.start * st;
+  }
+  for (int d = 0; d < x.ndim(); ++d)
+    if (plan.fixed[d] >= 0) offset += plan.fixed[d] * x.stride(d);
+  if (shape_numel(plan.shape) == 0) offset = 0;  // nothing is read; keep the pointer inside x
+  return x.as_strided(plan.shape, strides, offset);
+}
 
 }  // namespace
 
