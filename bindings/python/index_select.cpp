@@ -8,6 +8,9 @@ void bind_index_select(nb::module_& m) {
         [](nb::handle input, nb::handle dim, nb::handle index) {
           const pto::Tensor x = to_tensor(input), idx = to_tensor(index);
           const int64_t d = to_int(dim, "index_select", "dim");
+          // The output has at most index.numel() * input.numel() elements: below a few thousand
+          // the call takes well under a microsecond, less than releasing the GIL costs.
+          if (idx.numel() < 4096 && x.numel() < 4096 && idx.numel() * x.numel() < 4096) return pto::index_select(x, d, idx);
           nb::gil_scoped_release release;
           return pto::index_select(x, d, idx);
         },

@@ -186,19 +186,22 @@ inline void stream_copy(std::byte* dst, const std::byte* src, int64_t n) {
 // ---------------------------------------------------------------------------------------------
 // Geometry of input seen as [outer dims..., dim, inner dims...].
 
+// Fixed-size arrays (no allocation per call): the platforms cap input rank at 8.
+constexpr int kMaxDims = 16;
+
 struct Geometry {
-  Shape outer_shape;
-  Strides outer_strides;
-  int64_t outer = 1, rows_per_outer = 0;  // rows_per_outer = index.numel()
+  int n_outer = 0, n_inner = 0;
+  int64_t outer_shape[kMaxDims], outer_strides[kMaxDims];  // size-1 dims dropped, mergeable dims merged
+  int64_t outer = 1, rows_per_outer = 0;                   // rows_per_outer = index.numel()
   int64_t dim_size = 0, dim_stride = 0;
-  Shape inner_shape;
-  Strides inner_strides;
+  int64_t inner_shape[kMaxDims], inner_strides[kMaxDims];
   int64_t inner = 1;
   bool inner_contiguous = true;
 
   int64_t outer_offset(int64_t o) const {
+    if (n_outer == 1) return o * outer_strides[0];
     int64_t off = 0;
-    for (int i = static_cast<int>(outer_shape.size()) - 1; i >= 0; --i) {
+    for (int i = n_outer - 1; i >= 0; --i) {
       off += (o % outer_shape[i]) * outer_strides[i];
       o /= outer_shape[i];
     }
@@ -209,18 +212,26 @@ struct Geometry {
 Geometry geometry(const Tensor& input, int dim, const Tensor& index) {
   Geometry g;
   for (int i = 0; i < dim; ++i) {
-    if (input.shape(i) == 1) continue;  // a size-1 outer dim adds nothing
-    g.outer_shape.push_back(input.shape(i));
-    g.outer_strides.push_back(input.stride(i));
-    g.outer *= input.shape(i);
+    const int64_t n = input.shape(i), st = input.stride(i);
+    if (n == 1) continue;  // a size-1 outer dim adds nothing
+    if (g.n_outer > 0 && g.outer_strides[g.n_outer - 1] == st * n) {  // one dim with the previous one
+      g.outer_shape[g.n_outer - 1] *= n;
+      g.outer_strides[g.n_outer - 1] = st;
+    } else {
+      g.outer_shape[g.n_outer] = n;
+      g.outer_strides[g.n_outer++] = st;
+    }
+    g.outer *= n;
   }
   g.rows_per_outer = index.numel();
   g.dim_size = input.shape(dim);
   g.dim_stride = input.stride(dim);
   int64_t expected = 1;
+  for (int i = dim + 1; i < input.ndim(); ++i) {
+    g.inner_shape[g.n_inner] = input.shape(i);
+    g.inner_strides[g.n_inner++] = input.stride(i);
+  }
   for (int i = input.ndim() - 1; i > dim; --i) {
-    g.inner_shape.insert(g.inner_shape.begin(), input.shape(i));
-    g.inner_strides.insert(g.inner_strides.begin(), input.stride(i));
     if (input.shape(i) != 1 && input.stride(i) != expected) g.inner_contiguous = false;
     expected *= input.shape(i);
     g.inner *= input.shape(i);
@@ -555,14 +566,17 @@ void index_select(const Tensor& input, int dim, const Tensor& index, const Tenso
       }
     } else {
       const int64_t block_bytes = g.inner * item;
-      const Strides dst_inner_strides = contiguous_strides(g.inner_shape);
+      int64_t dst_inner_strides[kMaxDims];
+      for (int i = g.n_inner - 1; i >= 0; --i) {
+        dst_inner_strides[i] = i == g.n_inner - 1 ? 1 : dst_inner_strides[i + 1] * std::max<int64_t>(g.inner_shape[i + 1], 1);
+      }
       const int64_t min_rows = std::max<int64_t>(1, (int64_t(1) << 16) / block_bytes);
       parallel_for(rows, min_rows, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t o = r / g.rows_per_outer, k = r % g.rows_per_outer;
           const std::byte* src = in + (g.outer_offset(o) + static_cast<int64_t>(idx[k]) * g.dim_stride) * item;
-          strided_copy(dst + r * block_bytes, dst_inner_strides.data(), src, g.inner_strides.data(),
-                       g.inner_shape.data(), static_cast<int>(g.inner_shape.size()), input.itemsize());
+          strided_copy(dst + r * block_bytes, dst_inner_strides, src, g.inner_strides, g.inner_shape, g.n_inner,
+                       input.itemsize());
         }
       });
     }

@@ -97,6 +97,15 @@ std::string position(int64_t flat, const Shape& shape) {
 }
 }  // namespace
 
+bool index_values_in_range(const Tensor& index, int64_t bound) {
+  bool ok = true;
+  visit_index_dtype(index.dtype(), [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    ok = all_in_range(index.data_as<I>(), index.numel(), bound);
+  });
+  return ok;
+}
+
 void check_index_values(const char* op, const Tensor& index, int64_t bound, const std::string& context) {
   visit_index_dtype(index.dtype(), [&](auto tag) {
     using I = typename decltype(tag)::type;
