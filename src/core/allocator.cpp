@@ -2,11 +2,17 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <list>
 #include <map>
 #include <mutex>
 #include <new>
+#include <vector>
+
+#include "ptocpu/parallel.h"
 
 namespace pto {
 namespace {
@@ -17,6 +23,9 @@ constexpr size_t kCacheLimit = size_t(1) << 30;  // bytes kept mapped while unus
 
 size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
+// Freed large blocks, most recently freed last. When the cache would exceed its limit the
+// oldest blocks are released first, so a program whose sizes change keeps caching its current
+// ones instead of holding on to the first gigabyte forever.
 class BlockCache {
  public:
   static BlockCache& instance() {
@@ -27,30 +36,82 @@ class BlockCache {
   // A cached block of at least `bytes` (and not much more), or nullptr; its size in *bytes.
   void* take(size_t& bytes) {
     std::lock_guard lock(mutex_);
-    auto it = free_.lower_bound(bytes);
-    if (it == free_.end() || it->first > bytes + bytes / 4) return nullptr;
-    void* p = it->second;
-    bytes = it->first;
-    cached_ -= it->first;
-    free_.erase(it);
+    auto it = by_size_.lower_bound(bytes);
+    if (it == by_size_.end() || it->first > bytes + bytes / 4) return nullptr;
+    const auto entry = it->second;
+    void* p = entry->p;
+    bytes = entry->bytes;
+    cached_ -= bytes;
+    by_size_.erase(it);
+    lru_.erase(entry);
     return p;
   }
 
   void put(void* p, size_t bytes) {
-    std::lock_guard lock(mutex_);
-    if (cached_ + bytes > kCacheLimit) {
-      std::free(p);
-      return;
+    std::vector<void*> release;
+    {
+      std::lock_guard lock(mutex_);
+      if (bytes > kCacheLimit) {
+        release.push_back(p);
+      } else {
+        while (cached_ + bytes > kCacheLimit) release.push_back(evict_oldest());
+        lru_.push_back({p, bytes, {}});
+        auto entry = std::prev(lru_.end());
+        entry->pos = by_size_.emplace(bytes, entry);
+        cached_ += bytes;
+      }
     }
-    cached_ += bytes;
-    free_.emplace(bytes, p);
+    for (void* q : release) std::free(q);  // outside the lock
+  }
+
+  // Gives every cached block back (an allocation failed: memory is short).
+  void clear() {
+    std::vector<void*> release;
+    {
+      std::lock_guard lock(mutex_);
+      while (!lru_.empty()) release.push_back(evict_oldest());
+    }
+    for (void* q : release) std::free(q);
   }
 
  private:
+  struct Entry;
+  using List = std::list<Entry>;
+  using BySize = std::multimap<size_t, List::iterator>;
+  struct Entry {
+    void* p;
+    size_t bytes;
+    BySize::iterator pos;
+  };
+
+  void* evict_oldest() {
+    Entry& e = lru_.front();
+    void* p = e.p;
+    cached_ -= e.bytes;
+    by_size_.erase(e.pos);
+    lru_.pop_front();
+    return p;
+  }
+
   std::mutex mutex_;
-  std::multimap<size_t, void*> free_;
+  List lru_;
+  BySize by_size_;
   size_t cached_ = 0;
 };
+
+// memset of a large block on all threads (each touches its own part first).
+void zero_fill(void* p, size_t bytes) {
+  constexpr size_t kChunk = size_t(2) << 20;
+  if (bytes < 4 * kChunk) {
+    std::memset(p, 0, bytes);
+    return;
+  }
+  const int64_t chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
+  parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+    const size_t lo = static_cast<size_t>(b) * kChunk, hi = std::min(bytes, static_cast<size_t>(e) * kChunk);
+    std::memset(static_cast<char*>(p) + lo, 0, hi - lo);
+  });
+}
 
 }  // namespace
 
@@ -63,14 +124,16 @@ std::shared_ptr<void> allocate_storage(size_t bytes, bool zero) {
   }
   size_t block = round_up(bytes, kHugePage);
   void* p = BlockCache::instance().take(block);
-  if (p) {
-    if (zero) std::memset(p, 0, bytes);
-  } else {
+  if (!p) {
     p = std::aligned_alloc(kHugePage, block);
-    if (!p) throw std::bad_alloc();
+    if (!p) {  // give the cached blocks back and try once more
+      BlockCache::instance().clear();
+      p = std::aligned_alloc(kHugePage, block);
+      if (!p) throw std::bad_alloc();
+    }
     madvise(p, block, MADV_HUGEPAGE);
-    if (zero) std::memset(p, 0, bytes);
   }
+  if (zero) zero_fill(p, bytes);
   return std::shared_ptr<void>(p, [block](void* q) { BlockCache::instance().put(q, block); });
 }
 
