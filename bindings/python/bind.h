@@ -23,8 +23,14 @@ void bind_interleave(nb::module_& m);
 void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (SPEC 7)
 void bind_scatter(nb::module_& m);
 
+// How an op uses a tensor argument: only read (a copy of an awkward layout is fine), or
+// written in place (must be the caller's memory: no copy, else ArgumentError).
+enum class Access { Read, Write };
 // A ptocpu.Tensor as is; anything else through ptocpu.asarray (numpy, torch, DLPack, lists).
-pto::Tensor to_tensor(nb::handle obj);
+// Errors name the op and the parameter; None and strings are DTypeErrors.
+pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access access = Access::Read);
+// Keeps a Python object alive while a tensor views its memory; safe to release from any thread.
+std::shared_ptr<void> keep_python_alive(nb::handle owner);
 // DT_* constants, numpy / ml_dtypes / torch dtypes and names.
 pto::DType to_dtype(nb::handle obj);
 // A Python int or numpy integer; anything else is a DTypeError naming op and param.

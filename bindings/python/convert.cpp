@@ -67,34 +67,49 @@ bool numpy_fast_path(nb::handle obj, pto::Tensor& out) {
     strides[i] = view.strides[i] / view.itemsize;
   }
   void* ptr = view.buf;
+  const bool read_only = view.readonly;
   PyBuffer_Release(&view);
   if (!ok) return false;
-  PyObject* owner = obj.ptr();
-  Py_INCREF(owner);
-  std::shared_ptr<void> keep(owner, [](void* q) {  // safe to release from any thread
-    if (!Py_IsInitialized()) return;
-    PyGILState_STATE s = PyGILState_Ensure();
-    Py_DECREF(static_cast<PyObject*>(q));
-    PyGILState_Release(s);
-  });
-  out = pto::Tensor::from_blob(ptr, shape, strides, dt, std::move(keep));
+  out = pto::Tensor::from_blob(ptr, shape, strides, dt, keep_python_alive(obj));
+  if (read_only) out = out.as_read_only();
   return true;
 }
 
 }  // namespace
 
-pto::Tensor to_tensor(nb::handle obj) {
+std::shared_ptr<void> keep_python_alive(nb::handle owner) {
+  PyObject* p = owner.ptr();
+  Py_XINCREF(p);
+  return std::shared_ptr<void>(p, [](void* q) {
+    if (!q || !Py_IsInitialized()) return;
+    PyGILState_STATE s = PyGILState_Ensure();
+    Py_DECREF(static_cast<PyObject*>(q));
+    PyGILState_Release(s);
+  });
+}
+
+pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access access) {
   pto::Tensor* t = nullptr;
   if (nb::try_cast<pto::Tensor*>(obj, t) && t) {
     if (!t->defined())
-      pto::fail<pto::DTypeError>("Tensor() is an annotation placeholder without storage, not a tensor argument; "
-                                 "create one with ptocpu.tensor(shape, dtype) or ptocpu.asarray(data)");
+      pto::fail<pto::DTypeError>(op, ": ", param, " is Tensor(), an annotation placeholder without storage; "
+                                 "create a tensor with ptocpu.tensor(shape, dtype) or ptocpu.asarray(data)");
     return *t;
   }
   pto::Tensor fast;
   if (numpy_fast_path(obj, fast)) return fast;
-  nb::object converted = cached(g_asarray, "ptocpu._convert", "asarray")(obj);
-  return nb::cast<pto::Tensor>(converted);
+  if (obj.is_none() || PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr()))
+    pto::fail<pto::DTypeError>(op, ": ", param, " must be a tensor, got ", python_type_name(obj), " ",
+                               nb::repr(obj).c_str());
+  try {
+    nb::object copy = access == Access::Write ? nb::object(nb::bool_(false)) : nb::none();
+    return nb::cast<pto::Tensor>(cached(g_asarray, "ptocpu._convert", "asarray")(obj, nb::arg("copy") = copy));
+  } catch (nb::python_error& e) {
+    // The same exception class, its message led by the op and the parameter (SPEC 4).
+    const std::string message = std::string(op) + ": " + param + ": " + nb::str(e.value()).c_str();
+    PyErr_SetString(e.type().ptr(), message.c_str());
+    throw nb::python_error();
+  }
 }
 
 pto::DType to_dtype(nb::handle obj) {

@@ -6,7 +6,8 @@ namespace ptobind {
 void bind_index_select(nb::module_& m) {
   m.def("index_select",
         [](nb::handle input, nb::handle dim, nb::handle index) {
-          const pto::Tensor x = to_tensor(input), idx = to_tensor(index);
+          const pto::Tensor x = to_tensor(input, "index_select", "input"),
+                            idx = to_tensor(index, "index_select", "index");
           const int64_t d = to_int(dim, "index_select", "dim");
           // The output has at most index.numel() * input.numel() elements: below a few thousand
           // the call takes well under a microsecond, less than releasing the GIL costs.

@@ -12,7 +12,7 @@ void bind_interleave(nb::module_& m) {
   m.def("interleave",
         [](nb::handle input, nb::handle other) {
           pto::require_offered(pto::Op::Interleave);
-          const pto::Tensor a = to_tensor(input), b = to_tensor(other);
+          const pto::Tensor a = to_tensor(input, "interleave", "input"), b = to_tensor(other, "interleave", "other");
           nb::gil_scoped_release release;
           return pto::interleave(a, b);
         },
@@ -22,8 +22,8 @@ void bind_interleave(nb::module_& m) {
   m.def("deinterleave",
         [](nb::handle input, nb::handle other) {
           pto::require_offered(pto::Op::Deinterleave);
-          const pto::Tensor a = to_tensor(input);
-          const pto::Tensor b = other.is_none() ? pto::Tensor() : to_tensor(other);
+          const pto::Tensor a = to_tensor(input, "deinterleave", "input");
+          const pto::Tensor b = other.is_none() ? pto::Tensor() : to_tensor(other, "deinterleave", "other");
           nb::gil_scoped_release release;
           return pto::deinterleave(a, b);
         },

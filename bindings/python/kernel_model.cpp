@@ -57,9 +57,9 @@ void assemble(nb::args args, nb::kwargs kwargs) {
       throw nb::type_error("assemble() got multiple values for one argument");
     *slots[i] = args[i];
   }
-  const pto::Tensor dst = to_tensor(out);
+  const pto::Tensor dst = to_tensor(out, "assemble", "out", Access::Write);
   if (!list_form) {
-    const pto::Tensor src = to_tensor(input);
+    const pto::Tensor src = to_tensor(input, "assemble", "src");
     const pto::Shape off = to_int_list(offsets, "assemble", "offsets");
     nb::gil_scoped_release release;
     pto::assemble(src, off, dst);
@@ -76,7 +76,7 @@ void assemble(nb::args args, nb::kwargs kwargs) {
                                     " ", nb::repr(item).c_str());
     nb::object src = nb::steal(PySequence_GetItem(item.ptr(), 0));
     nb::object off = nb::steal(PySequence_GetItem(item.ptr(), 1));
-    parts.push_back({to_tensor(src), to_int_list(off, "assemble", (where + " offsets").c_str())});
+    parts.push_back({to_tensor(src, "assemble", (where + " src").c_str()), to_int_list(off, "assemble", (where + " offsets").c_str())});
   }
   nb::gil_scoped_release release;
   pto::assemble(parts, dst);
@@ -113,7 +113,7 @@ nb::object loop(nb::args args, nb::kwargs kwargs) {
 void bind_kernel_model(nb::module_& m) {
   m.def("view",
         [](nb::handle input, nb::handle shape, nb::handle offsets, nb::handle valid_shape) {
-          const pto::Tensor t = to_tensor(input);
+          const pto::Tensor t = to_tensor(input, "view", "input", Access::Write);  // a view shares memory
           const pto::Shape s = to_int_list(shape, "view", "shape");
           const pto::Shape o = to_int_list(offsets, "view", "offsets");
           std::optional<pto::Shape> v;

@@ -18,32 +18,20 @@ pto::ScatterReduce to_reduce(nb::handle reduce, const char* op) {
   return pto::scatter_reduce_from_name(nb::cast<std::string_view>(reduce), op);
 }
 
-// A tensor argument: anything ptocpu.asarray takes; None and strings are named here.
-pto::Tensor tensor_arg(nb::handle obj, const char* op, const char* param) {
-  if (obj.is_none() || PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr()))
-    pto::fail<pto::DTypeError>(op, ": ", param, " must be a tensor",
-                               std::string_view(param) == "src" ? " or a scalar" : "", ", got ",
-                               nb::type_name(obj.type()).c_str(), " ", nb::repr(obj).c_str());
-  return to_tensor(obj);
-}
-
 // Converts the arguments and runs scatter_ (in_place) or scatter; returns the result tensor.
 pto::Tensor call(bool in_place, nb::handle input, nb::handle dim, nb::handle index, nb::handle src,
                  nb::handle reduce) {
   const char* op = in_place ? "scatter_" : "scatter";
   pto::require_offered(pto::Op::Scatter);
-  if (in_place && !nb::isinstance<pto::Tensor>(input) && nb::hasattr(input, "__array_interface__") &&
-      nb::hasattr(input, "flags") && !nb::cast<bool>(input.attr("flags").attr("writeable")))
-    pto::fail<pto::ArgumentError>(op, ": input is a read-only numpy array; it cannot be written in place");
-  const pto::Tensor x = tensor_arg(input, op, "input");
+  const pto::Tensor x = to_tensor(input, op, "input", in_place ? Access::Write : Access::Read);
   const int64_t d = to_int(dim, op, "dim");
-  const pto::Tensor idx = tensor_arg(index, op, "index");
+  const pto::Tensor idx = to_tensor(index, op, "index");
   const pto::ScatterReduce r = to_reduce(reduce, op);
   if (const std::optional<pto::Scalar> s = to_scalar(src)) {
     nb::gil_scoped_release release;
     return in_place ? pto::scatter_(x, d, idx, *s, r) : pto::scatter(x, d, idx, *s, r);
   }
-  const pto::Tensor v = tensor_arg(src, op, "src");
+  const pto::Tensor v = to_tensor(src, op, "src");
   nb::gil_scoped_release release;
   return in_place ? pto::scatter_(x, d, idx, v, r) : pto::scatter(x, d, idx, v, r);
 }

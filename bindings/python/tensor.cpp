@@ -14,19 +14,6 @@ namespace {
 
 using pto::DType;
 
-// Keeps a Python object alive for as long as a tensor views its memory; safe to release
-// from any thread (takes the GIL).
-std::shared_ptr<void> keep_python_alive(nb::handle owner) {
-  PyObject* p = owner.ptr();
-  Py_XINCREF(p);
-  return std::shared_ptr<void>(p, [](void* q) {
-    if (!q || !Py_IsInitialized()) return;
-    PyGILState_STATE s = PyGILState_Ensure();
-    Py_DECREF(static_cast<PyObject*>(q));
-    PyGILState_Release(s);
-  });
-}
-
 // Tensor() is only an annotation placeholder for jit kernels: using it as data is a DTypeError
 // (a non-tensor where a tensor is needed), never a read through a null pointer.
 const pto::Tensor& require_storage(const pto::Tensor& t, const char* what) {
@@ -162,7 +149,10 @@ pto::Tensor from_dlpack(nb::handle obj) {
     auto* m = static_cast<dlpack::ManagedTensorVersioned*>(PyCapsule_GetPointer(cap.ptr(), name));
     PyCapsule_SetName(cap.ptr(), "used_dltensor_versioned");
     auto keep = own_managed(m);
-    return wrap_dl(m->dl_tensor, std::move(keep));
+    constexpr uint64_t kReadOnly = 1;  // DLPACK_FLAG_BITMASK_READ_ONLY
+    const bool read_only = m->flags & kReadOnly;
+    pto::Tensor t = wrap_dl(m->dl_tensor, std::move(keep));
+    return read_only ? t.as_read_only() : t;
   }
   if (name && std::strcmp(name, "dltensor") == 0) {
     auto* m = static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), name));
@@ -191,6 +181,7 @@ nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
   nb::ndarray<nb::numpy> arr(t.data(), shape.size(), shape.data(), self, t.strides().data(), nd);
   nb::object out = arr.cast();
   if (ml_name) out = out.attr("view")(nb::module_::import_("ml_dtypes").attr(ml_name));
+  if (t.read_only()) out.attr("flags").attr("writeable") = false;
   return out;
 }
 
@@ -262,7 +253,7 @@ void assign(const pto::Tensor& t, nb::handle key, nb::handle value) {
     pto::encode_scalar(*s, view.dtype(), element, "Tensor assignment", "value");
     src = pto::Tensor::from_blob(element, view.shape(), pto::Strides(view.ndim(), 0), view.dtype(), nullptr);
   } else {
-    pto::Tensor v = to_tensor(value);
+    pto::Tensor v = to_tensor(value, "Tensor assignment", "value");
     if (v.dtype() != view.dtype())
       pto::fail<pto::DTypeError>("Tensor assignment: value dtype ", pto::dtype_name(v.dtype()),
                                  " must match the tensor dtype ", pto::dtype_name(view.dtype()));
@@ -286,7 +277,7 @@ void assign(const pto::Tensor& t, nb::handle key, nb::handle value) {
     src = v.as_strided(view.shape(), strides, 0);
   }
   nb::gil_scoped_release release;
-  pto::copy_into(view, src);
+  pto::copy_into(view, src, "Tensor assignment");
 }
 
 }  // namespace
@@ -364,11 +355,14 @@ void bind_tensor(nb::module_& m) {
         nb::arg("shape"), nb::arg("dtype").none(), "A zero-filled tensor of shape and dtype");
   m.def("from_dlpack", &from_dlpack, nb::arg("x"), "Zero-copy import of anything with __dlpack__");
   m.def("_from_pointer",
-        [](uintptr_t ptr, nb::handle shape, nb::handle strides, nb::handle dtype, nb::handle owner) {
-          return pto::Tensor::from_blob(reinterpret_cast<void*>(ptr), to_int_list(shape, "from_numpy", "shape"),
-                                        to_int_list(strides, "from_numpy", "strides"), to_dtype(dtype),
-                                        keep_python_alive(owner));
+        [](uintptr_t ptr, nb::handle shape, nb::handle strides, nb::handle dtype, nb::handle owner, bool read_only) {
+          pto::Tensor t = pto::Tensor::from_blob(reinterpret_cast<void*>(ptr), to_int_list(shape, "from_numpy", "shape"),
+                                                 to_int_list(strides, "from_numpy", "strides"), to_dtype(dtype),
+                                                 keep_python_alive(owner));
+          return read_only ? t.as_read_only() : t;
         },
+        nb::arg("ptr"), nb::arg("shape"), nb::arg("strides"), nb::arg("dtype"), nb::arg("owner"),
+        nb::arg("read_only") = false,
         "Wraps memory owned by `owner` (used by from_numpy)");
 }
 

@@ -53,6 +53,11 @@ class Tensor {
     return data_as<T>()[off];
   }
 
+  // Memory imported read-only (a read-only numpy array, a DLPack read-only capsule): ops that
+  // write in place refuse it. Views inherit the flag.
+  bool read_only() const { return read_only_; }
+  Tensor as_read_only() const;
+
   bool is_contiguous() const;
   // This tensor when contiguous, else a contiguous copy.
   Tensor contiguous() const;
@@ -73,11 +78,13 @@ class Tensor {
   int64_t offset_ = 0;
   DType dtype_ = DType::FP32;
   bool defined_ = false;
+  bool read_only_ = false;
 };
 
 // Copies src into dst elementwise (same shape, same element width; any strides, src strides
 // may be 0 for broadcasting). The one strided-copy engine: contiguous(), assignment and
-// the kernels' general paths go through it.
-void copy_into(const Tensor& dst, const Tensor& src);
+// the kernels' general paths go through it. `op` names the caller in errors (a read-only dst
+// is an ArgumentError).
+void copy_into(const Tensor& dst, const Tensor& src, const char* op = "copy");
 
 }  // namespace pto

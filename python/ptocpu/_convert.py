@@ -48,27 +48,36 @@ def numpy_dtype(dtype) -> np.dtype:
     return _TO_NUMPY[to_dtype(dtype)]
 
 
-def from_numpy(a: np.ndarray) -> _core.Tensor:
-    """A tensor over the array's memory (no copy); writes through either are seen by both."""
+def from_numpy(a: np.ndarray, *, copy: bool | None = None) -> _core.Tensor:
+    """A tensor over the array's memory; writes through either are seen by both. Byte-swapped
+    data and byte strides that are not whole elements need a copy: made unless copy=False, which
+    raises ArgumentError instead (for arguments that are written in place). A read-only array
+    gives a read-only tensor."""
     if not isinstance(a, np.ndarray):
         raise _core.DTypeError(f"from_numpy: expected a numpy.ndarray, got {type(a).__name__}")
-    if not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))  # byte-swapped data: a native copy
-    dtype = to_dtype(a.dtype)
+    dtype = to_dtype(a.dtype.newbyteorder("="))
     item = a.itemsize
-    if any(s % item for s in a.strides):
-        a = np.ascontiguousarray(a)  # byte strides that are not whole elements
+    if not a.dtype.isnative or any(s % item for s in a.strides):
+        if copy is False:
+            raise _core.ArgumentError(
+                f"from_numpy: this array (dtype {a.dtype.str}, strides {a.strides}) can only be used through a "
+                "copy (byte-swapped data or byte strides that are not whole elements), so writes would not reach it")
+        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
     ptr = a.__array_interface__["data"][0]
-    return _core._from_pointer(ptr, a.shape, [s // item for s in a.strides], dtype, a)
+    return _core._from_pointer(ptr, a.shape, [s // item for s in a.strides], dtype, a, not a.flags.writeable)
 
 
-def asarray(obj, dtype=None) -> _core.Tensor:
+def asarray(obj, dtype=None, *, copy: bool | None = None) -> _core.Tensor:
     """A tensor from a ptocpu.Tensor, numpy array, anything with __dlpack__ (torch CPU tensors),
-    the buffer protocol, numpy scalars or nested lists (dtypes inferred as numpy does)."""
+    the buffer protocol, numpy scalars or nested lists (dtypes inferred as numpy does).
+    Zero-copy where the layout allows; copy=False raises ArgumentError where it does not."""
     if isinstance(obj, _core.Tensor):
         t = obj
     elif isinstance(obj, np.ndarray):
-        t = from_numpy(obj)
+        t = from_numpy(obj, copy=copy)
+    elif copy is False and not hasattr(obj, "__dlpack__"):
+        raise _core.ArgumentError(f"asarray: a {type(obj).__name__} is not memory that can be written in place; "
+                                  "pass a ptocpu.Tensor, a numpy array or a torch tensor")
     elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic):
         try:
             t = _core.from_dlpack(obj)
@@ -84,5 +93,7 @@ def asarray(obj, dtype=None) -> _core.Tensor:
     else:
         t = from_numpy(np.asarray(obj))
     if dtype is not None and t.dtype != to_dtype(dtype):
+        if copy is False:
+            raise _core.ArgumentError(f"asarray: converting {t.dtype.name} to {to_dtype(dtype).name} needs a copy")
         t = from_numpy(np.asarray(t.numpy()).astype(numpy_dtype(dtype)))
     return t

@@ -56,7 +56,9 @@ def _is_array(obj) -> bool:
 def _to_tensor(obj) -> _core.Tensor:
     if type(obj).__module__.startswith("torch") and getattr(obj, "requires_grad", False):
         obj = obj.detach()  # same memory; DLPack refuses tensors that require grad
-    return asarray(obj)
+    # A kernel may write any array argument, so an array must be the caller's memory (no copy);
+    # a list given for a tensor parameter can only be an input.
+    return asarray(obj, copy=False if _is_array(obj) else None)
 
 
 def _is_tensor_annotation(annotation) -> bool:

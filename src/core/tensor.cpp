@@ -87,6 +87,12 @@ Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t el
   return t;
 }
 
+Tensor Tensor::as_read_only() const {
+  Tensor t = *this;
+  t.read_only_ = true;
+  return t;
+}
+
 Tensor Tensor::reinterpret(DType dtype) const {
   if (dtype_size(dtype) != itemsize())
     fail<DTypeError>("reinterpret: ", dtype_name(dtype_), " and ", dtype_name(dtype), " differ in width");
@@ -113,12 +119,15 @@ bool Tensor::may_overlap(const Tensor& other) const {
   return a0 < b1 && b0 < a1;
 }
 
-void copy_into(const Tensor& dst, const Tensor& src) {
+void copy_into(const Tensor& dst, const Tensor& src, const char* op) {
+  if (dst.read_only())
+    fail<ArgumentError>(op, ": the destination (shape ", shape_to_string(dst.shape()),
+                        ") is read-only memory; it cannot be written");
   if (dst.shape() != src.shape())
-    fail<ArgumentError>("copy: shapes ", shape_to_string(dst.shape()), " and ", shape_to_string(src.shape()),
+    fail<ArgumentError>(op, ": shapes ", shape_to_string(dst.shape()), " and ", shape_to_string(src.shape()),
                         " differ");
   if (dst.itemsize() != src.itemsize())
-    fail<DTypeError>("copy: dtypes ", dtype_name(dst.dtype()), " and ", dtype_name(src.dtype()), " differ in width");
+    fail<DTypeError>(op, ": dtypes ", dtype_name(dst.dtype()), " and ", dtype_name(src.dtype()), " differ in width");
   kernels::strided_copy(dst.data(), dst.strides().data(), src.data(), src.strides().data(), dst.shape().data(),
                         dst.ndim(), dst.itemsize());
 }

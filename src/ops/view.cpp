@@ -69,6 +69,8 @@ AssemblePlan validate_assemble(const std::string& prefix, const Tensor& src, con
                         " entries but out has rank ", out.ndim(), "; give one per dim");
   checks::check_extent(op, (prefix + "src").c_str(), src.shape(), true);
   checks::check_extent(op, "out", out.shape(), true);
+  if (out.read_only())
+    fail<ArgumentError>(op, ": out (shape ", join(out.shape()), ") is read-only memory; it cannot be written");
   check_inside(op, prefix, offsets, src.shape(), "src shape", out.shape(), "out");
   int64_t element_offset = 0;
   for (int i = 0; i < out.ndim(); ++i) element_offset += offsets[i] * out.stride(i);

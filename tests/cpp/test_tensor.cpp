@@ -39,6 +39,16 @@ TEST(Tensor, FromBlobKeepsOwnerAlive) {
   EXPECT_EQ(t.at<double>({1, 1}), 1.5);
 }
 
+TEST(Tensor, ReadOnlyMemoryIsNeverWritten) {
+  pto::Tensor t = pto::Tensor::zeros({2, 3}, pto::DType::FP32).as_read_only();
+  pto::Tensor view = t.as_strided({3}, {1}, 3);
+  EXPECT_TRUE(view.read_only());
+  pto::Tensor ones = pto::Tensor::empty({3}, pto::DType::FP32);
+  std::fill(ones.data_as<float>(), ones.data_as<float>() + 3, 1.0f);
+  EXPECT_THROW(pto::copy_into(view, ones), pto::ArgumentError);
+  EXPECT_EQ(t.at<float>({1, 0}), 0.0f);
+}
+
 TEST(Tensor, OverlapUsesTheByteSpan) {
   pto::Tensor t = pto::Tensor::empty({4, 4}, pto::DType::FP32);
   pto::Tensor top = t.as_strided({2, 4}, {4, 1}, 0), bottom = t.as_strided({2, 4}, {4, 1}, 8);

@@ -633,7 +633,7 @@ def test_error_read_only_numpy_input():
 
 def test_error_non_tensor_arguments():
     x, index = small()
-    assert_raises_unchanged(ptocpu.DTypeError, r"scatter_: src must be a tensor or a scalar, got str '2.0'", x, 0,
+    assert_raises_unchanged(ptocpu.DTypeError, r"scatter_: src must be a tensor, got str '2.0'", x, 0,
                             index, "2.0")
     assert_raises_unchanged(ptocpu.DTypeError, r"scatter_: index must be a tensor, got NoneType None", x, 0, None,
                             1.0)
