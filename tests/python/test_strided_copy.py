@@ -15,8 +15,11 @@ WIDTHS = [np.uint8, np.int16, np.float32, np.float64]
 
 
 def arange(shape, dtype):
+    """Distinct-looking values of every width; taken as raw bits so no cast can overflow."""
     n = int(np.prod(shape))
-    return (np.arange(n, dtype=np.int64) * 7919 % 65521).astype(dtype).reshape(shape)
+    dtype = np.dtype(dtype)
+    bits = (np.arange(n, dtype=np.uint64) * 7919 % 65521).astype(f"u{dtype.itemsize}")
+    return bits.view(dtype).reshape(shape)
 
 
 def contiguous_of(view: np.ndarray) -> np.ndarray:
