@@ -8,9 +8,11 @@ import numpy as np
 
 def seed003_strided_slice(x, begin: list, end: list, strides: list, begin_mask: int = 0, end_mask: int = 0,
                           ellipsis_mask: int = 0, shrink_axis_mask: int = 0, new_axis_mask: int = 0):
-    """The golden code of seed 003 (cann-bench strided_slice), as published: valid for positive
-    strides and in-range values (SPEC 5.5). Only `x.dim()` became `x.ndim` so that numpy arrays
-    and torch tensors both work."""
+    """The golden code of seed 003 (cann-bench strided_slice, section 5), as published: valid for
+    positive strides and in-range values (SPEC 5.5). Comments translated to English; the stored
+    seed text lost its operator characters (`<`, `=`, `+=`, `&`, `<<`) in extraction, restored here
+    the only way that makes the code run; `x.dim()` became `x.ndim` so that numpy arrays and
+    torch tensors both work."""
     ndim = x.ndim
     shape = x.shape
     # Handle ellipsis_mask
