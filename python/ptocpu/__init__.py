@@ -13,19 +13,26 @@ __path__ = extend_path(__path__, __name__)
 
 from . import _core  # noqa: E402
 from ._core import (  # noqa: E402,F401
+    # SPEC 2 dtypes, SPEC 3 tensors, SPEC 4 errors
     DType, Tensor, Error, DTypeError, ArgumentError, IndexOutOfRange, TileError, UnsupportedError,
     DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DT_BOOL,
     DT_FP16, DT_BF16, DT_FP32, DT_FP64, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0,
-    tensor, from_dlpack, itemsize, set_platform, get_platform, platform_table,
+    tensor, from_dlpack, itemsize,
+    # SPEC 5 operators (scatter_ / scatter are also Tensor methods)
+    index_select, interleave, deinterleave, scatter_, scatter, strided_slice, strided_slice_view,
+    # SPEC 6 platforms, SPEC 7 tiles and the kernel model, threads and build information
+    set_platform, get_platform, platform_table,
     set_vec_tile_shapes, get_vec_tile_shapes, reset_vec_tile_shapes,
-    set_num_threads, get_num_threads, build_info, index_select,
-    strided_slice, strided_slice_view,
-    interleave, deinterleave,
+    view, assemble, loop,
+    set_num_threads, get_num_threads, build_info,
 )
 from ._convert import asarray, from_numpy, to_dtype as dtype, numpy_dtype  # noqa: E402,F401
-from ._core import scatter_, scatter  # noqa: E402,F401  (SPEC 5.4; also Tensor.scatter_ / .scatter)
+from . import frontend  # noqa: E402,F401  (frontend.jit)
+from .frontend import RunMode  # noqa: E402,F401
 
 __version__ = "0.1.0"
+
+loop_unroll = loop  # PyPTO's unrolled loop: the same iterations on the CPU
 
 
 @contextlib.contextmanager
@@ -51,11 +58,3 @@ def vec_tile_shapes(*dims: int):
             set_vec_tile_shapes(*previous)
         else:
             reset_vec_tile_shapes()
-
-
-# SPEC 7, the kernel model: view / assemble / loop (C++ core) and the jit front end.
-from ._core import view, assemble, loop  # noqa: E402,F401
-from . import frontend  # noqa: E402,F401
-from .frontend import RunMode  # noqa: E402,F401
-
-loop_unroll = loop  # PyPTO's unrolled loop: the same iterations on the CPU
