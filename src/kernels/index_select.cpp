@@ -14,11 +14,9 @@
 //   input slice while gathering from the current one.
 #include "kernels/index_select.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -40,45 +38,12 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // CPU features and cache size (once).
 
-enum class Isa { Base, Avx2, Avx512 };
-
 // PTOCPU_INDEX_SELECT_ISA=sse2|avx2 caps the choice (for testing the other paths).
-Isa detect_isa(const char* cap) {
-#if PTO_IS_X86
-  __builtin_cpu_init();
-  const bool allow512 = !cap || std::strcmp(cap, "avx512") == 0;
-  const bool allow2 = allow512 || std::strcmp(cap, "avx2") == 0;
-  if (allow512 && __builtin_cpu_supports("avx512f")) return Isa::Avx512;
-  if (allow2 && __builtin_cpu_supports("avx2")) return Isa::Avx2;
-#endif
-  return Isa::Base;
-}
-
-Isa g_isa = detect_isa(std::getenv("PTOCPU_INDEX_SELECT_ISA"));
+Isa g_isa = best_isa(std::getenv("PTOCPU_INDEX_SELECT_ISA"));
 int64_t g_stream_override = -1;  // index_select_set_overrides
 
-// Outputs of at least this many bytes are streamed past the caches: half the last-level cache
-// this CPU sees (sysfs; sysconf may report a whole socket's). PTOCPU_STREAM_BYTES overrides it
-// (as for the strided-copy engine; tests use it to reach the streaming paths with small tensors).
-int64_t stream_threshold() {
-  if (g_stream_override >= 0) return g_stream_override;
-  static const int64_t bytes = [] {
-    if (const char* env = std::getenv("PTOCPU_STREAM_BYTES")) return static_cast<int64_t>(std::atoll(env));
-    int64_t llc = 0;
-    if (std::FILE* f = std::fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r")) {
-      long long v = 0;
-      char unit = 0;
-      if (std::fscanf(f, "%lld%c", &v, &unit) >= 1) llc = v * (unit == 'K' ? 1024 : unit == 'M' ? 1 << 20 : 1);
-      std::fclose(f);
-    }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    if (llc <= 0) llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-#endif
-    if (llc <= 0) llc = int64_t(32) << 20;
-    return std::clamp<int64_t>(llc / 2, int64_t(4) << 20, int64_t(128) << 20);
-  }();
-  return bytes;
-}
+// Outputs of at least stream_threshold_bytes() are streamed past the caches.
+int64_t stream_threshold() { return g_stream_override >= 0 ? g_stream_override : stream_threshold_bytes(); }
 
 // Runs f(begin, end) over blocks of `grain` items of [0, n), handed out dynamically to the
 // pool's threads. f may be called several times per thread; `done()` runs once per thread.
@@ -161,12 +126,12 @@ struct Stream<Isa::Avx2> {
   }
 };
 template <>
-struct Stream<Isa::Base> {
+struct Stream<Isa::Baseline> {
   static void lines(std::byte* d, const std::byte* s, int64_t n) { stream_lines_sse2(d, s, n); }
 };
 #else
 template <>
-struct Stream<Isa::Base> {
+struct Stream<Isa::Baseline> {
   static void lines(std::byte* d, const std::byte* s, int64_t n) { std::memcpy(d, s, n); }
 };
 #endif
@@ -493,7 +458,7 @@ void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::
           case Isa::Avx2: stream_copy<Isa::Avx2>(reinterpret_cast<std::byte*>(out + j),
                                                  reinterpret_cast<const std::byte*>(stage), c * item); break;
 #endif
-          default: stream_copy<Isa::Base>(reinterpret_cast<std::byte*>(out + j),
+          default: stream_copy<Isa::Baseline>(reinterpret_cast<std::byte*>(out + j),
                                           reinterpret_cast<const std::byte*>(stage), c * item); break;
         }
         pf.step();
@@ -536,7 +501,7 @@ void gather_rows(const Geometry& g, const std::byte* in, const I* idx, std::byte
 
 void index_select_set_overrides(int64_t stream_bytes, const char* isa) {
   g_stream_override = stream_bytes;
-  g_isa = detect_isa(isa ? isa : std::getenv("PTOCPU_INDEX_SELECT_ISA"));
+  g_isa = best_isa(isa ? isa : std::getenv("PTOCPU_INDEX_SELECT_ISA"));
 }
 
 void index_select(const Tensor& input, int dim, const Tensor& index, const Tensor& out) {
@@ -562,7 +527,7 @@ void index_select(const Tensor& input, int dim, const Tensor& index, const Tenso
         case Isa::Avx512: return gather_rows<Isa::Avx512, I>(g, in, idx, dst, item);
         case Isa::Avx2: return gather_rows<Isa::Avx2, I>(g, in, idx, dst, item);
 #endif
-        default: return gather_rows<Isa::Base, I>(g, in, idx, dst, item);
+        default: return gather_rows<Isa::Baseline, I>(g, in, idx, dst, item);
       }
     } else {
       const int64_t block_bytes = g.inner * item;

@@ -11,8 +11,20 @@
 #define PTO_SIMD_TARGETS "baseline"
 #endif
 
+#include <cstdint>
+
 namespace pto::kernels {
 // The target the dispatcher picks on this CPU (for `ptocpu info`).
 const char* simd_target_dispatched();
 const char* simd_targets_compiled();
+
+// Instruction sets of the hand-written (intrinsics) kernels, chosen at run time.
+enum class Isa { Baseline, Avx2, Avx512 };
+// The best of them this CPU runs, capped by `cap` ("baseline" / "sse2", "avx2", "avx512";
+// nullptr: no cap). Tests cap it to reach the lower paths.
+Isa best_isa(const char* cap = nullptr);
+
+// Dense outputs of at least this many bytes are written with streaming (non-temporal) stores:
+// half the last-level cache this CPU sees, clamped to [4, 128] MiB, or PTOCPU_STREAM_BYTES.
+int64_t stream_threshold_bytes();
 }  // namespace pto::kernels

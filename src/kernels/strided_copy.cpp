@@ -1,7 +1,6 @@
 #include "kernels/strided_copy.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -10,7 +9,6 @@
 #include <immintrin.h>
 #define PTO_X86 1
 #endif
-#include <unistd.h>
 
 #include "kernels/simd.h"
 #include "ptocpu/dtype.h"
@@ -44,26 +42,7 @@ constexpr int64_t kMinChunkBytes = int64_t(64) << 10;
 // PTOCPU_STREAM_BYTES overrides the threshold (tests use it to reach the streaming kernels).
 int64_t g_stream_override = -1;  // strided_copy_set_overrides
 
-int64_t stream_threshold() {
-  if (g_stream_override >= 0) return g_stream_override;
-  static const int64_t bytes = [] {
-    if (const char* env = std::getenv("PTOCPU_STREAM_BYTES")) return static_cast<int64_t>(std::atoll(env));
-    // The last-level cache this CPU sees (sysfs; sysconf may report a whole socket's).
-    int64_t llc = 0;
-    if (std::FILE* f = std::fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r")) {
-      long long v = 0;
-      char unit = 0;
-      if (std::fscanf(f, "%lld%c", &v, &unit) >= 1) llc = v * (unit == 'K' ? 1024 : unit == 'M' ? 1 << 20 : 1);
-      std::fclose(f);
-    }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    if (llc <= 0) llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-#endif
-    if (llc <= 0) llc = int64_t(32) << 20;
-    return std::clamp<int64_t>(llc / 2, int64_t(4) << 20, int64_t(128) << 20);
-  }();
-  return bytes;
-}
+int64_t stream_threshold() { return g_stream_override >= 0 ? g_stream_override : stream_threshold_bytes(); }
 
 // ------------------------------------------------------------------------------------------
 // Row kernels: n elements, dst stride ds, src stride ss. The vectorising compiler turns the
@@ -192,7 +171,6 @@ PTO_SIMD_CLONES void tile_copy(std::byte* d, int64_t dj, const std::byte* s, int
 
 using NtFn = void (*)(std::byte* d, const std::byte* s, int64_t n);
 
-enum class Isa { Baseline, Avx2, Avx512 };
 
 template <class T>
 inline int64_t head_to_line(const std::byte* d, int64_t n) {
@@ -448,32 +426,11 @@ template <int W> struct Avx512Copy { static constexpr NtFn fn = avx512::copy_nt<
 
 // The ISA the streaming kernels use: the best this CPU has, or lower when asked
 // (PTOCPU_STRIDED_COPY_ISA or strided_copy_set_overrides: baseline / avx2 / avx512).
-Isa best_isa() {
-  Isa best = Isa::Baseline;
-#ifdef PTO_X86
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) best = Isa::Avx2;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512dq"))
-    best = Isa::Avx512;
-#endif
-  return best;
-}
-
-Isa capped_isa(const char* name) {
-  const Isa best = best_isa();
-  if (!name) return best;
-  const Isa want = std::strcmp(name, "baseline") == 0 ? Isa::Baseline
-                   : std::strcmp(name, "avx2") == 0   ? Isa::Avx2
-                                                      : Isa::Avx512;
-  return std::min(want, best);
-}
-
 int g_isa_override = -1;  // strided_copy_set_overrides
 
 Isa isa() {
   if (g_isa_override >= 0) return static_cast<Isa>(g_isa_override);
-  static const Isa level = capped_isa(std::getenv("PTOCPU_STRIDED_COPY_ISA"));
+  static const Isa level = best_isa(std::getenv("PTOCPU_STRIDED_COPY_ISA"));
   return level;
 }
 
@@ -769,7 +726,7 @@ bool copy_transposed(const Layout& L) {
 
 void strided_copy_set_overrides(int64_t stream_bytes, const char* isa_name) {
   g_stream_override = stream_bytes < 0 ? -1 : stream_bytes;
-  g_isa_override = isa_name ? static_cast<int>(capped_isa(isa_name)) : -1;
+  g_isa_override = isa_name ? static_cast<int>(best_isa(isa_name)) : -1;
 }
 
 void strided_copy(void* dst, const int64_t* dst_strides, const void* src, const int64_t* src_strides,
