@@ -183,11 +183,11 @@ inline void chunked_with_prefetch(int64_t md, const char* ahead, int64_t bytes, 
   }
 }
 
-template <class T, class I, bool kIdentity, class F>
-inline void walk_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, int64_t kn, int64_t src_k,
-                       const int64_t* ooff, const int64_t* soff, F&& f) {
-  const int64_t K = g.inner, osd = g.out_sd, ssd = g.src_sd;
-  constexpr int64_t kAhead = 8;  // index / src rows are far apart: fetch them early
+// Calls row(index row, src row) for each of a block's g.md rows. Index / src rows are far apart:
+// the first kn indices (and, with kIdentity, the src row) kAhead rows on are fetched early.
+template <int64_t kAhead, class T, class I, bool kIdentity, class Row>
+inline void block_rows(const Geometry& g, const T* sbase, const I* ibase, int64_t kn, int64_t src_k, Row&& row) {
+  const int64_t K = g.inner, ssd = g.src_sd;
   const int64_t line_elems = 64 / static_cast<int64_t>(sizeof(I));
   for (int64_t i = 0; i < g.md; ++i) {
     const I* irow = ibase + i * K;
@@ -198,12 +198,21 @@ inline void walk_block(const Geometry& g, T* obase, const T* sbase, const I* iba
         for (int64_t c = 0; c < kn * static_cast<int64_t>(sizeof(T)); c += 64)
           __builtin_prefetch(reinterpret_cast<const char*>(srow + kAhead * ssd) + c);
     }
+    row(irow, srow);
+  }
+}
+
+template <class T, class I, bool kIdentity, class F>
+inline void walk_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, int64_t kn, int64_t src_k,
+                       const int64_t* ooff, const int64_t* soff, F&& f) {
+  const int64_t osd = g.out_sd;
+  block_rows<8, T, I, kIdentity>(g, sbase, ibase, kn, src_k, [&](const I* irow, const T* srow) {
     for (int64_t k = 0; k < kn; ++k) {
       const int64_t t = irow[k];
       if constexpr (kIdentity) f(obase[t * osd + k], srow[k * src_k], t, k);
       else f(obase[t * osd + ooff[k]], srow[soff[k]], t, k);
     }
-  }
+  });
 }
 
 // ---- packed blocks --------------------------------------------------------------------------
@@ -231,7 +240,7 @@ template <class T, class I, ScatterReduce R, bool kIdentity>
 void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, int64_t kn, int64_t src_k,
                   const int64_t* ooff, const int64_t* soff, Packed<T, R>* buf) {
   using P = Packed<T, R>;
-  const int64_t osd = g.out_sd, ssd = g.src_sd, K = g.inner;
+  const int64_t osd = g.out_sd;
   for (int64_t t = 0; t < g.nd; ++t) {
     const T* row = obase + t * osd;
     P* b = buf + t * kn;
@@ -239,24 +248,14 @@ void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, i
     else if constexpr (kIdentity) decode_run(b, row, kn);
     else for (int64_t k = 0; k < kn; ++k) b[k] = pack_load<T, P>(row[ooff[k]]);
   }
-  constexpr int64_t kAhead = 16;
-  const int64_t line_elems = 64 / static_cast<int64_t>(sizeof(I));
-  for (int64_t i = 0; i < g.md; ++i) {
-    const I* irow = ibase + i * K;
-    const T* srow = sbase + i * ssd;
-    if (i + kAhead < g.md) {
-      for (int64_t c = 0; c < kn; c += line_elems) __builtin_prefetch(irow + kAhead * K + c);
-      if (kIdentity && src_k)
-        for (int64_t c = 0; c < kn * static_cast<int64_t>(sizeof(T)); c += 64)
-          __builtin_prefetch(reinterpret_cast<const char*>(srow + kAhead * ssd) + c);
-    }
+  block_rows<16, T, I, kIdentity>(g, sbase, ibase, kn, src_k, [&](const I* irow, const T* srow) {
     for (int64_t k = 0; k < kn; ++k) {
       P& a = buf[static_cast<int64_t>(irow[k]) * kn + k];
       const T& v = srow[kIdentity ? k * src_k : soff[k]];
       if constexpr (R == ScatterReduce::None) a = v;
       else a = combine<P, R>(a, pack_load<T, P>(v));
     }
-  }
+  });
   for (int64_t t = 0; t < g.nd; ++t) {
     T* row = obase + t * osd;
     const P* b = buf + t * kn;
