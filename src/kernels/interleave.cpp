@@ -114,16 +114,31 @@ inline void unzip(T* __restrict d0, T* __restrict d1, const T* __restrict s, int
   }
 }
 
+// Calls seg(r, j, len) for each run of units [u0, u1) that stays in one row and on one side of
+// g.split: units [j, j + len) of row r. Then, after streaming stores, the fence. Both it and seg
+// are always inlined, so the loops in seg are compiled for each PTO_SIMD_CLONES target.
+template <bool Stream, class Seg>
+__attribute__((always_inline)) inline void for_each_run(const Geo& g, int64_t u0, int64_t u1, Seg&& seg) {
+  int64_t r = u0 / g.n, j = u0 % g.n;
+  for (int64_t u = u0; u < u1;) {
+    const int64_t len = std::min((j < g.split ? g.split : g.n) - j, u1 - u);
+    seg(r, j, len);
+    u += len;
+    if ((j += len) == g.n) j = 0, ++r;
+  }
+#if PTO_HAVE_STREAM
+  if (Stream) _mm_sfence();
+#endif
+}
+
 template <class T, bool Stream>
 PTO_SIMD_CLONES void zip_range(const Geo& g, int64_t u0, int64_t u1) {
   const T* a = reinterpret_cast<const T*>(g.a);
   const T* b = reinterpret_cast<const T*>(g.b);
   T* o0 = reinterpret_cast<T*>(g.out0);
   T* o1 = reinterpret_cast<T*>(g.out1);
-  int64_t r = u0 / g.n, j = u0 % g.n;
-  for (int64_t u = u0; u < u1;) {
+  for_each_run<Stream>(g, u0, u1, [&](int64_t r, int64_t j, int64_t len) __attribute__((always_inline)) {
     const bool first = j < g.split;
-    const int64_t len = std::min((first ? g.split : g.n) - j, u1 - u);
     const T* pa = a + r * g.a_stride + j;
     const T* pb = b + r * g.b_stride + j;
     T* d = (first ? o0 + 2 * j : o1 + 2 * (j - g.split)) + r * g.n;
@@ -145,12 +160,7 @@ PTO_SIMD_CLONES void zip_range(const Geo& g, int64_t u0, int64_t u1) {
     {
       zip(d, pa, pb, len);
     }
-    u += len;
-    if ((j += len) == g.n) j = 0, ++r;
-  }
-#if PTO_HAVE_STREAM
-  if (Stream) _mm_sfence();
-#endif
+  });
 }
 
 template <class T, bool Stream>
@@ -159,10 +169,8 @@ PTO_SIMD_CLONES void unzip_range(const Geo& g, int64_t u0, int64_t u1) {
   const T* b = reinterpret_cast<const T*>(g.b);
   T* o0 = reinterpret_cast<T*>(g.out0);
   T* o1 = reinterpret_cast<T*>(g.out1);
-  int64_t r = u0 / g.n, k = u0 % g.n;
-  for (int64_t u = u0; u < u1;) {
+  for_each_run<Stream>(g, u0, u1, [&](int64_t r, int64_t k, int64_t len) __attribute__((always_inline)) {
     const bool first = k < g.split;
-    const int64_t len = std::min((first ? g.split : g.n) - k, u1 - u);
     const T* s = first ? a + r * g.a_stride + 2 * k : b + r * g.b_stride + 2 * (k - g.split);
     T* d0 = o0 + r * g.n + k;
     T* d1 = o1 + r * g.n + k;
@@ -187,12 +195,7 @@ PTO_SIMD_CLONES void unzip_range(const Geo& g, int64_t u0, int64_t u1) {
     {
       unzip(d0, d1, s, len);
     }
-    u += len;
-    if ((k += len) == g.n) k = 0, ++r;
-  }
-#if PTO_HAVE_STREAM
-  if (Stream) _mm_sfence();
-#endif
+  });
 }
 
 // Runs units [0, units) in parallel: `zip_range` or `unzip_range` picked by width and by
