@@ -13,19 +13,8 @@ from hypothesis import given, strategies as st
 
 import ptocpu
 
-# (ptocpu dtype, numpy / ml_dtypes type, torch dtype)
-DTYPES = [
-    (ptocpu.DT_INT8, np.int8, torch.int8), (ptocpu.DT_INT16, np.int16, torch.int16),
-    (ptocpu.DT_INT32, np.int32, torch.int32), (ptocpu.DT_INT64, np.int64, torch.int64),
-    (ptocpu.DT_UINT8, np.uint8, torch.uint8), (ptocpu.DT_UINT16, np.uint16, torch.uint16),
-    (ptocpu.DT_UINT32, np.uint32, torch.uint32), (ptocpu.DT_UINT64, np.uint64, torch.uint64),
-    (ptocpu.DT_BOOL, np.bool_, torch.bool), (ptocpu.DT_FP16, np.float16, torch.float16),
-    (ptocpu.DT_BF16, ml_dtypes.bfloat16, torch.bfloat16), (ptocpu.DT_FP32, np.float32, torch.float32),
-    (ptocpu.DT_FP64, np.float64, torch.float64),
-    (ptocpu.DT_FP8E4M3, ml_dtypes.float8_e4m3fn, torch.float8_e4m3fn),
-    (ptocpu.DT_FP8E5M2, ml_dtypes.float8_e5m2, torch.float8_e5m2),
-    (ptocpu.DT_FP8E8M0, ml_dtypes.float8_e8m0fnu, torch.float8_e8m0fnu),
-]
+from helpers import DTYPES  # (ptocpu dtype, numpy / ml_dtypes type, torch dtype), SPEC 2
+
 IDS = [d[0].name for d in DTYPES]
 NUMPY_NATIVE = [d for d in DTYPES if np.dtype(d[1]).kind in "iubf" and np.dtype(d[1]).type.__module__ == "numpy"]
 
