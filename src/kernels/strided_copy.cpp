@@ -419,9 +419,56 @@ void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
 #endif  // PTO_X86
 
 #ifdef PTO_X86
-template <int W> struct Sse2Copy { static constexpr NtFn fn = copy_nt_sse2<W>; };
-template <int W> struct Avx2Copy { static constexpr NtFn fn = avx2::copy_nt<W>; };
-template <int W> struct Avx512Copy { static constexpr NtFn fn = avx512::copy_nt<W>; };
+// One instruction set's streaming kernels: copy<W> (src stride 1), reverse<W> (stride -1; null
+// where there is none) and stride<W, K> (stride K = 2, 3, 4) where has_stride<W, K>.
+struct Sse2Kernels {
+  template <int W> static constexpr NtFn copy = copy_nt_sse2<W>;
+  template <int W> static constexpr NtFn reverse = nullptr;
+  template <int W, int K> static constexpr bool has_stride = false;
+  template <int W, int K> static constexpr NtFn stride = nullptr;
+};
+struct Avx2Kernels {
+  template <int W> static constexpr NtFn copy = avx2::copy_nt<W>;
+  template <int W> static constexpr NtFn reverse = avx2::reverse_nt<W>;
+  template <int W, int K> static constexpr bool has_stride = W == 4 || W == 8;
+  template <int W, int K> static constexpr NtFn stride = avx2::stride_nt<W, K>;
+};
+struct Avx512Kernels {
+  template <int W> static constexpr NtFn copy = avx512::copy_nt<W>;
+  template <int W> static constexpr NtFn reverse = avx512::reverse_nt<W>;
+  template <int W, int K> static constexpr bool has_stride = W != 1 || K == 2 || K == 4;
+  template <int W, int K> static constexpr NtFn stride = avx512::stride_nt<W, K>;
+};
+
+template <class Ks, int W, int K>
+NtFn stride_kernel() {
+  if constexpr (Ks::template has_stride<W, K>) return Ks::template stride<W, K>;
+  else return nullptr;
+}
+
+// The streaming kernel of Ks for w-byte elements read with src stride ss, or nullptr.
+template <class Ks, int W>
+NtFn pick_in(int64_t ss) {
+  switch (ss) {
+    case 1: return Ks::template copy<W>;
+    case -1: return Ks::template reverse<W>;
+    case 2: return stride_kernel<Ks, W, 2>();
+    case 3: return stride_kernel<Ks, W, 3>();
+    case 4: return stride_kernel<Ks, W, 4>();
+    default: return nullptr;
+  }
+}
+
+template <class Ks>
+NtFn pick_in(int w, int64_t ss) {
+  switch (w) {
+    case 1: return pick_in<Ks, 1>(ss);
+    case 2: return pick_in<Ks, 2>(ss);
+    case 4: return pick_in<Ks, 4>(ss);
+    case 8: return pick_in<Ks, 8>(ss);
+    default: return ss == 1 ? Ks::template copy<8> : nullptr;
+  }
+}
 #endif
 
 // The ISA the streaming kernels use: the best this CPU has, or lower when asked
@@ -435,65 +482,13 @@ Isa isa() {
 }
 
 // The streaming kernel for a row read with src stride ss, or nullptr (then the cached kernel).
-template <template <int> class K>
-NtFn by_width(int w) {
-  switch (w) {
-    case 1: return K<1>::fn;
-    case 2: return K<2>::fn;
-    case 4: return K<4>::fn;
-    default: return K<8>::fn;
-  }
-}
-
 NtFn pick_nt(int64_t item, int64_t ss) {
 #ifdef PTO_X86
   const int w = static_cast<int>(item);
   switch (isa()) {
-    case Isa::Avx512:
-      if (ss == 1) return by_width<Avx512Copy>(w);
-      if (ss == -1) {
-        switch (w) {
-          case 1: return avx512::reverse_nt<1>;
-          case 2: return avx512::reverse_nt<2>;
-          case 4: return avx512::reverse_nt<4>;
-          case 8: return avx512::reverse_nt<8>;
-        }
-      }
-#define PTO_STRIDES(W)                              \
-  if (w == W) switch (ss) {                         \
-      case 2: return avx512::stride_nt<W, 2>;       \
-      case 3: return avx512::stride_nt<W, 3>;       \
-      case 4: return avx512::stride_nt<W, 4>;       \
-    }
-      PTO_STRIDES(2)
-      PTO_STRIDES(4)
-      PTO_STRIDES(8)
-#undef PTO_STRIDES
-      if (w == 1 && ss == 2) return avx512::stride_nt<1, 2>;
-      if (w == 1 && ss == 4) return avx512::stride_nt<1, 4>;
-      return nullptr;
-    case Isa::Avx2:
-      if (ss == 1) return by_width<Avx2Copy>(w);
-      if (ss == -1) {
-        switch (w) {
-          case 1: return avx2::reverse_nt<1>;
-          case 2: return avx2::reverse_nt<2>;
-          case 4: return avx2::reverse_nt<4>;
-          case 8: return avx2::reverse_nt<8>;
-        }
-      }
-#define PTO_STRIDES(W)                            \
-  if (w == W) switch (ss) {                       \
-      case 2: return avx2::stride_nt<W, 2>;       \
-      case 3: return avx2::stride_nt<W, 3>;       \
-      case 4: return avx2::stride_nt<W, 4>;       \
-    }
-      PTO_STRIDES(4)
-      PTO_STRIDES(8)
-#undef PTO_STRIDES
-      return nullptr;
-    case Isa::Baseline:
-      return ss == 1 ? by_width<Sse2Copy>(w) : nullptr;
+    case Isa::Avx512: return pick_in<Avx512Kernels>(w, ss);
+    case Isa::Avx2: return pick_in<Avx2Kernels>(w, ss);
+    case Isa::Baseline: return pick_in<Sse2Kernels>(w, ss);
   }
 #endif
   (void)item;
