@@ -16,6 +16,9 @@ using Strides = std::vector<int64_t>;
 
 std::string shape_to_string(const Shape& s);  // "[3, 4]"
 int64_t shape_numel(const Shape& s);
+// Bytes of a contiguous tensor of this shape; ArgumentError naming `op` when a dim is negative
+// or the element count or byte size does not fit int64.
+int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op);
 Strides contiguous_strides(const Shape& s);
 
 class Tensor {

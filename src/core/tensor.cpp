@@ -23,6 +23,19 @@ int64_t shape_numel(const Shape& s) {
   return n;
 }
 
+int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op) {
+  int64_t n = static_cast<int64_t>(itemsize);
+  bool overflow = false, empty = false;
+  for (int64_t d : s) {
+    if (d < 0) fail<ArgumentError>(op, ": shape ", shape_to_string(s), " has a negative dim");
+    overflow |= __builtin_mul_overflow(n, d, &n);
+    empty |= d == 0;
+  }
+  if (overflow && !empty)  // an empty shape needs no bytes, however large its other dims
+    fail<ArgumentError>(op, ": shape ", shape_to_string(s), " has more elements than fit in memory (int64 bytes)");
+  return overflow ? 0 : n;
+}
+
 Strides contiguous_strides(const Shape& s) {
   Strides st(s.size());
   int64_t acc = 1;
@@ -35,9 +48,7 @@ Strides contiguous_strides(const Shape& s) {
 
 namespace {
 Tensor allocate(const Shape& shape, DType dtype, bool zero) {
-  for (int64_t d : shape)
-    if (d < 0) fail<ArgumentError>("tensor: shape ", shape_to_string(shape), " has a negative dim");
-  auto storage = allocate_storage(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype), zero);
+  auto storage = allocate_storage(static_cast<size_t>(checked_nbytes(shape, dtype_size(dtype), "tensor")), zero);
   void* p = storage.get();
   return Tensor::from_blob(p, shape, contiguous_strides(shape), dtype, std::move(storage));
 }

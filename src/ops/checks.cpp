@@ -35,6 +35,7 @@ void check_rank(const char* op, const char* param, int rank, int min_rank, int m
 
 void check_extent(const char* op, const char* param, const Shape& shape, bool is_input) {
   const Platform& platform = current_platform();
+  checked_nbytes(shape, 1, op);  // the element count fits int64
   const int64_t n = shape_numel(shape);
   if (is_input && n == 0 && !platform.empty_inputs_allowed)
     fail<ArgumentError>(op, ": ", param, " shape ", shape_to_string(shape), " is empty; platform ", platform.name,

@@ -49,6 +49,14 @@ TEST(Tensor, ReadOnlyMemoryIsNeverWritten) {
   EXPECT_EQ(t.at<float>({1, 0}), 0.0f);
 }
 
+TEST(Tensor, SizesThatOverflowInt64AreRefusedBeforeAllocating) {
+  EXPECT_THROW(pto::Tensor::empty({int64_t(1) << 40, int64_t(1) << 40}, pto::DType::FP32), pto::ArgumentError);
+  EXPECT_THROW(pto::Tensor::empty({int64_t(1) << 62, 4}, pto::DType::FP32), pto::ArgumentError);
+  EXPECT_THROW(pto::Tensor::empty({-1, 3}, pto::DType::FP32), pto::ArgumentError);
+  EXPECT_EQ(pto::Tensor::empty({0, int64_t(1) << 62, int64_t(1) << 62}, pto::DType::FP32).numel(), 0);
+  EXPECT_EQ(pto::checked_nbytes({3, 4}, 2, "t"), 24);
+}
+
 TEST(Tensor, OverlapUsesTheByteSpan) {
   pto::Tensor t = pto::Tensor::empty({4, 4}, pto::DType::FP32);
   pto::Tensor top = t.as_strided({2, 4}, {4, 1}, 0), bottom = t.as_strided({2, 4}, {4, 1}, 8);
