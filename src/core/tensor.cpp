@@ -17,10 +17,11 @@ std::string shape_to_string(const Shape& s) {
   return os.str();
 }
 
+// Wraps (no UB) for shapes past int64; every op and allocation checks with checked_nbytes first.
 int64_t shape_numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
+  uint64_t n = 1;
+  for (int64_t d : s) n *= static_cast<uint64_t>(d);
+  return static_cast<int64_t>(n);
 }
 
 int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op) {
@@ -38,10 +39,10 @@ int64_t checked_nbytes(const Shape& s, size_t itemsize, const char* op) {
 
 Strides contiguous_strides(const Shape& s) {
   Strides st(s.size());
-  int64_t acc = 1;
+  uint64_t acc = 1;  // wraps only for empty tensors with huge dims, whose strides are never used
   for (int i = static_cast<int>(s.size()) - 1; i >= 0; --i) {
-    st[i] = acc;
-    acc *= std::max<int64_t>(s[i], 1);
+    st[i] = static_cast<int64_t>(acc);
+    acc *= static_cast<uint64_t>(std::max<int64_t>(s[i], 1));
   }
   return st;
 }
