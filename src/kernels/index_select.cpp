@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/simd.h"
+#include "kernels/stream.h"
 #include "kernels/strided_copy.h"
 #include "ptocpu/parallel.h"
 
@@ -69,41 +70,15 @@ void dynamic_for(int64_t n, int64_t grain, F&& f, Done&& done) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Streaming copies: dst 64-byte aligned, n a multiple of 64.
+// Prefetch of the rows a gather reads next (the streaming copies are in stream.h).
 
 #if PTO_IS_X86
-__attribute__((target("avx512f"))) inline void stream_lines_avx512(std::byte* dst, const std::byte* src, int64_t n) {
-  for (int64_t o = 0; o < n; o += 64)
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + o), _mm512_loadu_si512(src + o));
-}
-__attribute__((target("avx2"))) inline void stream_lines_avx2(std::byte* dst, const std::byte* src, int64_t n) {
-  for (int64_t o = 0; o < n; o += 64) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + o + 32));
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + o), a);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + o + 32), b);
-  }
-}
-inline void stream_lines_sse2(std::byte* dst, const std::byte* src, int64_t n) {
-  for (int64_t o = 0; o < n; o += 64) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o + 16));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o + 32));
-    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + o), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + o + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + o + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + o + 48), d);
-  }
-}
-inline void stream_fence() { _mm_sfence(); }
 inline void prefetch_lines(const std::byte* p, int64_t n) {
   // Every line of [p, p + n), which spans one more line than n / 64 when p is not aligned.
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   for (uintptr_t l = a & ~uintptr_t(63); l < a + n; l += 64) _mm_prefetch(reinterpret_cast<const char*>(l), _MM_HINT_T0);
 }
 #else
-inline void stream_fence() {}
 inline void prefetch_lines(const std::byte* p, int64_t n) {
   for (int64_t o = 0; o < n; o += 64) __builtin_prefetch(p + o);
 }

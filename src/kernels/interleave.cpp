@@ -13,14 +13,8 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define PTO_HAVE_STREAM 1
-#else
-#define PTO_HAVE_STREAM 0
-#endif
-
 #include "kernels/simd.h"
+#include "kernels/stream.h"
 #include "ptocpu/parallel.h"
 
 namespace pto::kernels {
@@ -77,20 +71,11 @@ struct Geo {
   int64_t split;  // units [0, split) use input / out0, [split, n) other / out1
 };
 
-#if PTO_HAVE_STREAM
+#if PTO_HAVE_STREAM_LINES
 // dst 16-byte aligned, src the 64-byte aligned stage.
 inline void stream_out(std::byte* dst, const std::byte* src, int64_t bytes) {
-  int64_t i = 0;
-  for (; i + 64 <= bytes; i += 64) {
-    const __m128i v0 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i));
-    const __m128i v1 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 16));
-    const __m128i v2 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 32));
-    const __m128i v3 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), v0);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 16), v1);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 32), v2);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 48), v3);
-  }
+  int64_t i = bytes & ~int64_t(63);
+  stream_lines_sse2(dst, src, i);
   for (; i + 16 <= bytes; i += 16)
     _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_load_si128(reinterpret_cast<const __m128i*>(src + i)));
   if (i < bytes) std::memcpy(dst + i, src + i, bytes - i);
@@ -126,8 +111,8 @@ __attribute__((always_inline)) inline void for_each_run(const Geo& g, int64_t u0
     u += len;
     if ((j += len) == g.n) j = 0, ++r;
   }
-#if PTO_HAVE_STREAM
-  if (Stream) _mm_sfence();
+#if PTO_HAVE_STREAM_LINES
+  if (Stream) stream_fence();
 #endif
 }
 
@@ -142,7 +127,7 @@ PTO_SIMD_CLONES void zip_range(const Geo& g, int64_t u0, int64_t u1) {
     const T* pa = a + r * g.a_stride + j;
     const T* pb = b + r * g.b_stride + j;
     T* d = (first ? o0 + 2 * j : o1 + 2 * (j - g.split)) + r * g.n;
-#if PTO_HAVE_STREAM
+#if PTO_HAVE_STREAM_LINES
     constexpr int64_t pair = 2 * sizeof(T);
     const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(d) & 15);
     if (Stream && len * pair >= kMinStreamRun && mis % pair == 0) {
@@ -174,7 +159,7 @@ PTO_SIMD_CLONES void unzip_range(const Geo& g, int64_t u0, int64_t u1) {
     const T* s = first ? a + r * g.a_stride + 2 * k : b + r * g.b_stride + 2 * (k - g.split);
     T* d0 = o0 + r * g.n + k;
     T* d1 = o1 + r * g.n + k;
-#if PTO_HAVE_STREAM
+#if PTO_HAVE_STREAM_LINES
     constexpr int64_t item = sizeof(T);
     const auto p0 = reinterpret_cast<uintptr_t>(d0), p1 = reinterpret_cast<uintptr_t>(d1);
     const int64_t mis = static_cast<int64_t>(p0 & 15);
@@ -204,7 +189,7 @@ template <bool Zip>
 void run(const Geo& g, int64_t units, size_t itemsize) {
   if (units <= 0) return;
   const int64_t unit_bytes = 2 * static_cast<int64_t>(itemsize);  // output bytes per unit
-  const bool stream = PTO_HAVE_STREAM && units * unit_bytes >= kStreamMinBytes;
+  const bool stream = PTO_HAVE_STREAM_LINES && units * unit_bytes >= kStreamMinBytes;
   const int64_t min_units = std::max<int64_t>(1, kMinChunkBytes / unit_bytes);
   visit_width(itemsize, [&](auto tag) {
     using T = typename decltype(tag)::type;

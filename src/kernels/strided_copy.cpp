@@ -11,6 +11,7 @@
 #endif
 
 #include "kernels/simd.h"
+#include "kernels/stream.h"
 #include "ptocpu/dtype.h"
 #include "ptocpu/parallel.h"
 
@@ -187,44 +188,22 @@ inline void scalar_stride(T* out, const T* in, int64_t k, int64_t n) {
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*().
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// SSE2 is part of x86-64: the streaming contiguous copy of every target.
-template <int W>
-void copy_nt_sse2(std::byte* d, const std::byte* s, int64_t count) {
-  int64_t n = count * W;
-  const int64_t head = std::min<int64_t>(n, static_cast<int64_t>((16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15));
-  std::memcpy(d, s, static_cast<size_t>(head));
-  d += head, s += head, n -= head;
-  for (; n >= 64; n -= 64, d += 64, s += 64) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
-    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
-  }
-  std::memcpy(d, s, static_cast<size_t>(n));
-}
-
-#pragma GCC push_options
-#pragma GCC target("avx2")
-namespace avx2 {
-
-template <int W>
+// The streaming contiguous copy of every target: a cached head up to the first line, whole lines
+// with the target's streaming stores, a cached tail.
+template <int W, void (*Lines)(std::byte*, const std::byte*, int64_t)>
 void copy_nt(std::byte* d, const std::byte* s, int64_t count) {
   int64_t n = count * W;
   const int64_t head = head_to_line<uint8_t>(d, n);
   std::memcpy(d, s, static_cast<size_t>(head));
   d += head, s += head, n -= head;
-  for (; n >= 64; n -= 64, d += 64, s += 64) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32));
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), a);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
-  }
-  std::memcpy(d, s, static_cast<size_t>(n));
+  const int64_t lines = n & ~int64_t(63);
+  Lines(d, s, lines);
+  std::memcpy(d + lines, s + lines, static_cast<size_t>(n - lines));
 }
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace avx2 {
 
 // One 32-byte vector reversed element-wise.
 template <int W>
@@ -297,21 +276,6 @@ void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq")
 namespace avx512 {
-
-template <int W>
-void copy_nt(std::byte* d, const std::byte* s, int64_t count) {
-  int64_t n = count * W;
-  const int64_t head = head_to_line<uint8_t>(d, n);
-  std::memcpy(d, s, static_cast<size_t>(head));
-  d += head, s += head, n -= head;
-  for (; n >= 128; n -= 128, d += 128, s += 128) {
-    const __m512i a = _mm512_loadu_si512(s);
-    const __m512i b = _mm512_loadu_si512(s + 64);
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(d), a);
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(d + 64), b);
-  }
-  std::memcpy(d, s, static_cast<size_t>(n));
-}
 
 template <int W>
 inline __m512i permute(__m512i idx, __m512i v) {
@@ -422,19 +386,19 @@ void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
 // One instruction set's streaming kernels: copy<W> (src stride 1), reverse<W> (stride -1; null
 // where there is none) and stride<W, K> (stride K = 2, 3, 4) where has_stride<W, K>.
 struct Sse2Kernels {
-  template <int W> static constexpr NtFn copy = copy_nt_sse2<W>;
+  template <int W> static constexpr NtFn copy = copy_nt<W, stream_lines_sse2>;
   template <int W> static constexpr NtFn reverse = nullptr;
   template <int W, int K> static constexpr bool has_stride = false;
   template <int W, int K> static constexpr NtFn stride = nullptr;
 };
 struct Avx2Kernels {
-  template <int W> static constexpr NtFn copy = avx2::copy_nt<W>;
+  template <int W> static constexpr NtFn copy = copy_nt<W, stream_lines_avx2>;
   template <int W> static constexpr NtFn reverse = avx2::reverse_nt<W>;
   template <int W, int K> static constexpr bool has_stride = W == 4 || W == 8;
   template <int W, int K> static constexpr NtFn stride = avx2::stride_nt<W, K>;
 };
 struct Avx512Kernels {
-  template <int W> static constexpr NtFn copy = avx512::copy_nt<W>;
+  template <int W> static constexpr NtFn copy = copy_nt<W, stream_lines_avx512>;
   template <int W> static constexpr NtFn reverse = avx512::reverse_nt<W>;
   template <int W, int K> static constexpr bool has_stride = W != 1 || K == 2 || K == 4;
   template <int W, int K> static constexpr NtFn stride = avx512::stride_nt<W, K>;
@@ -496,11 +460,6 @@ NtFn pick_nt(int64_t item, int64_t ss) {
   return nullptr;
 }
 
-void stream_fence() {
-#ifdef PTO_X86
-  _mm_sfence();
-#endif
-}
 
 // ------------------------------------------------------------------------------------------
 // Layout normalisation.
