@@ -1,5 +1,5 @@
 // The PyPTO kernel model (SPEC 7): view, assemble, loop, and the jit argument check that
-// ptocpu.frontend.jit calls. Conversion and forwarding only; the rules live in src/ops/view.cpp.
+// ptocpu.frontend.jit calls. Conversion and forwarding only; the rules live in src/ops/kernel_model.cpp.
 #include <Python.h>
 #include <nanobind/stl/string.h>
 

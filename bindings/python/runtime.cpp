@@ -1,11 +1,12 @@
 // Platforms, tile shapes, threads and build information.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <limits>
 
 #include "bind.h"
-#include "kernels/simd.h"
+#include "ptocpu/build.h"
 #include "ptocpu/error.h"
 #include "ptocpu/parallel.h"
 #include "ptocpu/platform.h"
@@ -62,8 +63,8 @@ void bind_runtime(nb::module_& m) {
 
   m.def("build_info", [] {
     nb::dict d;
-    d["simd_targets_compiled"] = pto::kernels::simd_targets_compiled();
-    d["simd_target_dispatched"] = pto::kernels::simd_target_dispatched();
+    d["simd_targets_compiled"] = pto::simd_targets_compiled();
+    d["simd_target_dispatched"] = pto::simd_target_dispatched();
 #ifdef NDEBUG
     d["build_type"] = "release";
 #else
@@ -72,6 +73,12 @@ void bind_runtime(nb::module_& m) {
     d["compiler"] = __VERSION__;
     return d;
   });
+  // Private hook for tests and benchmarks (docs/kernels.md): the streaming threshold and ISA cap.
+  m.def("_set_kernel_tuning",
+        [](int64_t stream_bytes, std::optional<std::string> isa) {
+          pto::set_kernel_tuning(stream_bytes, isa ? isa->c_str() : nullptr);
+        },
+        nb::arg("stream_bytes") = -1, nb::arg("isa") = nb::none());
 }
 
 }  // namespace ptobind
