@@ -13,6 +13,19 @@ void bind_dtype(nb::module_& m) {
   }
   m.def("dtype_from_name", [](const std::string& name) { return pto::dtype_from_name(name); },
         "A DType from a DT_* name or a numpy / torch spelling (float16, bf16, ...)");
+  m.def("dtype_table", [] {
+    nb::list out;
+    for (int i = 0; i < pto::kNumDTypes; ++i) {
+      const auto dt = static_cast<pto::DType>(i);
+      nb::dict d;
+      d["dtype"] = dt;
+      d["itemsize"] = pto::dtype_size(dt);
+      d["numpy"] = pto::dtype_numpy_name(dt);
+      d["ml_dtypes"] = pto::dtype_from_ml_dtypes(dt);
+      out.append(d);
+    }
+    return out;
+  }, "Per-dtype facts from the core's one table: dtype, itemsize, numpy name, whether ml_dtypes provides it");
   m.def("itemsize", [](nb::handle dt) { return pto::dtype_size(to_dtype(dt)); }, "Bytes per element of a dtype");
 }
 

@@ -20,22 +20,14 @@ const pto::Tensor& require_storage(const pto::Tensor& t, const char* what) {
 
 namespace {
 
-using pto::DType;
-
 // A numpy array over the tensor's memory (bf16 / fp8 as ml_dtypes arrays), owned by `self`.
 nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
   require_storage(t, "Tensor.numpy");
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   dlpack::DataType d = to_dl(t.dtype());
   nb::dlpack::dtype nd{d.code, d.bits, 1};
-  const char* ml_name = nullptr;
-  switch (t.dtype()) {
-    case DType::BF16: ml_name = "bfloat16"; break;
-    case DType::FP8E4M3: ml_name = "float8_e4m3fn"; break;
-    case DType::FP8E5M2: ml_name = "float8_e5m2"; break;
-    case DType::FP8E8M0: ml_name = "float8_e8m0fnu"; break;
-    default: break;
-  }
+  // bf16 / fp8: numpy has no such type, so the bytes are viewed as ml_dtypes' type of that name.
+  const char* ml_name = pto::dtype_from_ml_dtypes(t.dtype()) ? pto::dtype_numpy_name(t.dtype()) : nullptr;
   if (ml_name) nd = {static_cast<uint8_t>(nb::dlpack::dtype_code::UInt), d.bits, 1};
   nb::ndarray<nb::numpy> arr(t.data(), shape.size(), shape.data(), self, t.strides().data(), nd);
   nb::object out = arr.cast();
@@ -70,7 +62,7 @@ void bind_tensor(nb::module_& m) {
       .def("astype",
            [](const pto::Tensor& t, nb::handle dtype) {
              require_storage(t, "Tensor.astype");
-             const DType dt = to_dtype(dtype);
+             const pto::DType dt = to_dtype(dtype);
              nb::gil_scoped_release release;
              return pto::astype(t, dt);
            },

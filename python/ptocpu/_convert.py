@@ -6,16 +6,10 @@ import ml_dtypes
 
 from . import _core
 
+# numpy / ml_dtypes dtype <-> ptocpu dtype, from the core's dtype table.
 _NUMPY_DTYPES = {
-    np.dtype(np.int8): _core.DT_INT8, np.dtype(np.int16): _core.DT_INT16,
-    np.dtype(np.int32): _core.DT_INT32, np.dtype(np.int64): _core.DT_INT64,
-    np.dtype(np.uint8): _core.DT_UINT8, np.dtype(np.uint16): _core.DT_UINT16,
-    np.dtype(np.uint32): _core.DT_UINT32, np.dtype(np.uint64): _core.DT_UINT64,
-    np.dtype(np.bool_): _core.DT_BOOL, np.dtype(np.float16): _core.DT_FP16,
-    np.dtype(ml_dtypes.bfloat16): _core.DT_BF16, np.dtype(np.float32): _core.DT_FP32,
-    np.dtype(np.float64): _core.DT_FP64, np.dtype(ml_dtypes.float8_e4m3fn): _core.DT_FP8E4M3,
-    np.dtype(ml_dtypes.float8_e5m2): _core.DT_FP8E5M2,
-    np.dtype(ml_dtypes.float8_e8m0fnu): _core.DT_FP8E8M0,
+    np.dtype(getattr(ml_dtypes, row["numpy"]) if row["ml_dtypes"] else row["numpy"]): row["dtype"]
+    for row in _core.dtype_table()
 }
 _TO_NUMPY = {v: k for k, v in _NUMPY_DTYPES.items()}
 
