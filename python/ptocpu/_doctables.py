@@ -14,6 +14,7 @@ and this module rewrites what lies between the two marker lines. Kinds:
     platform-summary            one row per platform: names, aliases and platform-wide limits
     platform-ops                a `platforms OP` table for every op the binding reports
     dtypes                      every dtype with its size and numpy / ml_dtypes dtype
+    bench-cases                 the cases `ptocpu bench` runs (ptocpu.bench.cases.CASES)
 
 Everything comes from `ptocpu.platform_table()` and the dtype enum, so a new op only needs a
 `platforms OP` marker in its page.
@@ -143,11 +144,19 @@ def dtypes() -> str:
     return _table(["dtype", "bytes", "numpy / ml_dtypes"], rows)
 
 
+def bench_cases() -> str:
+    """The benchmark cases: id, op, call, dtype and how the result is compared with the peers."""
+    from .bench.cases import CASES
+    rows = [[c.id, f"`{c.op}`", c.call, c.dtype, "bit-exact" if c.tol is None else "tolerance"] for c in CASES]
+    return _table(["case", "op", "call", "dtype", "check against peers"], rows)
+
+
 KINDS: dict[str, Callable[..., str]] = {
     "platforms": platforms,
     "platform-summary": platform_summary,
     "platform-ops": platform_ops,
     "dtypes": dtypes,
+    "bench-cases": bench_cases,
 }
 
 

@@ -76,14 +76,10 @@ def test_examples_print_what_the_page_says(page):
     text = page.read_text(encoding="utf-8")
     globs = {}
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    try:
-        for line, code in _python_blocks(text):
-            test = doctest.DocTestParser().get_doctest(code, globs, f"{_name(page)}:{line}", str(page), line)
-            runner.run(test, clear_globs=False)
-            globs = test.globs  # DocTest copies its globals; later blocks see this block's names
-    finally:
-        ptocpu.set_platform("cpu")
-        ptocpu.reset_vec_tile_shapes()
+    for line, code in _python_blocks(text):
+        test = doctest.DocTestParser().get_doctest(code, globs, f"{_name(page)}:{line}", str(page), line)
+        runner.run(test, clear_globs=False)
+        globs = test.globs  # DocTest copies its globals; later blocks see this block's names
     assert runner.failures == 0, f"{runner.failures} example(s) in {_name(page)} print something else (see above)"
 
 
