@@ -43,6 +43,21 @@ void bind_runtime(nb::module_& m) {
     }
     return out;
   }, "The platform tables of SPEC 6, as data");
+  // Private hook for tracing (docs/tracing.md): the last UB-checked op call's UB use on this
+  // thread, then cleared; None when no op checked its UB since the last take.
+  m.def("_take_ub_use", []() -> nb::object {
+    const pto::UbUse& use = pto::last_ub_use();
+    if (use.op == nullptr) return nb::none();
+    nb::list buffers;
+    for (const pto::UbBuffer& b : use.buffers) buffers.append(nb::make_tuple(b.what, b.bytes));
+    nb::dict d;
+    d["op"] = use.op;
+    d["limit"] = use.limit;
+    d["total"] = use.total;
+    d["buffers"] = buffers;
+    pto::clear_ub_use();
+    return d;
+  });
 
   m.def("set_vec_tile_shapes", [](nb::args dims) {
     pto::set_vec_tile_shapes(to_int_list(dims, "set_vec_tile_shapes", "dims"));

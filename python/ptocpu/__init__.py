@@ -58,3 +58,9 @@ def vec_tile_shapes(*dims: int):
             set_vec_tile_shapes(*previous)
         else:
             reset_vec_tile_shapes()
+
+
+# Tracing and golden checks (docs/tracing.md): PyPTO's debug / verify switches.
+from . import trace, golden  # noqa: E402,F401
+from .debug import set_debug_options, get_debug_options  # noqa: E402,F401
+from .golden import set_verify_options, get_verify_options, set_verify_golden_data  # noqa: E402,F401

@@ -72,6 +72,11 @@ InterleavePlan validate_deinterleave(const Tensor& input) {
     const int64_t in_bytes = tiling::buffer_bytes(tile, {"input tile", input.shape(), input.itemsize()});
     const int64_t out_bytes = tiling::buffer_bytes(out_tile, {"output tiles", plan.out_shape, input.itemsize(), 2});
     const Platform& platform = current_platform();
+    if (platform.ub_bytes != 0) {
+      tiling::begin_ub_use(name, platform.ub_bytes);
+      tiling::note_ub_buffer("input tile", in_bytes);
+      tiling::note_ub_buffer("output tiles", out_bytes);
+    }
     if (platform.ub_bytes != 0 && in_bytes + out_bytes > platform.ub_bytes)
       fail<TileError>(name, ": tile shape ", shape_to_string(tile), " needs ", in_bytes + out_bytes,
                       " UB bytes (input tile ", in_bytes, " + output tiles ", out_bytes, ") but platform ",
