@@ -68,9 +68,8 @@ def _tensor_arguments(kernel, args: tuple, kwargs: dict, result: Any) -> List[Tu
 
 
 def _verified_call(kernel, verify: Optional[dict], args: tuple, kwargs: dict):
-    pending = golden.take_goldens()
+    _, goldens = golden.take_goldens() or (None, [])
     result = kernel(*args, **kwargs)
-    _, goldens = pending
     golden.check(f"kernel {kernel.name}", _tensor_arguments(kernel, args, kwargs, result), goldens, verify)
     return result
 
@@ -83,7 +82,7 @@ def kernel_runner(kernel) -> Callable:
 
     def call(*args, **kwargs):
         traced = trace._recorder is not None or swimlane == SWIMLANE or (swimlane is None and _swimlane_all)
-        verifying = golden._pending is not None and golden.enabled(verify)
+        verifying = golden.wanted(verify)
         if not traced and not verifying:
             return kernel(*args, **kwargs)
         run = (lambda: _verified_call(kernel, verify, args, kwargs)) if verifying else (lambda: kernel(*args, **kwargs))

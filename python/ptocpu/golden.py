@@ -85,6 +85,11 @@ def enabled(options: Optional[dict]) -> bool:
     return bool(merged.get("enable_pass_verify"))
 
 
+def wanted(options: Optional[dict]) -> bool:
+    """Whether a run with these verify_options checks goldens now: some are set and the run verifies."""
+    return _pending is not None and enabled(options)
+
+
 def _numpy(value: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value

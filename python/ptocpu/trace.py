@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from . import _core
 
@@ -96,7 +96,7 @@ def _moved_nothing(args, kwargs, result) -> int:
 
 
 _ORIGINAL_GETITEM = _core.Tensor.__getitem__
-BYTES_MOVED = {
+BYTES_MOVED: Dict[str, Callable[..., int]] = {
     "index_select": _moved_index_select,
     "scatter_": functools.partial(_moved_scatter, copies_input=False),
     "scatter": functools.partial(_moved_scatter, copies_input=True),
@@ -255,24 +255,24 @@ class Recorder:
             from matplotlib.ticker import MaxNLocator
         except ImportError as e:
             raise RuntimeError("the UB plot needs matplotlib: pip install 'ptocpu[plot]'") from e
-        calls = [r for r in self.ops if r.ub_total is not None]
+        calls = [(r, r.ub_total) for r in self.ops if r.ub_total is not None]
         fig, ax = plt.subplots(figsize=(7, 3.2), dpi=100)
-        names = sorted({r.op for r in calls})
+        names = sorted({r.op for r, _ in calls})
         colors = plt.get_cmap("tab10")
         for i, name in enumerate(names):
-            xs = [n for n, r in enumerate(calls) if r.op == name]
-            ax.bar(xs, [calls[n].ub_total for n in xs], color=colors(i % 10), label=name, width=0.8)
+            xs = [n for n, (r, _) in enumerate(calls) if r.op == name]
+            ax.bar(xs, [calls[n][1] for n in xs], color=colors(i % 10), label=name, width=0.8)
         if len(calls) <= 24:  # room to write each call's bytes and share of the UB
-            for n, r in enumerate(calls):
-                share = f"\n{100.0 * r.ub_total / r.ub_limit:.1f}%" if r.ub_limit else ""
-                ax.annotate(f"{r.ub_total}{share}", (n, r.ub_total), xytext=(0, 2), textcoords="offset points",
+            for n, (r, total) in enumerate(calls):
+                share = f"\n{100.0 * total / r.ub_limit:.1f}%" if r.ub_limit else ""
+                ax.annotate(f"{total}{share}", (n, total), xytext=(0, 2), textcoords="offset points",
                             ha="center", va="bottom", fontsize=7)
-        for limit, platform in sorted({(r.ub_limit, r.platform) for r in calls if r.ub_limit}):
+        for limit, platform in sorted({(r.ub_limit, r.platform) for r, _ in calls if r.ub_limit}):
             ax.axhline(limit, color="red", linestyle="--", linewidth=1)
             ax.annotate(f"{platform} UB {limit} B", (0.01, limit), xycoords=ax.get_yaxis_transform(),
                         xytext=(0, -11), textcoords="offset points", color="red", fontsize=8)
         ax.set_yscale("log")
-        top = max([r.ub_total for r in calls] + [r.ub_limit for r in calls] + [1024])
+        top = max([total for _, total in calls] + [r.ub_limit for r, _ in calls] + [1024])
         ax.set_ylim(16, top * 4)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("op call (in order)")
@@ -350,7 +350,7 @@ def _traced_loop(fn: Callable) -> Callable:
 
 def _install() -> None:
     import ptocpu
-    swaps = [(ptocpu, name, _traced_op(name, getattr(ptocpu, name)))
+    swaps: List[tuple] = [(ptocpu, name, _traced_op(name, getattr(ptocpu, name)))
              for name in TRACED_FUNCTIONS if hasattr(ptocpu, name)]
     swaps += [(_core.Tensor, attr, _traced_op(name, getattr(_core.Tensor, attr)))
               for attr, name in TRACED_METHODS if hasattr(_core.Tensor, attr)]
