@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
+import numpy as np
+
 from . import _core
 
 __all__ = ["recording", "Recorder", "OpRecord", "active", "kernel_call", "call_op"]
@@ -44,7 +46,16 @@ OUTSIDE_KERNELS = 0  # the track of ops called outside any kernel
 
 
 def _tensor_bytes(t: Any) -> int:
-    return t.numel * t.itemsize if isinstance(t, _core.Tensor) else int(getattr(t, "nbytes", 0))
+    """Bytes of a tensor or array argument (numpy, torch); 0 for scalars and lists."""
+    if isinstance(t, _core.Tensor):
+        return t.numel * t.itemsize
+    return 0 if isinstance(t, np.generic) else int(getattr(t, "nbytes", 0))
+
+
+def _elements(t: Any) -> int:
+    if isinstance(t, _core.Tensor):
+        return t.numel
+    return int(t.numel()) if callable(getattr(t, "numel", None)) else int(np.size(t))
 
 
 def _tensors(value: Any) -> List[_core.Tensor]:
@@ -71,10 +82,10 @@ def _moved_scatter(args, kwargs, result, *, copies_input: bool) -> int:
     names = ("input", "dim", "index", "src")
     given = dict(zip(names, args), **kwargs)
     target, index = given.get("input"), given.get("index")
-    if not isinstance(target, _core.Tensor) or not isinstance(index, _core.Tensor):
+    if not isinstance(target, _core.Tensor):
         return 0
-    written = index.numel * target.itemsize
-    src = written if isinstance(given.get("src"), _core.Tensor) else 0  # read where the index points
+    written = _elements(index) * target.itemsize
+    src = written if _tensor_bytes(given.get("src")) else 0  # a src tensor is read where the index points
     moved = _tensor_bytes(index) + src + (2 if given.get("reduce") else 1) * written
     return moved + (2 * _tensor_bytes(target) if copies_input else 0)
 
@@ -86,7 +97,7 @@ def _moved_assemble(args, kwargs, result) -> int:
 
 def _moved_setitem(args, kwargs, result) -> int:
     target, key, value = args
-    if isinstance(value, _core.Tensor) or hasattr(value, "nbytes"):
+    if _tensor_bytes(value):
         return 2 * _tensor_bytes(value)
     return _tensor_bytes(_ORIGINAL_GETITEM(target, key))  # a scalar fill writes the block
 

@@ -117,6 +117,17 @@ def test_op_args_ub_for_each_rule():
     assert by_op["scatter_"].bytes_moved == 2 * 64 * 4 + 2 * 64 * 4  # the index read, one element written per index
 
 
+def test_bytes_moved_with_numpy_arguments():
+    y = ptocpu.tensor([3, 5], ptocpu.DT_FP32)
+    with trace.recording() as rec:
+        pypto.scatter_(y, 0, np.array([[1, 2], [0, 1]]), 2.0)  # int64 index read (32) + 4 fp32 written
+        y[0:2] = np.float32(1.0)                               # a scalar fills 2 x 5 fp32
+        y[:] = np.ones((3, 5), np.float32)                     # 60 bytes read and written
+        pypto.index_select(y, 0, np.array([0, 2]))             # 2 rows read and written + 16 index bytes
+    assert [(r.op, r.bytes_moved) for r in rec.ops] == [("scatter_", 32 + 16), ("setitem", 40), ("setitem", 120),
+                                                         ("index_select", 80 + 16)]
+
+
 def test_failed_op_is_a_span_with_its_ub():
     x = ptocpu.asarray(np.zeros((256, 1024), np.float32))
     index = ptocpu.asarray(np.arange(256, dtype=np.int32))
