@@ -3,7 +3,8 @@
 - `debug_options={"runtime_debug_mode": 1}` (PyPTO's swimlane switch), or
   `pypto.set_debug_options(runtime_debug_mode=1)` for every kernel: each call of the kernel is
   traced. Inside an open `ptocpu.trace.recording` the call joins it; otherwise its trace is
-  written to `$PTOCPU_TRACE_DIR` (default `output/`) as `swimlane_<kernel>_<time>_<n>.json`.
+  written to `$PTOCPU_TRACE_DIR` (default `output/`) as `swimlane_<kernel>_<time>_<n>.json` and
+  the per-op summary printed.
 - `verify_options={"enable_pass_verify": True}` (or `pypto.set_verify_options(...)`) with
   `pypto.set_verify_golden_data(goldens=[...])` before the call: the call's tensors are checked
   against the goldens (ptocpu.golden).
@@ -92,11 +93,8 @@ def kernel_runner(kernel) -> Callable:
         if trace._recorder is not None:
             with trace.kernel_call(kernel.name, "jit", {"argument_shapes": shapes}):
                 return run()
-        path = _swimlane_path(kernel.name)
-        with trace.recording(path):
+        with trace.recording(_swimlane_path(kernel.name), summary=True):  # prints the path and the summary
             with trace.kernel_call(kernel.name, "jit", {"argument_shapes": shapes}):
-                result = run()
-        print(f"ptocpu: runtime_debug_mode=1: trace of kernel {kernel.name} in {path}")
-        return result
+                return run()
 
     return call
