@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include "bind.h"
+#include "docstrings.h"
 #include "dlpack.h"
 #include "ptocpu/error.h"
 
@@ -108,8 +109,8 @@ void bind_tensor(nb::module_& m) {
         [](nb::handle shape, nb::handle dtype) {
           return pto::Tensor::zeros(to_int_list(shape, "tensor", "shape"), to_dtype(dtype));
         },
-        nb::arg("shape"), nb::arg("dtype").none(), "A zero-filled tensor of shape and dtype");
-  m.def("from_dlpack", &from_dlpack, nb::arg("x"), "Zero-copy import of anything with __dlpack__");
+        nb::arg("shape"), nb::arg("dtype").none(), nb::sig(docs::tensor.sig), docs::tensor.text);
+  m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
   m.def("_from_pointer",
         [](uintptr_t ptr, nb::handle shape, nb::handle strides, nb::handle dtype, nb::handle owner, bool read_only) {
           pto::Tensor t = pto::Tensor::from_blob(reinterpret_cast<void*>(ptr), to_int_list(shape, "from_numpy", "shape"),

@@ -15,7 +15,12 @@ _TO_NUMPY = {v: k for k, v in _NUMPY_DTYPES.items()}
 
 
 def to_dtype(obj) -> _core.DType:
-    """A DType from a DT_* constant, a numpy / ml_dtypes / torch dtype, or a name."""
+    """The ptocpu DType of a DT_* constant, a numpy / ml_dtypes / torch dtype, or a name
+    ("float16", "bf16", "float8_e4m3fn", ...). Anything else is a DTypeError.
+
+    >>> ptocpu.dtype("half")
+    DType.DT_FP16
+    """
     if isinstance(obj, _core.DType):
         return obj
     if isinstance(obj, str):
@@ -38,7 +43,12 @@ def to_dtype(obj) -> _core.DType:
 
 
 def numpy_dtype(dtype) -> np.dtype:
-    """The numpy (or ml_dtypes) dtype of a ptocpu dtype."""
+    """The numpy dtype of a ptocpu dtype (any spelling ptocpu.dtype accepts); bf16 and the fp8
+    types give ml_dtypes' dtypes. An unknown dtype is a DTypeError.
+
+    >>> ptocpu.numpy_dtype(ptocpu.DT_BF16)
+    dtype(bfloat16)
+    """
     return _TO_NUMPY[to_dtype(dtype)]
 
 

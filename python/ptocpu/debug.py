@@ -45,6 +45,7 @@ def set_debug_options(*, compile_debug_mode: Optional[int] = None, runtime_debug
 
 
 def get_debug_options() -> dict:
+    """The options set with set_debug_options, as a dict (only the keys that were set)."""
     return dict(_global)
 
 

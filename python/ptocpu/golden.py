@@ -61,6 +61,7 @@ def set_verify_options(**options) -> None:
 
 
 def get_verify_options() -> dict:
+    """The options set with set_verify_options, as a dict (only the keys that were set)."""
     return dict(_global_options)
 
 

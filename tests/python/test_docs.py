@@ -104,3 +104,18 @@ def test_relative_links_resolve(page):
         assert dest.exists(), f"{_name(page)}: link {target} -> {dest} does not exist"
         if anchor and dest.suffix == ".md":
             assert anchor in _anchors(dest), f"{_name(page)}: link {target}: no heading with anchor #{anchor}"
+
+
+def test_contributing_names_real_files_for_every_op():
+    """docs/CONTRIBUTING.md's table: every path it names exists, and every op of the platform table has a row."""
+    text = (DOCS / "CONTRIBUTING.md").read_text()
+    table = text.split("## Where each op lives", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| op ")]
+    root = DOCS.parent
+    paths = [p for line in rows for p in re.findall(r"`([\w./-]+\.(?:cpp|h|py|md))`", line)]
+    assert len(paths) > 30
+    missing = [p for p in paths if not (root / p).exists()]
+    assert not missing, missing
+    listed = " ".join(line.split("|")[1] for line in rows)
+    for op in ptocpu.platform_table()[0]["ops"]:
+        assert op in listed, f"{op} has no row in docs/CONTRIBUTING.md"

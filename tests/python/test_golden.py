@@ -3,18 +3,14 @@ set_verify_options with set_verify_golden_data. Goldens come from torch; errors 
 hand."""
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import ml_dtypes
 import numpy as np
 import pytest
 import torch
 
 import ptocpu as pypto
+from helpers import load_example
 from ptocpu import golden
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -25,10 +21,7 @@ def _no_leftover_goldens():
 
 
 def load_seed000():
-    spec = importlib.util.spec_from_file_location("seed000_for_golden", ROOT / "examples/seed000_index_select_kernel.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("seed000_index_select_kernel")
 
 
 def seed_golden(seed):

@@ -3,10 +3,8 @@ numbers worked out by hand from docs/kernel_model.md's UB formula, the summary, 
 PyPTO's runtime_debug_mode switch, and that tracing leaves the package as it found it."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -16,16 +14,12 @@ import torch
 
 import ptocpu
 import ptocpu as pypto
+from helpers import EXAMPLES, load_example
 from ptocpu import _core, trace
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def load_seed000():
-    spec = importlib.util.spec_from_file_location("seed000_for_trace", ROOT / "examples/seed000_index_select_kernel.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("seed000_index_select_kernel")
 
 
 def check_chrome_schema(doc: dict) -> list:
@@ -200,7 +194,7 @@ def test_run_script_under_trace(tmp_path):
     path = tmp_path / "t.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.run([sys.executable, "-m", "ptocpu.trace_run", "-o", str(path),
-                           str(ROOT / "examples/seed000_index_select_kernel.py")],
+                           str(EXAMPLES / "seed000_index_select_kernel.py")],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "matches torch.index_select" in proc.stdout and "index_select" in proc.stdout.split("op calls")[1]
