@@ -1,4 +1,4 @@
-// The vector tile shape of the PyPTO programming model (SPEC 7), stored per thread.
+// The vector tile shape of the PyPTO programming model (docs/kernel_model.md), stored per thread.
 // With no tile shape set, ops choose their own tiling and no tile rule applies.
 #pragma once
 #include <cstdint>

@@ -1,4 +1,4 @@
-"""PyPTO's kernel front end on the CPU (SPEC 7): `@pypto.frontend.jit` kernels run eagerly.
+"""PyPTO's kernel front end on the CPU (docs/kernel_model.md): `@pypto.frontend.jit` kernels run eagerly.
 
 There is no compilation: calling a jit kernel runs its Python body once, on ptocpu tensors that
 share memory with the caller's arrays, so `pypto.assemble(..., out)` and `out[:] = ...` write

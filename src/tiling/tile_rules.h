@@ -1,4 +1,4 @@
-// Tile rules shared by every op (SPEC 7): rank checks and the UB budget.
+// Tile rules shared by every op (docs/kernel_model.md): rank checks and the UB budget.
 #pragma once
 #include <initializer_list>
 #include <string>

@@ -1,5 +1,5 @@
-// SPEC 7, the kernel model in C++: view, assemble, loop bounds, the jit argument check, and
-// seed 000's kernel pattern passing on ascend950 and failing on atlas_a2 where SPEC 6 says so.
+// docs/kernel_model.md, the kernel model in C++: view, assemble, loop bounds, the jit argument check, and
+// seed 000's kernel pattern passing on ascend950 and failing on atlas_a2 where docs/platforms.md says so.
 #include <gtest/gtest.h>
 
 #include <algorithm>

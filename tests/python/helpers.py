@@ -12,7 +12,7 @@ import torch
 
 import ptocpu
 
-# (ptocpu dtype, numpy / ml_dtypes type, torch dtype), SPEC 2.
+# (ptocpu dtype, numpy / ml_dtypes type, torch dtype), docs/dtypes.md.
 DTYPES = [
     (ptocpu.DT_INT8, np.int8, torch.int8), (ptocpu.DT_INT16, np.int16, torch.int16),
     (ptocpu.DT_INT32, np.int32, torch.int32), (ptocpu.DT_INT64, np.int64, torch.int64),
