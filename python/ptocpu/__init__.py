@@ -76,7 +76,7 @@ __all__ = [
     "set_vec_tile_shapes", "get_vec_tile_shapes", "reset_vec_tile_shapes", "vec_tile_shapes",
     "view", "assemble", "loop", "loop_unroll", "frontend", "RunMode",
     "set_num_threads", "get_num_threads", "build_info",
-    "trace", "golden", "debug", "set_debug_options", "get_debug_options", "set_verify_options", "get_verify_options",
+    "trace", "golden", "set_debug_options", "get_debug_options", "set_verify_options", "get_verify_options",
     "set_verify_golden_data",
 ]
 del Iterator
