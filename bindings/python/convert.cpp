@@ -179,6 +179,15 @@ std::optional<pto::Scalar> to_scalar(nb::handle obj) {
   return std::nullopt;
 }
 
+pto::Tensor to_metadata(nb::handle obj, const char* op, const char* param) {
+  nb::object shape = nb::getattr(obj, "shape", nb::none()), dtype = nb::getattr(obj, "dtype", nb::none());
+  if (shape.is_none() || dtype.is_none())
+    pto::fail<pto::DTypeError>(op, ": ", param, " must be a tensor (an object with shape and dtype), got ",
+                               python_type_name(obj));
+  const pto::Shape dims = to_int_list(shape, op, param);
+  return pto::Tensor::from_blob(nullptr, dims, pto::contiguous_strides(dims), to_dtype(dtype), nullptr);
+}
+
 nb::tuple to_tuple(const std::vector<int64_t>& v) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(v.size()));
   for (size_t i = 0; i < v.size(); ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(v[i]));
