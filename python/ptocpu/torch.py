@@ -41,6 +41,15 @@ def _core_tensor(t: torch.Tensor):
     return _core._from_pointer(t.data_ptr(), t.shape, t.stride(), dtype, t)
 
 
+def _torch_tensor(t) -> torch.Tensor:
+    """A torch tensor over the core's result (zero-copy). torch.from_dlpack spends several
+    microseconds in Python around the C import it ends in; call that import when torch has it."""
+    return _from_capsule(t.__dlpack__()) if _from_capsule else torch.from_dlpack(t)
+
+
+_from_capsule = getattr(torch._C, "_from_dlpack", None)
+
+
 def _fake(like: torch.Tensor, shape_of, *args, outputs: int = 1):
     """New contiguous tensors of the shape the core plans (placeholders when it refuses the
     arguments: the kernel raises the error when the graph runs)."""
@@ -69,7 +78,7 @@ def _define(schema: str, fake):
 @_define("index_select(Tensor input, int dim, Tensor index) -> Tensor",
          lambda input, dim, index: _fake(input, _core._index_select_shape, input, dim, index))
 def _index_select(input, dim, index):
-    return torch.from_dlpack(_core.index_select(_core_tensor(input), dim, _core_tensor(index)))
+    return _torch_tensor(_core.index_select(_core_tensor(input), dim, _core_tensor(index)))
 
 
 # interleave / deinterleave (docs/ops/interleave.md, docs/ops/deinterleave.md): two outputs
@@ -77,14 +86,14 @@ def _index_select(input, dim, index):
          lambda input, other: _fake(input, _core._interleave_shape, input, other, outputs=2))
 def _interleave(input, other):
     out0, out1 = _core.interleave(_core_tensor(input), _core_tensor(other))
-    return torch.from_dlpack(out0), torch.from_dlpack(out1)
+    return _torch_tensor(out0), _torch_tensor(out1)
 
 
 @_define("deinterleave(Tensor input, Tensor? other=None) -> (Tensor, Tensor)",
          lambda input, other=None: _fake(input, _core._deinterleave_shape, input, other, outputs=2))
 def _deinterleave(input, other=None):
     out0, out1 = _core.deinterleave(_core_tensor(input), None if other is None else _core_tensor(other))
-    return torch.from_dlpack(out0), torch.from_dlpack(out1)
+    return _torch_tensor(out0), _torch_tensor(out1)
 
 
 # scatter_ / scatter (docs/ops/scatter.md), overloads .src (a tensor) and .value (a scalar) as
@@ -112,14 +121,14 @@ def _scatter__value(input, dim, index, value, *, reduce=None):
 
 @_define("scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor", _scatter_fake)
 def _scatter_src(input, dim, index, src, *, reduce=None):
-    return torch.from_dlpack(_core.scatter(_core_tensor(input), dim, _core_tensor(index), _core_tensor(src),
+    return _torch_tensor(_core.scatter(_core_tensor(input), dim, _core_tensor(index), _core_tensor(src),
                                            reduce=reduce))
 
 
 @_define("scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor",
          _scatter_fake)
 def _scatter_value(input, dim, index, value, *, reduce=None):
-    return torch.from_dlpack(_core.scatter(_core_tensor(input), dim, _core_tensor(index), value, reduce=reduce))
+    return _torch_tensor(_core.scatter(_core_tensor(input), dim, _core_tensor(index), value, reduce=reduce))
 
 
 # strided_slice (docs/ops/strided_slice.md): a new contiguous tensor. strided_slice_view is not
@@ -134,5 +143,5 @@ def _strided_slice_fake(x, begin, end, strides, begin_mask=0, end_mask=0, ellips
          "int ellipsis_mask=0, int shrink_axis_mask=0, int new_axis_mask=0) -> Tensor", _strided_slice_fake)
 def _strided_slice(x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0, shrink_axis_mask=0,
                    new_axis_mask=0):
-    return torch.from_dlpack(_core.strided_slice(_core_tensor(x), begin, end, strides, begin_mask, end_mask,
+    return _torch_tensor(_core.strided_slice(_core_tensor(x), begin, end, strides, begin_mask, end_mask,
                                                  ellipsis_mask, shrink_axis_mask, new_axis_mask))
