@@ -283,3 +283,12 @@ def test_importing_ptocpu_does_not_import_torch():
     code = "import sys, ptocpu; assert 'torch' not in sys.modules, 'torch imported'"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_output_shapes_need_only_shape_and_dtype():
+    # numpy arrays, meta tensors and ptocpu tensors all describe a tensor; nothing is read.
+    x, index = np.empty((3, 4), np.float16), torch.empty(2, 5, dtype=torch.int32, device="meta")
+    assert ptocpu._core._index_select_shape(x, 1, index) == (3, 2, 5)
+    assert ptocpu._core._deinterleave_shape(ptocpu.tensor([2, 6], "bf16"), None) == (2, 3)
+    with pytest.raises(ptocpu.DTypeError, match="index_select: input must be a tensor"):
+        ptocpu._core._index_select_shape([[1.0]], 0, index)
