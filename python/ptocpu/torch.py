@@ -41,6 +41,15 @@ def _core_tensor(t: torch.Tensor):
     return _core._from_pointer(t.data_ptr(), t.shape, t.stride(), dtype, t)
 
 
+def _scatter_target(t: torch.Tensor):
+    """_core_tensor for scatter_'s input, which it writes: a tensor that requires grad is refused,
+    as torch refuses in-place writes to it (these ops have no autograd formula)."""
+    if t.requires_grad:
+        raise _core.ArgumentError("scatter_: input requires grad and cannot be written in place; "
+                                  "use scatter, or detach it")
+    return _core_tensor(t)
+
+
 def _torch_tensor(t) -> torch.Tensor:
     """A torch tensor over the core's result (zero-copy). torch.from_dlpack spends several
     microseconds in Python around the C import it ends in; call that import when torch has it."""
@@ -110,13 +119,13 @@ def _scatter_in_place_fake(input, dim, index, src, *, reduce=None):
 @_define("scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> ()",
          _scatter_in_place_fake)
 def _scatter__src(input, dim, index, src, *, reduce=None):
-    _core.scatter_(_core_tensor(input), dim, _core_tensor(index), _core_tensor(src), reduce=reduce)
+    _core.scatter_(_scatter_target(input), dim, _core_tensor(index), _core_tensor(src), reduce=reduce)
 
 
 @_define("scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()",
          _scatter_in_place_fake)
 def _scatter__value(input, dim, index, value, *, reduce=None):
-    _core.scatter_(_core_tensor(input), dim, _core_tensor(index), value, reduce=reduce)
+    _core.scatter_(_scatter_target(input), dim, _core_tensor(index), value, reduce=reduce)
 
 
 @_define("scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor", _scatter_fake)

@@ -279,6 +279,15 @@ def test_failed_scatter_in_place_writes_nothing():
         assert torch.equal(x, torch.zeros(3, 4))
 
 
+def test_scatter_in_place_refuses_a_tensor_that_requires_grad():
+    x = torch.zeros(3, requires_grad=True)
+    with pytest.raises(ptocpu.ArgumentError, match="scatter_: input requires grad"):
+        P.scatter_(x, 0, torch.tensor([1]), 1.0)
+    assert torch.equal(x.detach(), torch.zeros(3))
+    y = P.scatter(x, 0, torch.tensor([1]), 1.0)  # read only: fine
+    assert torch.equal(y, torch.tensor([0.0, 1.0, 0.0]))
+
+
 def test_importing_ptocpu_does_not_import_torch():
     code = "import sys, ptocpu; assert 'torch' not in sys.modules, 'torch imported'"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
