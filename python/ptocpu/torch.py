@@ -2,11 +2,11 @@
 (see docs/torch.md).
 
 Each op is defined with torch.library.Library: a schema that says what it mutates, a CPU kernel
-that hands the torch tensors to the core zero-copy and wraps the core's result with
-torch.from_dlpack (zero-copy), and a fake kernel that asks the core for the output shape from
+that hands the torch tensors to the core zero-copy and takes the core's result back through
+DLPack (zero-copy), and a fake kernel that asks the core for the output shape from
 shapes and dtypes alone (`_core._<op>_shape`), so torch.compile traces the ops into its graph.
-(torch.library.custom_op would do the same with more machinery on every call: several times
-the per-call cost of a Library kernel.)
+(torch.library.custom_op would do the same, but runs its autograd and aliasing wrappers on every
+call: some 20 microseconds more per call than a Library kernel on the development machine.)
 
 The fake shape follows the rules every platform shares; platform and tile rules are checked
 when the op runs, so a compiled graph behaves like eager under whatever set_platform /
