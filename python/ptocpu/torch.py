@@ -131,7 +131,7 @@ def _scatter__value(input, dim, index, value, *, reduce=None):
 @_define("scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor", _scatter_fake)
 def _scatter_src(input, dim, index, src, *, reduce=None):
     return _torch_tensor(_core.scatter(_core_tensor(input), dim, _core_tensor(index), _core_tensor(src),
-                                           reduce=reduce))
+                                       reduce=reduce))
 
 
 @_define("scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor",
@@ -153,4 +153,4 @@ def _strided_slice_fake(x, begin, end, strides, begin_mask=0, end_mask=0, ellips
 def _strided_slice(x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0, shrink_axis_mask=0,
                    new_axis_mask=0):
     return _torch_tensor(_core.strided_slice(_core_tensor(x), begin, end, strides, begin_mask, end_mask,
-                                                 ellipsis_mask, shrink_axis_mask, new_axis_mask))
+                                             ellipsis_mask, shrink_axis_mask, new_axis_mask))
