@@ -14,7 +14,7 @@ void bind_interleave(nb::module_& m) {
         [](nb::handle input, nb::handle other) {
           pto::require_offered(pto::Op::Interleave);
           const pto::Tensor a = to_tensor(input, "interleave", "input"), b = to_tensor(other, "interleave", "other");
-          nb::gil_scoped_release release;
+          ReleaseGil release;
           return pto::interleave(a, b);
         },
         nb::arg("input").none(), nb::arg("other").none(),
@@ -24,7 +24,7 @@ void bind_interleave(nb::module_& m) {
           pto::require_offered(pto::Op::Deinterleave);
           const pto::Tensor a = to_tensor(input, "deinterleave", "input");
           const pto::Tensor b = other.is_none() ? pto::Tensor() : to_tensor(other, "deinterleave", "other");
-          nb::gil_scoped_release release;
+          ReleaseGil release;
           return pto::deinterleave(a, b);
         },
         nb::arg("input").none(), nb::arg("other").none() = nb::none(),

@@ -45,7 +45,7 @@ pto::Tensor call(const Form& form, nb::handle x, nb::handle begin, nb::handle en
   const pto::Tensor t = to_tensor(x, form.name, "x", form.access);
   const SliceArgs a =
       to_slice_args(begin, end, strides, begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask);
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   return form.op(t, a.begin, a.end, a.strides, a.begin_mask, a.end_mask, a.ellipsis_mask, a.shrink_axis_mask,
                  a.new_axis_mask);
 }
@@ -64,9 +64,10 @@ void bind_strided_slice(nb::module_& m) {
             return call(form, x, begin, end, strides, begin_mask, end_mask, ellipsis_mask, shrink_axis_mask,
                         new_axis_mask);
           },
-          nb::arg("x"), nb::arg("begin"), nb::arg("end"), nb::arg("strides"), nb::arg("begin_mask") = 0,
-          nb::arg("end_mask") = 0, nb::arg("ellipsis_mask") = 0, nb::arg("shrink_axis_mask") = 0,
-          nb::arg("new_axis_mask") = 0, nb::sig(form.doc.sig), form.doc.text);
+          nb::arg("x").none(), nb::arg("begin").none(), nb::arg("end").none(), nb::arg("strides").none(),
+          nb::arg("begin_mask").none() = 0, nb::arg("end_mask").none() = 0, nb::arg("ellipsis_mask").none() = 0,
+          nb::arg("shrink_axis_mask").none() = 0, nb::arg("new_axis_mask").none() = 0, nb::sig(form.doc.sig),
+          form.doc.text);
   m.def("_strided_slice_shape",
         [](nb::handle x, nb::handle begin, nb::handle end, nb::handle strides, nb::handle begin_mask,
            nb::handle end_mask, nb::handle ellipsis_mask, nb::handle shrink_axis_mask, nb::handle new_axis_mask) {
