@@ -2,7 +2,7 @@
 ptocpu's classes (docs/errors.md), never a bare TypeError / ValueError / RuntimeError /
 BufferError from the binding layer.
 
-The functions come from dir(ptocpu), so a new one is covered as soon as it is exported: a
+The functions come from ptocpu.__all__, so a new one is covered as soon as it is exported: a
 function listed in SIGNATURES gets the full matrix (each parameter in turn replaced by each bad
 value, the others valid); any other gets None for each of its required parameters.
 """
@@ -140,7 +140,7 @@ SCALAR_VALUES = {("scatter_", "src"), ("scatter", "src"), ("Tensor.scatter_", "s
 def public_functions() -> list[str]:
     """Every callable ptocpu exports that is a function (classes other than Tensor are types)."""
     names = []
-    for name in dir(ptocpu):
+    for name in getattr(ptocpu, "__all__", dir(ptocpu)):
         obj = getattr(ptocpu, name)
         if name.startswith("_") or not callable(obj) or not getattr(obj, "__module__", "").startswith("ptocpu"):
             continue
