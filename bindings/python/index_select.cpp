@@ -21,7 +21,7 @@ void bind_index_select(nb::module_& m) {
   m.def("_index_select_shape",
         [](nb::handle input, nb::handle dim, nb::handle index) {
           return to_tuple(pto::output_shape::index_select(to_metadata(input, "index_select", "input"),
-                                                          to_int(dim, "index_select", "dim"),
+                                                          to_dim(dim, "index_select"),
                                                           to_metadata(index, "index_select", "index")));
         },
         nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
