@@ -1,5 +1,5 @@
 // The PyPTO kernel model (SPEC 7): view, assemble, loop, and the jit argument check that
-// ptocpu.frontend.jit calls. Conversion and forwarding only; the rules live in src/ops/view.cpp.
+// ptocpu.frontend.jit calls. Conversion and forwarding only; the rules live in src/ops/kernel_model.cpp.
 #include <Python.h>
 #include <nanobind/stl/string.h>
 
@@ -112,17 +112,25 @@ nb::object loop(nb::args args, nb::kwargs kwargs) {
 
 void bind_kernel_model(nb::module_& m) {
   m.def("view",
-        [](nb::handle input, nb::handle shape, nb::handle offsets, nb::handle valid_shape) {
-          const pto::Tensor t = to_tensor(input, "view", "input", Access::Write);  // a view shares memory
+        [](nb::handle input, nb::handle shape, nb::handle offsets, nb::handle valid_shape, nb::handle dtype) {
+          pto::Tensor t = to_tensor(input, "view", "input", Access::Write);  // a view shares memory
+          if (!dtype.is_none()) t = pto::bitcast_view(t, to_dtype(dtype));
+          if (shape.is_none() && offsets.is_none()) {
+            if (dtype.is_none())
+              pto::fail<pto::ArgumentError>("view: give shape and offsets, or dtype= for a bit-cast view");
+            return t;
+          }
           const pto::Shape s = to_int_list(shape, "view", "shape");
           const pto::Shape o = to_int_list(offsets, "view", "offsets");
           std::optional<pto::Shape> v;
           if (!valid_shape.is_none()) v = to_int_list(valid_shape, "view", "valid_shape");
           return pto::view(t, s, o, v);
         },
-        nb::arg("input"), nb::arg("shape"), nb::arg("offsets"), nb::kw_only(), nb::arg("valid_shape") = nb::none(),
-        "SPEC 7: a zero-copy view of valid_shape (or shape) at offsets; a loop's tail block declares its full "
-        "shape and a smaller valid_shape");
+        nb::arg("input"), nb::arg("shape") = nb::none(), nb::arg("offsets") = nb::none(), nb::kw_only(),
+        nb::arg("valid_shape") = nb::none(), nb::arg("dtype") = nb::none(),
+        "The block of `shape` at `offsets` (docs/kernel_model.md): zero-copy when fully valid; valid_shape "
+        "(or the part inside input) bounds the data, elements past it read 0. dtype= views the bytes as "
+        "another dtype");
   m.def("assemble", &assemble,
         "SPEC 7: assemble(input, offsets, out) copies input into out at offsets; assemble(inputs, out, "
         "parallel=False) does so for a list of (tensor, offsets) pairs, all checked before any write");

@@ -17,7 +17,7 @@ from ._core import (  # noqa: E402,F401
     DType, Tensor, Error, DTypeError, ArgumentError, IndexOutOfRange, TileError, UnsupportedError,
     DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DT_BOOL,
     DT_FP16, DT_BF16, DT_FP32, DT_FP64, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0,
-    tensor, from_dlpack, itemsize,
+    from_dlpack, itemsize,
     # SPEC 5 operators (scatter_ / scatter are also Tensor methods)
     index_select, interleave, deinterleave, scatter_, scatter, strided_slice, strided_slice_view,
     # SPEC 6 platforms, SPEC 7 tiles and the kernel model, threads and build information
@@ -29,10 +29,28 @@ from ._core import (  # noqa: E402,F401
 from ._convert import asarray, from_numpy, to_dtype as dtype, numpy_dtype  # noqa: E402,F401
 from . import frontend  # noqa: E402,F401  (frontend.jit)
 from .frontend import RunMode  # noqa: E402,F401
+from . import error  # noqa: E402,F401  (pypto.error.FeError)
+from ._pypto_compat import (  # noqa: E402,F401  PyPTO's surface names (docs/running_pypto_programs.md)
+    SymbolicScalar, symbolic_scalar, min, max, DataType, TileOpFormat, StatusType, DYN, DYNAMIC, STATIC, DT_DOUBLE,
+    options, loop, loop_unroll, bytes_of, ceildiv,
+)
+from ._graph import function, from_torch, recorded as _recorded  # noqa: E402,F401
+from . import runtime  # noqa: E402,F401
 
 __version__ = "0.1.0"
 
-loop_unroll = loop  # PyPTO's unrolled loop: the same iterations on the CPU
+tensor = Tensor  # PyPTO: pypto.tensor is the class, so isinstance(t, pypto.tensor) holds
+jit = frontend.jit
+
+# Operations a recording pypto.function keeps (docs/running_pypto_programs.md); the names the
+# core offers today, plus the ones other builds add.
+for _name in ("view", "assemble", "index_select", "interleave", "deinterleave", "scatter_", "scatter",
+              "strided_slice", "strided_slice_view", "gather", "scatter_update", "index_add_", "index_add",
+              "gathermask"):
+    if hasattr(_core, _name):
+        globals()[_name] = _recorded(getattr(_core, _name))
+del _name
+_pypto_compat.install_tensor_methods(_recorded)  # noqa: F821  (the submodule is bound by the import above)
 
 
 @contextlib.contextmanager

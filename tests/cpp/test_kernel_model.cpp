@@ -57,19 +57,31 @@ TEST(KernelModelView, ZeroCopyBlockAndValidShape) {
   Tensor v = pto::view(x, {4, 4}, {0, 4});
   ASSERT_EQ(v.shape(), (Shape{4, 4}));
   EXPECT_EQ(v.at<float>({1, 2}), 14.0f);
+  v.at<float>({1, 3}) = -1.0f;
+  EXPECT_EQ(x.at<float>({1, 7}), -1.0f);  // writes through a fully valid view reach the base
+  EXPECT_EQ(v.data(), static_cast<float*>(x.data()) + 4);
+  // A partly valid block keeps its shape; rows past the valid shape read 0.
   Tensor tail = pto::view(x, {4, 4}, {2, 4}, Shape{2, 4});
-  ASSERT_EQ(tail.shape(), (Shape{2, 4}));
+  ASSERT_EQ(tail.shape(), (Shape{4, 4}));
+  ASSERT_EQ(tail.valid_shape(), (Shape{2, 4}));
   EXPECT_EQ(tail.at<float>({0, 0}), 20.0f);
-  tail.at<float>({1, 3}) = -1.0f;
-  EXPECT_EQ(x.at<float>({3, 7}), -1.0f);  // writes through the view reach the base
-  EXPECT_EQ(tail.data(), static_cast<float*>(x.data()) + 20);
+  EXPECT_EQ(tail.at<float>({1, 3}), 31.0f);
+  EXPECT_EQ(tail.at<float>({2, 0}), 0.0f);
+  EXPECT_EQ(tail.valid_part().shape(), (Shape{2, 4}));
+  // Without valid_shape, a block past the end is clipped to what lies inside the input.
+  Tensor edge = pto::view(x, {4, 4}, {2, 6});
+  ASSERT_EQ(edge.shape(), (Shape{4, 4}));
+  EXPECT_EQ(edge.valid_shape(), (Shape{2, 2}));
+  EXPECT_EQ(edge.at<float>({1, 1}), 31.0f);
+  EXPECT_EQ(pto::view(x, {1, 1}, {INT64_MAX, 0}).valid_shape(), (Shape{0, 1}));
 }
 
 TEST(KernelModelView, OfATransposedView) {
   Tensor base = arange_f32({6, 10});
   Tensor t = base.as_strided({10, 6}, {1, 10}, 0);  // base.T
   Tensor v = pto::view(t, {4, 3}, {5, 2}, Shape{2, 3});
-  ASSERT_EQ(v.shape(), (Shape{2, 3}));
+  ASSERT_EQ(v.shape(), (Shape{4, 3}));
+  ASSERT_EQ(v.valid_shape(), (Shape{2, 3}));
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j) EXPECT_EQ(v.at<float>({i, j}), base.at<float>({2 + j, 5 + i}));
 }
@@ -85,14 +97,13 @@ TEST(KernelModelView, ErrorsOnEveryPlatform) {
     expect_error<pto::ArgumentError>([&] { pto::view(x, {4, 4}, {0, 0}, Shape{4}); },
                                      "view: valid_shape [4] has 1 entries");
     expect_error<pto::ArgumentError>([&] { pto::view(x, {4, -1}, {0, 0}); }, "view: shape [4, -1] has the negative");
-    expect_error<pto::TileError>([&] { pto::view(x, {4, 4}, {0, 6}); },
-                                 "view: offsets [0, 6] + shape [4, 4] = [4, 10] is outside input shape [4, 8] at dim 1");
     expect_error<pto::TileError>([&] { pto::view(x, {4, 4}, {2, 4}, Shape{3, 4}); },
                                  "view: offsets [2, 4] + valid_shape [3, 4] = [5, 8] is outside input shape [4, 8]");
     expect_error<pto::TileError>([&] { pto::view(x, {4, 4}, {-1, 0}); }, "view: offsets [-1, 0]", {"negative offset"});
+    expect_error<pto::TileError>([&] { pto::view(x, {1, 1}, {INT64_MAX, 0}, Shape{1, 1}); },
+                                 "view: offsets [9223372036854775807, 0]");
     expect_error<pto::TileError>([&] { pto::view(x, {2, 4}, {0, 0}, Shape{3, 4}); },
                                  "view: valid_shape [3, 4] exceeds shape [2, 4] at dim 0");
-    expect_error<pto::TileError>([&] { pto::view(x, {1, 1}, {INT64_MAX, 0}); }, "view: offsets [9223372036854775807, 0]");
     expect_error<pto::DTypeError>([&] { pto::view(Tensor(), {}, {}); }, "view: input is an annotation placeholder");
   }
 }
@@ -260,7 +271,9 @@ void interleave_kernel(const char* platform, const Tensor& a, const Tensor& b, c
   pto::TileShapeScope tile_scope({block, cols});
   for (int64_t i = 0; i < rows; i += block) {
     const Shape valid{std::min(block, rows - i), cols};
-    auto [lo, hi] = pto::interleave(pto::view(a, {block, cols}, {i, 0}, valid), pto::view(b, {block, cols}, {i, 0}, valid));
+    // C++ callers hand ops the valid part (the Python binding does this for every op input).
+    auto [lo, hi] = pto::interleave(pto::view(a, {block, cols}, {i, 0}, valid).valid_part(),
+                                    pto::view(b, {block, cols}, {i, 0}, valid).valid_part());
     pto::assemble(lo, {i, 0}, out0);
     pto::assemble(hi, {i, 0}, out1);
   }

@@ -1,0 +1,305 @@
+"""PyPTO's surface names that carry no semantics of their own (see docs/running_pypto_programs.md):
+symbolic scalars, enums, options, loop_unroll, and the Tensor methods PyPTO programs call.
+
+The semantics behind them (valid shapes, views, assemble) live in the C++ core; these are names,
+argument forms and sugar that forward to it.
+"""
+from __future__ import annotations
+
+import builtins
+import enum
+import functools
+from typing import Any, Callable, Iterator, Optional
+
+from . import _core
+
+__all__ = ["SymbolicScalar", "symbolic_scalar", "min", "max", "DataType", "TileOpFormat", "StatusType", "DYN",
+           "DYNAMIC", "STATIC", "options", "loop", "loop_unroll", "bytes_of", "ceildiv", "DT_DOUBLE", "Shape"]
+
+
+class SymbolicScalar(int):
+    """`pypto.symbolic_scalar(n)`: on the CPU every scalar is known when the kernel runs, so a
+    symbolic scalar is an int that stays one through arithmetic and has PyPTO's methods."""
+
+    def __new__(cls, *args):
+        # PyPTO's forms: (), (value), (name), (name, value)
+        values = [a for a in args if not isinstance(a, str)]
+        if len(args) > 2 or len(values) > 1:
+            raise TypeError(f"symbolic_scalar() takes (value), (name) or (name, value), got {args!r}")
+        self = super().__new__(cls, int(values[0]) if values else 0)
+        self.name = next((a for a in args if isinstance(a, str)), "")
+        return self
+
+    def min(self, other) -> "SymbolicScalar":
+        return SymbolicScalar(builtins.min(int(self), int(other)))
+
+    def max(self, other) -> "SymbolicScalar":
+        return SymbolicScalar(builtins.max(int(self), int(other)))
+
+    def simplify(self) -> "SymbolicScalar":
+        return self
+
+    def is_concrete(self) -> bool:
+        return True
+
+    def concrete(self) -> int:
+        return int(self)
+
+    def __repr__(self) -> str:
+        return f"SymbolicScalar({int(self)})"
+
+
+def _int_result(name: str) -> Callable:
+    method = getattr(int, name)
+
+    def op(self, *other):
+        result = method(self, *other)
+        return SymbolicScalar(result) if isinstance(result, int) and not isinstance(result, bool) else result
+    op.__name__ = name
+    return op
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__",
+              "__rfloordiv__", "__mod__", "__rmod__", "__neg__", "__pos__", "__abs__", "__and__", "__rand__",
+              "__or__", "__ror__", "__lshift__", "__rshift__"):
+    setattr(SymbolicScalar, _name, _int_result(_name))
+
+symbolic_scalar = SymbolicScalar
+
+
+def min(a, b) -> SymbolicScalar:  # noqa: A001 — PyPTO's name
+    """`pypto.min(a, b)` of two scalars (ints, loop values or symbolic scalars)."""
+    return SymbolicScalar(builtins.min(int(a), int(b)))
+
+
+def max(a, b) -> SymbolicScalar:  # noqa: A001 — PyPTO's name
+    """`pypto.max(a, b)` of two scalars."""
+    return SymbolicScalar(builtins.max(int(a), int(b)))
+
+
+def ceildiv(a, b) -> int:
+    return -(-int(a) // int(b))
+
+
+def bytes_of(dtype) -> int:
+    return _core.itemsize(dtype)
+
+
+DataType = _core.DType  # DT_FP32 and the others are its members
+DT_DOUBLE = _core.DT_FP64  # PyPTO's second name for fp64
+
+
+class TileOpFormat(enum.IntEnum):
+    """A tensor's layout on the device; the CPU stores every tensor row-major (ND)."""
+    TILEOP_ND = 0
+    TILEOP_NZ = 1
+
+
+class StatusType(enum.Enum):
+    """Markers for a jit annotation's dims (`pypto.Tensor([pypto.DYNAMIC, 64], ...)`); an
+    annotation with markers accepts any shape."""
+    DYN = "DYN"
+    DYNAMIC = "DYNAMIC"
+    STATIC = "STATIC"
+
+
+DYN = StatusType.DYN
+DYNAMIC = StatusType.DYNAMIC
+STATIC = StatusType.STATIC
+
+
+def options(**kwargs) -> Callable:
+    """`@pypto.options(pass_options=..., ...)` on kernels and test functions, or
+    `with pypto.options(...)`: compiler settings, accepted and without effect on the CPU."""
+    return _Options(kwargs)
+
+
+class _Options:
+    def __init__(self, settings: dict):
+        self.settings = settings
+
+    def __call__(self, func: Callable) -> Callable:
+        return func
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+def loop(*args, **kwargs) -> Iterator[SymbolicScalar]:
+    """`pypto.loop(stop)` / `loop(start, stop, step=1, name=..., idx_name=...)`: the iteration
+    values as symbolic scalars (an int subclass). The core checks the arguments at the call."""
+    return map(SymbolicScalar, _core.loop(*args, **kwargs))
+
+
+def loop_unroll(*args, unroll_list=(1,), **kwargs) -> Iterator[tuple]:
+    """`pypto.loop_unroll(start, stop, step, unroll_list=[4, 2, 1])` yields `(idx, factor)`: the
+    range is covered by blocks of the largest factor first, the rest by smaller ones (PyPTO's
+    order); the body handles `factor` steps from idx."""
+    if not 1 <= len(args) <= 3:
+        raise TypeError(f"loop_unroll() takes 1 to 3 positional arguments but {len(args)} were given")
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    start, stop, step = int(start), int(stop), int(step)
+    factors = sorted({int(f) for f in unroll_list} | {1}, reverse=True)
+    begin = start
+    for factor in factors:
+        stride = step * factor
+        end = stop - (stop - start) % stride
+        for idx in loop(begin, end, stride, **kwargs):
+            yield idx, factor
+        begin = end
+
+
+class Shape(tuple):
+    """A tensor's shape: a tuple that also equals the list PyPTO returns (`t.shape == [4, 8]`)."""
+
+    def __eq__(self, other: Any) -> bool:
+        return tuple.__eq__(self, tuple(other) if isinstance(other, list) else other)
+
+    def __ne__(self, other: Any) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+
+# --- Tensor: PyPTO's attributes and indexing sugar ------------------------------------------
+
+def _tensor_shape(t) -> Shape:
+    return Shape(t._shape)
+
+
+def _tensor_valid_shape(t) -> Shape:
+    return Shape(t._valid_shape)
+
+
+def _move(t, other) -> None:
+    """`t.move(other)`: t now stands for other's value (PyPTO's rebinding, no copy)."""
+    from . import _graph
+    if not isinstance(other, _core.Tensor):
+        raise TypeError(f"'{type(other).__name__}' type cannot be moved to Tensor")
+    t._rebind(other)
+    _graph.note_move(t)
+
+
+def _base(t):
+    return t
+
+
+def _to_tensor(t, name: str = ""):
+    if name:
+        t.name = name
+    return t
+
+
+def _is_empty(t) -> bool:
+    return _core._is_placeholder(t) or t.numel == 0
+
+
+def _view_method(t, shape=None, offsets=None, *, valid_shape=None, dtype=None):
+    import ptocpu
+    return ptocpu.view(t, shape, offsets, valid_shape=valid_shape, dtype=dtype)
+
+
+def _is_index_slice(key) -> bool:
+    """`a[dim:index]`: PyPTO's gather / scatter sugar."""
+    return isinstance(key, slice) and isinstance(key.stop, _core.Tensor)
+
+
+def _block_of(key, shape) -> Optional[tuple]:
+    """(offsets, sizes, int_dims) when key is unit-step slices and ints (after Ellipsis), PyPTO's
+    view / assemble form (an int i is the block [i, i + 1) of its dim); else None (None, steps or
+    other keys take ptocpu's general indexing)."""
+    items = key if isinstance(key, tuple) else (key,)
+    if any(k is Ellipsis for k in items):
+        at = items.index(Ellipsis)
+        items = items[:at] + (slice(None),) * (len(shape) - len(items) + 1) + items[at + 1:]
+    if len(items) > len(shape):
+        return None
+    items = items + (slice(None),) * (len(shape) - len(items))
+    offsets, sizes, int_dims = [], [], []
+    for dim, (k, n) in enumerate(zip(items, shape)):
+        if isinstance(k, int) and not isinstance(k, bool):
+            offsets.append(k + n if k < 0 else k)
+            sizes.append(1)
+            int_dims.append(dim)
+            continue
+        if not isinstance(k, slice) or k.step not in (None, 1) or any(
+                v is not None and (isinstance(v, bool) or not isinstance(v, int)) for v in (k.start, k.stop)):
+            return None
+        start = 0 if k.start is None else (k.start + n if k.start < 0 else k.start)
+        stop = n if k.stop is None else (k.stop + n if k.stop < 0 else k.stop)
+        offsets.append(start)
+        sizes.append(stop - start)
+    return offsets, sizes, int_dims
+
+
+def _make_getitem(basic_getitem: Callable) -> Callable:
+    def __getitem__(t, key):
+        """`a[dim:index]` is gather(a, dim, index). Inside a kernel (a recording pypto.function
+        or a jit call) `a[i:j, k:l]` is PyPTO's view(a, [j-i, l-k], [i, k]): a block that runs
+        past the end keeps its shape, its valid shape clipped. Everything else, and all indexing
+        outside kernels, is numpy's (the same as PyPTO's for blocks inside the tensor)."""
+        import ptocpu
+        if _is_index_slice(key):
+            return ptocpu.gather(t, key.start, key.stop)
+        from . import _graph
+        block = None if _core._is_placeholder(t) or not _graph.in_kernel() else _block_of(key, t._shape)
+        if block is not None and not block[2]:
+            offsets, sizes, _ = block
+            if all(o >= 0 and s >= 0 for o, s in zip(offsets, sizes)) and any(
+                    o + s > n for o, s, n in zip(offsets, sizes, t._shape)):
+                return ptocpu.view(t, sizes, offsets)  # numpy would shorten the block
+        return basic_getitem(t, key)
+    return __getitem__
+
+
+def _make_setitem(basic_getitem: Callable, basic_setitem: Callable) -> Callable:
+    def __setitem__(t, key, value):
+        """PyPTO's assignment: `a[dim:index] = v` scatters v into a in place; `a[block] = b` with b
+        of the block's rank that does not broadcast to it (or has a partial valid shape)
+        assembles b's valid part at the block's start (an int in the key is a dim of size 1 that
+        b does not have); other assignments copy, broadcasting like numpy."""
+        import ptocpu
+        if _is_index_slice(key):
+            ptocpu.scatter_(t, key.start, key.stop, value)
+            return
+        if isinstance(value, _core.Tensor) and not _core._is_placeholder(t):
+            block = _block_of(key, t._shape)
+            if block is not None:
+                offsets, sizes, int_dims = block
+                kept = [n for d, n in enumerate(sizes) if d not in int_dims]
+                broadcasts = all(v in (n, 1) for v, n in zip(value._shape, kept)) and not value.partially_valid
+                if value.ndim == len(kept) and not broadcasts:
+                    if int_dims:  # b gains the key's int dims as dims of size 1
+                        value = basic_getitem(value, tuple(None if d in int_dims else slice(None)
+                                                           for d in range(t.ndim)))
+                    ptocpu.assemble(value, offsets, t)
+                    return
+        basic_setitem(t, key, value)
+    return __setitem__
+
+
+def install_tensor_methods(recorded: Callable) -> None:
+    """PyPTO's Tensor attributes on ptocpu.Tensor; the ones that make or change tensors are
+    recorded by a surrounding `pypto.function`."""
+    T = _core.Tensor
+    T.shape = property(_tensor_shape, doc="The shape; equals both the tuple and the list form")
+    T.partially_valid = property(lambda t: tuple(t._valid_shape) != tuple(t._shape))
+    T.valid_shape = property(_tensor_valid_shape,
+                             doc="The part of each dim that holds data (the shape unless a view set less)")
+    T.name = ""  # instances made with a name keep their own
+    T.format = TileOpFormat.TILEOP_ND
+    T.dim = property(lambda t: t.ndim)
+    T.base = _base
+    T.to_tensor = _to_tensor
+    T.is_empty = _is_empty
+    T.move = recorded(_move)
+    T.view = recorded(_view_method)
+    basic_getitem = T.__getitem__
+    T.__getitem__ = recorded(_make_getitem(basic_getitem))
+    T.__setitem__ = recorded(_make_setitem(basic_getitem, T.__setitem__))
+    for method in ("scatter_", "scatter", "astype", "contiguous"):
+        if hasattr(T, method):
+            setattr(T, method, recorded(getattr(T, method)))
