@@ -309,6 +309,8 @@ void bind_tensor(nb::module_& m) {
            nb::arg("ori_shape") = nb::none(), "A zero-filled tensor; Tensor() is an annotation placeholder")
       .def_prop_ro("_shape", [](const pto::Tensor& t) { return to_tuple(t.shape()); })
       .def_prop_ro("_valid_shape", [](const pto::Tensor& t) { return to_tuple(t.valid_shape()); })
+      .def_prop_ro("_whole", [](const pto::Tensor& t) { return t.with_valid_shape(t.shape()); },
+                   "This tensor with its valid shape cleared (what a move into an output copies)")
       .def("_rebind", [](pto::Tensor& self, const pto::Tensor& other) { self = other; },
            "Tensor.move: this object now stands for other's value")
       .def_prop_ro("strides", [](const pto::Tensor& t) { return to_tuple(t.strides()); }, "Strides in elements")

@@ -110,8 +110,9 @@ class Program:
         finally:
             _state.replaying = None
         for declared, given in zip(self.tensors, data):
-            if id(declared) in self.moved:
-                _core.assemble(declared, [0] * declared.ndim, given)
+            if id(declared) in self.moved:  # the whole moved value, padding included, as PyPTO's move
+                whole = declared._whole
+                _core.assemble(whole if whole._shape == given._shape else declared, [0] * declared.ndim, given)
 
 
 def note_move(tensor: _core.Tensor) -> None:

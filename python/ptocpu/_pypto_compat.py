@@ -202,6 +202,12 @@ def _view_method(t, shape=None, offsets=None, *, valid_shape=None, dtype=None):
     return ptocpu.view(t, shape, offsets, valid_shape=valid_shape, dtype=dtype)
 
 
+def _assemble_method(t, input, offsets) -> None:
+    """`t.assemble(input, offsets)`: assemble(input, offsets, t)."""
+    import ptocpu
+    ptocpu.assemble(input, offsets, t)
+
+
 def _is_index_slice(key) -> bool:
     """`a[dim:index]`: PyPTO's gather / scatter sugar."""
     return isinstance(key, slice) and isinstance(key.stop, _core.Tensor)
@@ -297,6 +303,7 @@ def install_tensor_methods(recorded: Callable) -> None:
     T.is_empty = _is_empty
     T.move = recorded(_move)
     T.view = recorded(_view_method)
+    T.assemble = _assemble_method  # records through pypto.assemble
     basic_getitem = T.__getitem__
     T.__getitem__ = recorded(_make_getitem(basic_getitem))
     T.__setitem__ = recorded(_make_setitem(basic_getitem, T.__setitem__))
