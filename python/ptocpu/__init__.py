@@ -32,13 +32,18 @@ from .frontend import RunMode  # noqa: E402,F401
 from . import error  # noqa: E402,F401  (pypto.error.FeError)
 from ._pypto_compat import (  # noqa: E402,F401  PyPTO's surface names (docs/running_pypto_programs.md)
     SymbolicScalar, symbolic_scalar, min, max, DataType, TileOpFormat, StatusType, DYN, DYNAMIC, STATIC, DT_DOUBLE,
-    options, loop, loop_unroll, bytes_of, ceildiv,
+    options, loop, loop_unroll, bytes_of, ceildiv, reset_options, set_semantic_label, cond, is_loop_begin,
+    is_loop_end,
 )
 from ._graph import function, from_torch, recorded as _recorded  # noqa: E402,F401
 from . import runtime  # noqa: E402,F401
 
 __version__ = "0.1.0"
 
+for _kind in _pypto_compat._OPTION_KINDS:  # noqa: F821  set_pass_options / get_pass_options / ...
+    globals()[f"set_{_kind}_options"] = _pypto_compat._option_setter(_kind)  # noqa: F821
+    globals()[f"get_{_kind}_options"] = _pypto_compat._option_getter(_kind)  # noqa: F821
+del _kind
 tensor = Tensor  # PyPTO: pypto.tensor is the class, so isinstance(t, pypto.tensor) holds
 jit = frontend.jit
 

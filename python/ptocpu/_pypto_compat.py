@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from . import _core
 
-__all__ = ["SymbolicScalar", "symbolic_scalar", "min", "max", "DataType", "TileOpFormat", "StatusType", "DYN",
+__all__ = ["reset_options", "set_semantic_label", "cond", "is_loop_begin", "is_loop_end", "SymbolicScalar", "symbolic_scalar", "min", "max", "DataType", "TileOpFormat", "StatusType", "DYN",
            "DYNAMIC", "STATIC", "options", "loop", "loop_unroll", "bytes_of", "ceildiv", "DT_DOUBLE", "Shape"]
 
 
@@ -108,10 +108,53 @@ DYNAMIC = StatusType.DYNAMIC
 STATIC = StatusType.STATIC
 
 
-def options(**kwargs) -> Callable:
+def options(name: str = "", **kwargs) -> Callable:
     """`@pypto.options(pass_options=..., ...)` on kernels and test functions, or
     `with pypto.options(...)`: compiler settings, accepted and without effect on the CPU."""
     return _Options(kwargs)
+
+
+_OPTION_KINDS = ("pass", "host", "codegen", "verify", "debug", "print")
+_option_values: dict = {kind: {} for kind in _OPTION_KINDS}
+
+
+def _option_setter(kind: str) -> Callable:
+    def set_options(**settings) -> None:
+        _option_values[kind].update(settings)
+    set_options.__name__ = f"set_{kind}_options"
+    set_options.__doc__ = f"PyPTO's {kind} options: kept (get_{kind}_options returns them), no effect on the CPU."
+    return set_options
+
+
+def _option_getter(kind: str) -> Callable:
+    def get_options() -> dict:
+        return dict(_option_values[kind])
+    get_options.__name__ = f"get_{kind}_options"
+    return get_options
+
+
+def reset_options() -> None:
+    for values in _option_values.values():
+        values.clear()
+
+
+def set_semantic_label(label: str) -> None:
+    """A label for the device's profiling; nothing on the CPU."""
+
+
+def cond(scalar, file: Optional[str] = None, lineno: Optional[int] = None) -> bool:
+    """`if pypto.cond(expr):` — the condition's value (scalars are known on the CPU)."""
+    return bool(scalar)
+
+
+def is_loop_begin(scalar) -> bool:
+    """True on a pypto.loop's first iteration (scalar is the loop's value)."""
+    return getattr(scalar, "_loop_first", None) == int(scalar)
+
+
+def is_loop_end(scalar) -> bool:
+    """True on a pypto.loop's last iteration."""
+    return getattr(scalar, "_loop_last", None) == int(scalar)
 
 
 class _Options:
@@ -130,8 +173,16 @@ class _Options:
 
 def loop(*args, **kwargs) -> Iterator[SymbolicScalar]:
     """`pypto.loop(stop)` / `loop(start, stop, step=1, name=..., idx_name=...)`: the iteration
-    values as symbolic scalars (an int subclass). The core checks the arguments at the call."""
-    return map(SymbolicScalar, _core.loop(*args, **kwargs))
+    values as symbolic scalars (an int subclass) that know the loop's first and last value
+    (is_loop_begin / is_loop_end). The core checks the arguments at the call."""
+    values = _core.loop(*args, **kwargs)
+    first, last = (values[0], values[-1]) if len(values) else (None, None)
+
+    def value(i: int) -> SymbolicScalar:
+        s = SymbolicScalar(i)
+        s._loop_first, s._loop_last = first, last
+        return s
+    return map(value, values)
 
 
 def loop_unroll(*args, unroll_list=(1,), **kwargs) -> Iterator[tuple]:
@@ -299,6 +350,8 @@ def install_tensor_methods(recorded: Callable) -> None:
     T.format = TileOpFormat.TILEOP_ND
     T.dim = property(lambda t: t.ndim)
     T.base = _base
+    # Tensor[shape, dtype]: PyPTO's annotation spelling, the same as Tensor(shape, dtype).
+    T.__class_getitem__ = classmethod(lambda cls, params: cls(*params) if isinstance(params, tuple) else cls(params))
     T.to_tensor = _to_tensor
     T.is_empty = _is_empty
     T.move = recorded(_move)

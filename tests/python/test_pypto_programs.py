@@ -308,13 +308,32 @@ def test_symbolic_scalars_are_ints_with_pypto_methods():
 
 
 def test_options_decorate_and_scope():
-    @pypto.options(pass_options={"enable_slice": True})
+    # python/pypto/config.py: options(name, ...) as decorator and scope; set_/get_*_options.
+    @pypto.options("scope", pass_options={"enable_slice": True})
     def f():
         return 3
 
     assert f() == 3
     with pypto.options(debug_options={"runtime_debug_mode": 1}):
         pass
+    pypto.set_pass_options(vec_nbuffer_setting={-1: 2})
+    assert pypto.get_pass_options() == {"vec_nbuffer_setting": {-1: 2}}
+    pypto.reset_options()
+    assert pypto.get_pass_options() == {} and pypto.get_debug_options() == {}
+
+
+def test_loop_begin_end_and_cond():
+    # python/pypto/_controller.py is_loop_begin / is_loop_end / cond
+    seen = [(int(i), pypto.cond(pypto.is_loop_begin(i)), pypto.cond(pypto.is_loop_end(i))) for i in pypto.loop(1, 8, 3)]
+    assert seen == [(1, True, False), (4, False, False), (7, False, True)]
+    assert not pypto.is_loop_begin(0)  # a plain int belongs to no loop
+
+
+def test_tensor_class_getitem_annotation():
+    # python/pypto/tensor.py Tensor.__class_getitem__: Tensor[shape, dtype]
+    ann = pypto.Tensor[[2, 3], pypto.DT_INT32]
+    assert ann.shape == [2, 3] and ann.dtype == pypto.DT_INT32
+    assert repr(pypto.Tensor[[pypto.DYNAMIC, 3], pypto.DT_FP32]) == "Tensor()"
 
 
 # --- ptocpu run / ptocpu test ---------------------------------------------------------------
