@@ -40,4 +40,13 @@ std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* par
 std::optional<pto::Scalar> to_scalar(nb::handle obj);
 nb::tuple to_tuple(const std::vector<int64_t>& v);
 
+// Tensor() is only an annotation placeholder for jit kernels: using it as data is a DTypeError.
+const pto::Tensor& require_storage(const pto::Tensor& t, const char* what);
+// DLPack (dlpack.cpp): export as a capsule (legacy or versioned by max_version), import zero-copy.
+nb::object to_dlpack(const pto::Tensor& t, nb::handle max_version, nb::handle copy);
+pto::Tensor from_dlpack(nb::handle obj);
+// Basic indexing (indexing.cpp): t[key] as a view; t[key] = value.
+pto::Tensor basic_index(const pto::Tensor& t, nb::handle key);
+void assign(const pto::Tensor& t, nb::handle key, nb::handle value);
+
 }  // namespace ptobind

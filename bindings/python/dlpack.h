@@ -1,5 +1,6 @@
 // The DLPack ABI (dlpack.h, v1.1), the parts ptocpu exchanges tensors through.
 #pragma once
+#include "ptocpu/dtype.h"
 #include <cstdint>
 
 namespace dlpack {
@@ -36,3 +37,8 @@ struct ManagedTensorVersioned {
 };
 
 }  // namespace dlpack
+
+namespace ptobind {
+// DLPack's code / bits for a dtype (bf16 is kDLBfloat; fp8 types are exported as their bytes).
+dlpack::DataType to_dl(pto::DType dt);
+}  // namespace ptobind

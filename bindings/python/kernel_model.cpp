@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 
@@ -127,16 +128,9 @@ void bind_kernel_model(nb::module_& m) {
           return pto::view(t, s, o, v);
         },
         nb::arg("input"), nb::arg("shape") = nb::none(), nb::arg("offsets") = nb::none(), nb::kw_only(),
-        nb::arg("valid_shape") = nb::none(), nb::arg("dtype") = nb::none(),
-        "The block of `shape` at `offsets` (docs/kernel_model.md): zero-copy when fully valid; valid_shape "
-        "(or the part inside input) bounds the data, elements past it read 0. dtype= views the bytes as "
-        "another dtype");
-  m.def("assemble", &assemble,
-        "SPEC 7: assemble(input, offsets, out) copies input into out at offsets; assemble(inputs, out, "
-        "parallel=False) does so for a list of (tensor, offsets) pairs, all checked before any write");
-  m.def("loop", &loop,
-        "SPEC 7: loop(stop) / loop(start, stop, step=1) yields ints (name, idx_name, unroll_list and "
-        "submit_before_loop are accepted and only matter on the device)");
+        nb::arg("valid_shape") = nb::none(), nb::arg("dtype") = nb::none(), nb::sig(docs::view.sig), docs::view.text);
+  m.def("assemble", &assemble, nb::sig(docs::assemble.sig), docs::assemble.text);
+  m.def("loop", &loop, nb::sig(docs::loop.sig), docs::loop.text);
   m.def("_is_placeholder", [](const pto::Tensor& t) { return !t.defined(); },
         "True for Tensor() (an annotation without shape or dtype)");
   m.def("_check_kernel_argument",

@@ -68,20 +68,24 @@ symbolic_scalar = SymbolicScalar
 
 
 def min(a, b) -> SymbolicScalar:  # noqa: A001 — PyPTO's name
-    """`pypto.min(a, b)` of two scalars (ints, loop values or symbolic scalars)."""
+    """`pypto.min(a, b)`: the smaller of two scalars (ints, loop values or symbolic scalars), as a
+    SymbolicScalar -- e.g. a tail block's valid rows, pypto.min(n - offset, block)."""
     return SymbolicScalar(builtins.min(int(a), int(b)))
 
 
 def max(a, b) -> SymbolicScalar:  # noqa: A001 — PyPTO's name
-    """`pypto.max(a, b)` of two scalars."""
+    """`pypto.max(a, b)`: the larger of two scalars (ints, loop values or symbolic scalars), as a
+    SymbolicScalar."""
     return SymbolicScalar(builtins.max(int(a), int(b)))
 
 
 def ceildiv(a, b) -> int:
+    """`pypto.ceildiv(a, b)`: a / b rounded up, for integers (the number of blocks of b that cover a)."""
     return -(-int(a) // int(b))
 
 
 def bytes_of(dtype) -> int:
+    """`pypto.bytes_of(dtype)`: the size of one element of dtype in bytes (as ptocpu.itemsize)."""
     return _core.itemsize(dtype)
 
 
@@ -130,16 +134,19 @@ def _option_getter(kind: str) -> Callable:
     def get_options() -> dict:
         return dict(_option_values[kind])
     get_options.__name__ = f"get_{kind}_options"
+    get_options.__doc__ = f"PyPTO's {kind} options as set with set_{kind}_options (a new dict; empty after reset_options)."
     return get_options
 
 
 def reset_options() -> None:
+    """`pypto.reset_options()`: forgets every setting made with the set_*_options functions."""
     for values in _option_values.values():
         values.clear()
 
 
 def set_semantic_label(label: str) -> None:
-    """A label for the device's profiling; nothing on the CPU."""
+    """`pypto.set_semantic_label(label)`: names the following operations in the device's profiles;
+    accepted and without effect on the CPU."""
 
 
 def cond(scalar, file: Optional[str] = None, lineno: Optional[int] = None) -> bool:
@@ -148,12 +155,14 @@ def cond(scalar, file: Optional[str] = None, lineno: Optional[int] = None) -> bo
 
 
 def is_loop_begin(scalar) -> bool:
-    """True on a pypto.loop's first iteration (scalar is the loop's value)."""
+    """`pypto.is_loop_begin(i)`: True when i is a pypto.loop value on the loop's first iteration
+    (False for any other scalar)."""
     return getattr(scalar, "_loop_first", None) == int(scalar)
 
 
 def is_loop_end(scalar) -> bool:
-    """True on a pypto.loop's last iteration."""
+    """`pypto.is_loop_end(i)`: True when i is a pypto.loop value on the loop's last iteration
+    (False for any other scalar)."""
     return getattr(scalar, "_loop_last", None) == int(scalar)
 
 
@@ -342,6 +351,7 @@ def install_tensor_methods(recorded: Callable) -> None:
     """PyPTO's Tensor attributes on ptocpu.Tensor; the ones that make or change tensors are
     recorded by a surrounding `pypto.function`."""
     T = _core.Tensor
+    T._shape, T._valid_shape = T.__dict__["shape"], T.__dict__["valid_shape"]  # the core's tuples
     T.shape = property(_tensor_shape, doc="The shape; equals both the tuple and the list form")
     T.partially_valid = property(lambda t: tuple(t._valid_shape) != tuple(t._shape))
     T.valid_shape = property(_tensor_valid_shape,

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "core/allocator.h"
-#include "kernels/strided_copy.h"
+#include "copy/strided_copy.h"
 #include "ptocpu/error.h"
 
 namespace pto {

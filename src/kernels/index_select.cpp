@@ -17,34 +17,20 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#include "kernels/simd.h"
-#include "kernels/stream.h"
-#include "kernels/strided_copy.h"
+#include "copy/simd.h"
+#include "copy/stream.h"
+#include "copy/strided_copy.h"
 #include "ptocpu/parallel.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define PTO_IS_X86 1
-#else
-#define PTO_IS_X86 0
-#endif
 
 namespace pto::kernels {
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// CPU features and cache size (once).
-
-// PTOCPU_INDEX_SELECT_ISA=sse2|avx2 caps the choice (for testing the other paths).
-Isa g_isa = best_isa(std::getenv("PTOCPU_INDEX_SELECT_ISA"));
-int64_t g_stream_override = -1;  // index_select_set_overrides
-
-// Outputs of at least stream_threshold_bytes() are streamed past the caches.
-int64_t stream_threshold() { return g_stream_override >= 0 ? g_stream_override : stream_threshold_bytes(); }
+// Outputs of at least kernel_tuning().stream_bytes are streamed past the caches.
+int64_t stream_threshold() { return kernel_tuning().stream_bytes; }
 
 // Runs f(begin, end) over blocks of `grain` items of [0, n), handed out dynamically to the
 // pool's threads. f may be called several times per thread; `done()` runs once per thread.
@@ -70,9 +56,9 @@ void dynamic_for(int64_t n, int64_t grain, F&& f, Done&& done) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Prefetch of the rows a gather reads next (the streaming copies are in stream.h).
+// Prefetch of the rows a gather reads next (the streaming copies are in copy/stream.h).
 
-#if PTO_IS_X86
+#if PTO_X86
 inline void prefetch_lines(const std::byte* p, int64_t n) {
   // Every line of [p, p + n), which spans one more line than n / 64 when p is not aligned.
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
@@ -83,45 +69,6 @@ inline void prefetch_lines(const std::byte* p, int64_t n) {
   for (int64_t o = 0; o < n; o += 64) __builtin_prefetch(p + o);
 }
 #endif
-
-// The ISA-specific row loops are templates on this tag so that each is compiled with its target.
-template <Isa>
-struct Stream;
-#if PTO_IS_X86
-template <>
-struct Stream<Isa::Avx512> {
-  __attribute__((target("avx512f"))) static void lines(std::byte* d, const std::byte* s, int64_t n) {
-    stream_lines_avx512(d, s, n);
-  }
-};
-template <>
-struct Stream<Isa::Avx2> {
-  __attribute__((target("avx2"))) static void lines(std::byte* d, const std::byte* s, int64_t n) {
-    stream_lines_avx2(d, s, n);
-  }
-};
-template <>
-struct Stream<Isa::Baseline> {
-  static void lines(std::byte* d, const std::byte* s, int64_t n) { stream_lines_sse2(d, s, n); }
-};
-#else
-template <>
-struct Stream<Isa::Baseline> {
-  static void lines(std::byte* d, const std::byte* s, int64_t n) { std::memcpy(d, s, n); }
-};
-#endif
-
-// dst[0, n) = src[0, n), any alignment: the partial lines at both ends by ordinary stores,
-// the whole lines between by streaming stores.
-template <Isa isa>
-inline void stream_copy(std::byte* dst, const std::byte* src, int64_t n) {
-  const int64_t head = std::min<int64_t>(n, (64 - (reinterpret_cast<uintptr_t>(dst) & 63)) & 63);
-  if (head) std::memcpy(dst, src, head);
-  const int64_t body = (n - head) & ~int64_t(63);
-  if (body) Stream<isa>::lines(dst + head, src + head, body);
-  const int64_t tail = n - head - body;
-  if (tail) std::memcpy(dst + head + body, src + head + body, tail);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Geometry of input seen as [outer dims..., dim, inner dims...].
@@ -226,7 +173,7 @@ void gather_rows_stream(const RowWalk<I>& w, std::byte* dst, int64_t begin, int6
       w.step(pre);
       ++p;
     }
-    if (B % 64 == 0) Stream<isa>::lines(d, w.src(cur), B);
+    if (B % 64 == 0) stream_lines<isa>(d, w.src(cur), B);
     else stream_copy<isa>(d, w.src(cur), B);
     w.step(cur);
   }
@@ -331,13 +278,13 @@ PTO_SIMD_CLONES void gather_elements_scalar(T* out, const T* row, int64_t stride
   }
 }
 
-#if PTO_IS_X86
+#if PTO_X86
 // GCC 12 warns about the intrinsics' own undefined pass-through operand.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 // 16 (4-byte) or 8 (8-byte) elements per step into a 64-byte aligned dst, streamed or not.
 template <class T, class I, bool NT>
-__attribute__((target("avx512f"))) void gather_elements_avx512(T* out, const T* row, const I* idx, int64_t n,
+PTO_TARGET_AVX512 void gather_elements_avx512(T* out, const T* row, const I* idx, int64_t n,
                                                                 SlicePrefetch& pf) {
   int64_t j = 0;
   if constexpr (sizeof(T) == 4) {
@@ -381,7 +328,7 @@ void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::
   const int64_t slice_bytes = g.dim_size * std::abs(g.dim_stride) * item;
   // Prefetch whole next slices when they are small and the gather touches most of their lines.
   const bool slice_prefetch = g.dim_stride == 1 && slice_bytes <= (int64_t(256) << 10) && n * 2 >= slice_bytes / 64;
-  const bool vector = PTO_IS_X86 && g_isa == Isa::Avx512 && g.dim_stride == 1 && (item == 4 || item == 8);
+  const bool vector = PTO_X86 && kernel_tuning().isa == Isa::Avx512 && g.dim_stride == 1 && (item == 4 || item == 8);
   // Work items: (outer slice, tile of index positions).
   const int64_t tile = std::max<int64_t>(1024, std::min<int64_t>(n, int64_t(1) << 16));
   const int64_t tiles = (n + tile - 1) / tile;
@@ -404,7 +351,7 @@ void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::
         const int64_t steps = std::max<int64_t>(1, vector ? m / (64 / item) : (m + kChunk - 1) / kChunk);
         pf.per_step = std::max<int64_t>(1, (slice_bytes / 64 + steps - 1) / steps);
       }
-#if PTO_IS_X86
+#if PTO_X86
       if (vector) {
         // Head elements up to a 64-byte boundary of out, then whole vectors.
         int64_t head = ((64 - (reinterpret_cast<uintptr_t>(out) & 63)) & 63) / item;
@@ -426,8 +373,8 @@ void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::
           continue;
         }
         gather_elements_scalar<T, I>(stage, row, g.dim_stride, idx + j0 + j, c);
-        switch (g_isa) {
-#if PTO_IS_X86
+        switch (kernel_tuning().isa) {
+#if PTO_X86
           case Isa::Avx512: stream_copy<Isa::Avx512>(reinterpret_cast<std::byte*>(out + j),
                                                      reinterpret_cast<const std::byte*>(stage), c * item); break;
           case Isa::Avx2: stream_copy<Isa::Avx2>(reinterpret_cast<std::byte*>(out + j),
@@ -474,11 +421,6 @@ void gather_rows(const Geometry& g, const std::byte* in, const I* idx, std::byte
 
 }  // namespace
 
-void index_select_set_overrides(int64_t stream_bytes, const char* isa) {
-  g_stream_override = stream_bytes;
-  g_isa = best_isa(isa ? isa : std::getenv("PTOCPU_INDEX_SELECT_ISA"));
-}
-
 void index_select(const Tensor& input, int dim, const Tensor& index, const Tensor& out) {
   const Geometry g = geometry(input, dim, index);
   const int64_t rows = g.outer * g.rows_per_outer;
@@ -497,8 +439,8 @@ void index_select(const Tensor& input, int dim, const Tensor& index, const Tenso
         gather_elements<T, I>(g, in, idx, dst, stream);
       });
     } else if (g.inner_contiguous) {
-      switch (g_isa) {
-#if PTO_IS_X86
+      switch (kernel_tuning().isa) {
+#if PTO_X86
         case Isa::Avx512: return gather_rows<Isa::Avx512, I>(g, in, idx, dst, item);
         case Isa::Avx2: return gather_rows<Isa::Avx2, I>(g, in, idx, dst, item);
 #endif

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/simd.h"
-#include "kernels/stream.h"
+#include "copy/simd.h"
+#include "copy/stream.h"
 #include "ptocpu/parallel.h"
 
 namespace pto::kernels {
@@ -23,10 +23,9 @@ namespace {
 // Each thread gets at least this many output bytes; calls below twice that stay on the calling
 // thread (measured: waking a second thread pays off from about 512 KiB of output).
 constexpr int64_t kMinChunkBytes = int64_t(1) << 18;
-// Outputs of at least this many bytes (both together) are written with non-temporal stores
-// (measured on IL1 / IL2 / DI1 / DI2: 15-30% faster than plain stores; about even at 8 MiB).
-// Segments shorter than kMinStreamRun bytes use plain stores.
-constexpr int64_t kStreamMinBytes = int64_t(8) << 20;
+// Outputs (both together) from kernel_tuning().stream_bytes on are written with non-temporal
+// stores (measured on IL1 / IL2 / DI1 / DI2: 15-30% faster than plain stores; about even at
+// 8 MiB). Segments shorter than kMinStreamRun bytes use plain stores.
 constexpr int64_t kMinStreamRun = 256;
 constexpr int64_t kStageBytes = 4096;
 
@@ -70,17 +69,6 @@ struct Geo {
   int64_t n;      // units per row (= elements per output row)
   int64_t split;  // units [0, split) use input / out0, [split, n) other / out1
 };
-
-#if PTO_HAVE_STREAM_LINES
-// dst 16-byte aligned, src the 64-byte aligned stage.
-inline void stream_out(std::byte* dst, const std::byte* src, int64_t bytes) {
-  int64_t i = bytes & ~int64_t(63);
-  stream_lines_sse2(dst, src, i);
-  for (; i + 16 <= bytes; i += 16)
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_load_si128(reinterpret_cast<const __m128i*>(src + i)));
-  if (i < bytes) std::memcpy(dst + i, src + i, bytes - i);
-}
-#endif
 
 // The inner loops; restrict lets the vectoriser use whole-register shuffles without alias checks.
 template <class T>
@@ -138,7 +126,7 @@ PTO_SIMD_CLONES void zip_range(const Geo& g, int64_t u0, int64_t u1) {
       for (int64_t k = head; k < len; k += chunk) {
         const int64_t c = std::min(chunk, len - k);
         zip(stage, pa + k, pb + k, c);
-        stream_out(reinterpret_cast<std::byte*>(d + 2 * k), reinterpret_cast<const std::byte*>(stage), c * pair);
+        stream_copy<Isa::Baseline>(reinterpret_cast<std::byte*>(d + 2 * k), reinterpret_cast<const std::byte*>(stage), c * pair);
       }
     } else
 #endif
@@ -172,8 +160,8 @@ PTO_SIMD_CLONES void unzip_range(const Geo& g, int64_t u0, int64_t u1) {
       for (int64_t i = head; i < len; i += chunk) {
         const int64_t c = std::min(chunk, len - i);
         unzip(stage0, stage1, s + 2 * i, c);
-        stream_out(reinterpret_cast<std::byte*>(d0 + i), reinterpret_cast<const std::byte*>(stage0), c * item);
-        stream_out(reinterpret_cast<std::byte*>(d1 + i), reinterpret_cast<const std::byte*>(stage1), c * item);
+        stream_copy<Isa::Baseline>(reinterpret_cast<std::byte*>(d0 + i), reinterpret_cast<const std::byte*>(stage0), c * item);
+        stream_copy<Isa::Baseline>(reinterpret_cast<std::byte*>(d1 + i), reinterpret_cast<const std::byte*>(stage1), c * item);
       }
     } else
 #endif
@@ -189,7 +177,7 @@ template <bool Zip>
 void run(const Geo& g, int64_t units, size_t itemsize) {
   if (units <= 0) return;
   const int64_t unit_bytes = 2 * static_cast<int64_t>(itemsize);  // output bytes per unit
-  const bool stream = PTO_HAVE_STREAM_LINES && units * unit_bytes >= kStreamMinBytes;
+  const bool stream = PTO_HAVE_STREAM_LINES && units * unit_bytes >= kernel_tuning().stream_bytes;
   const int64_t min_units = std::max<int64_t>(1, kMinChunkBytes / unit_bytes);
   visit_width(itemsize, [&](auto tag) {
     using T = typename decltype(tag)::type;

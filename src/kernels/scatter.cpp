@@ -22,7 +22,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/simd.h"
+#include "copy/simd.h"
 #include "ptocpu/parallel.h"
 
 namespace pto::kernels {

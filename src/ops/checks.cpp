@@ -6,7 +6,7 @@
 
 #include "ptocpu/error.h"
 #include "ptocpu/parallel.h"
-#include "kernels/simd.h"
+#include "copy/simd.h"
 
 namespace pto::checks {
 

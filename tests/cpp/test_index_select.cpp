@@ -3,21 +3,12 @@
 #include <cstring>
 #include <numeric>
 
+#include "helpers.h"
 #include "ptocpu/ptocpu.h"
 
 namespace {
 
-pto::Tensor arange_f32(const pto::Shape& shape) {
-  pto::Tensor t = pto::Tensor::empty(shape, pto::DType::FP32);
-  std::iota(t.data_as<float>(), t.data_as<float>() + t.numel(), 0.0f);
-  return t;
-}
-
-pto::Tensor index_i64(std::initializer_list<int64_t> values) {
-  pto::Tensor t = pto::Tensor::empty({static_cast<int64_t>(values.size())}, pto::DType::INT64);
-  std::copy(values.begin(), values.end(), t.data_as<int64_t>());
-  return t;
-}
+using namespace test_helpers;
 
 TEST(IndexSelect, SeedExampleRowsAndColumns) {
   const float x[3][4] = {{0.1427f, 0.0231f, -0.5414f, -1.0009f},

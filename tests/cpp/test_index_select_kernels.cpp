@@ -1,5 +1,5 @@
 // index_select's kernel paths against a plain reference, bit for bit: every instruction set
-// this CPU offers (capped through index_select_set_overrides), streamed and cached stores,
+// this CPU offers (capped through pto::set_kernel_tuning), streamed and cached stores,
 // row blocks of every shape (multiples of 64 bytes, long unaligned ones, small ones staged),
 // the last-dim element gather, non-contiguous inputs, int32 / int64 and 2-D indices.
 #include <gtest/gtest.h>
@@ -8,36 +8,17 @@
 #include <random>
 #include <string>
 
-#include "kernels/index_select.h"
+#include "ptocpu/build.h"
+#include "helpers.h"
 #include "ptocpu/ptocpu.h"
 
 namespace {
 
+using namespace test_helpers;
+
 using pto::DType;
 using pto::Shape;
 using pto::Tensor;
-
-Tensor random_bytes(const Shape& shape, DType dt, uint64_t seed) {
-  Tensor t = Tensor::empty(shape, dt);
-  std::mt19937_64 rng(seed);
-  auto* p = static_cast<unsigned char*>(t.data());
-  const size_t n = static_cast<size_t>(t.numel()) * t.itemsize();
-  for (size_t i = 0; i < n; ++i) p[i] = static_cast<unsigned char>(rng());
-  if (dt == DType::BOOL)
-    for (size_t i = 0; i < n; ++i) p[i] &= 1;
-  return t;
-}
-
-Tensor random_index(const Shape& shape, DType dt, int64_t bound, uint64_t seed) {
-  Tensor t = Tensor::empty(shape, dt);
-  std::mt19937_64 rng(seed);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    const int64_t v = static_cast<int64_t>(rng() % static_cast<uint64_t>(bound));
-    if (dt == DType::INT64) t.data_as<int64_t>()[i] = v;
-    else t.data_as<int32_t>()[i] = static_cast<int32_t>(v);
-  }
-  return t;
-}
 
 // out[a.., i.., b..] = x[a.., index[i..], b..], element by element through x's strides.
 void expect_matches_reference(const Tensor& x, int dim, const Tensor& index, const Tensor& out, const std::string& what) {
@@ -133,7 +114,7 @@ TEST(IndexSelectKernels, EveryPathMatchesTheReference) {
   const char* isas[] = {"sse2", "avx2", "avx512"};
   for (const char* isa : isas) {
     for (int64_t stream : {int64_t(0), int64_t(-1)}) {
-      pto::kernels::index_select_set_overrides(stream, isa);
+      pto::set_kernel_tuning(stream, isa);
       uint64_t seed = 1;
       for (const Case& c : cases) {
         for (DType idt : {DType::INT32, DType::INT64}) {
@@ -151,14 +132,14 @@ TEST(IndexSelectKernels, EveryPathMatchesTheReference) {
       }
     }
   }
-  pto::kernels::index_select_set_overrides(-1, nullptr);
+  pto::set_kernel_tuning(-1, nullptr);
 }
 
 TEST(IndexSelectKernels, ThreadCountsGiveTheSameResult) {
   const Tensor x = random_bytes({4096, 64}, DType::FP32, 7);
   const Tensor index = random_index({20000}, DType::INT64, 4096, 8);
   const Tensor columns = random_index({20000}, DType::INT32, 64, 9);
-  pto::kernels::index_select_set_overrides(0, nullptr);
+  pto::set_kernel_tuning(0, nullptr);
   const int saved = pto::get_num_threads();
   for (int threads : {1, 2, 3, 8}) {
     pto::set_num_threads(threads);
@@ -166,7 +147,7 @@ TEST(IndexSelectKernels, ThreadCountsGiveTheSameResult) {
     expect_matches_reference(x, 1, columns, pto::index_select(x, 1, columns), "dim 1, threads " + std::to_string(threads));
   }
   pto::set_num_threads(saved);
-  pto::kernels::index_select_set_overrides(-1, nullptr);
+  pto::set_kernel_tuning(-1, nullptr);
 }
 
 }  // namespace

@@ -5,27 +5,16 @@
 #include <random>
 #include <string>
 
+#include "helpers.h"
 #include "ptocpu/ptocpu.h"
 
 namespace {
 
+using namespace test_helpers;
+
 using pto::DType;
 using pto::Shape;
 using pto::Tensor;
-
-Tensor arange_f32(const Shape& shape, float start = 0.0f) {
-  Tensor t = Tensor::empty(shape, DType::FP32);
-  std::iota(t.data_as<float>(), t.data_as<float>() + t.numel(), start);
-  return t;
-}
-
-Tensor random_bytes(const Shape& shape, DType dt, uint64_t seed) {
-  Tensor t = Tensor::empty(shape, dt);
-  std::mt19937_64 rng(seed);
-  auto* p = static_cast<unsigned char*>(t.data());
-  for (size_t i = 0; i < static_cast<size_t>(t.numel()) * t.itemsize(); ++i) p[i] = static_cast<unsigned char>(rng());
-  return t;
-}
 
 // Address of the element at row-major position `flat` (any strides).
 const std::byte* element(const Tensor& t, int64_t flat) {
@@ -133,20 +122,6 @@ TEST(Interleave, NonContiguousInputs) {
     ASSERT_TRUE(same_element(r1, i, flipped, i));
   }
 }
-
-template <class E>
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("wrong exception type: ") + e.what();
-  }
-  return "no exception";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(Interleave, ArgumentErrorsNameTheValue) {
   Tensor a = arange_f32({2, 5});

@@ -7,45 +7,21 @@
 #include <numeric>
 #include <string>
 
+#include "helpers.h"
 #include "ptocpu/ptocpu.h"
 
 namespace {
+
+using namespace test_helpers;
 
 using pto::DType;
 using pto::Shape;
 using pto::Tensor;
 
-Tensor arange_f32(const Shape& shape) {
-  Tensor t = Tensor::empty(shape, DType::FP32);
-  std::iota(t.data_as<float>(), t.data_as<float>() + t.numel(), 0.0f);
-  return t;
-}
-
-Tensor index_i64(std::initializer_list<int64_t> values) {
-  Tensor t = Tensor::empty({static_cast<int64_t>(values.size())}, DType::INT64);
-  std::copy(values.begin(), values.end(), t.data_as<int64_t>());
-  return t;
-}
-
 bool all_zero(const Tensor& t) {
   const Tensor c = t.contiguous();
   const auto* p = static_cast<const unsigned char*>(c.data());
   return std::all_of(p, p + c.numel() * static_cast<int64_t>(c.itemsize()), [](unsigned char b) { return b == 0; });
-}
-
-// Runs f, expects an E whose message starts with `prefix` and contains each of `parts`.
-template <class E, class F>
-void expect_error(F&& f, const std::string& prefix, std::initializer_list<std::string> parts = {}) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one starting with '" << prefix << "'";
-  } catch (const E& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind(prefix, 0), 0u) << msg;
-    for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-  }
 }
 
 const char* kPlatforms[] = {"cpu", "ascend950", "atlas_a2"};

@@ -5,48 +5,34 @@
 #include <random>
 #include <vector>
 
+#include "helpers.h"
 #include "ptocpu/ptocpu.h"
 #include "ptocpu/scalar.h"
 
 namespace {
 
-pto::Tensor index_i64(const pto::Shape& shape, std::initializer_list<int64_t> values) {
-  pto::Tensor t = pto::Tensor::empty(shape, pto::DType::INT64);
-  std::copy(values.begin(), values.end(), t.data_as<int64_t>());
-  return t;
-}
-
-pto::Tensor arange_f32(const pto::Shape& shape) {
-  pto::Tensor t = pto::Tensor::empty(shape, pto::DType::FP32);
-  std::iota(t.data_as<float>(), t.data_as<float>() + t.numel(), 0.0f);
-  return t;
-}
-
-std::vector<float> values(const pto::Tensor& t) {
-  const pto::Tensor c = t.contiguous();
-  return {c.data_as<float>(), c.data_as<float>() + c.numel()};
-}
+using namespace test_helpers;
 
 TEST(Scatter, SeedExample) {
   pto::Tensor x = pto::Tensor::zeros({3, 5}, pto::DType::FP32);
   pto::Tensor out = pto::scatter_(x, 0, index_i64({2, 2}, {1, 2, 0, 1}), pto::Scalar::of_float(2.0));
   EXPECT_EQ(out.data(), x.data());
-  EXPECT_EQ(values(x), (std::vector<float>{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 2, 0, 0, 0}));
+  EXPECT_EQ(values_f32(x), (std::vector<float>{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 2, 0, 0, 0}));
 }
 
 TEST(Scatter, TensorSrcAddOnLastDimWithDuplicates) {
   pto::Tensor x = arange_f32({2, 3});
   pto::Tensor src = arange_f32({2, 4});  // larger than index: only the [2, 3] prefix is read
   pto::Tensor out = pto::scatter(x, -1, index_i64({2, 3}, {0, 0, 2, 1, 1, 1}), src, pto::ScatterReduce::Add);
-  EXPECT_EQ(values(out), (std::vector<float>{0 + 0 + 1, 1, 2 + 2, 3, 4 + 4 + 5 + 6, 5}));
-  EXPECT_EQ(values(x), (std::vector<float>{0, 1, 2, 3, 4, 5}));  // scatter leaves input untouched
+  EXPECT_EQ(values_f32(out), (std::vector<float>{0 + 0 + 1, 1, 2 + 2, 3, 4 + 4 + 5 + 6, 5}));
+  EXPECT_EQ(values_f32(x), (std::vector<float>{0, 1, 2, 3, 4, 5}));  // scatter leaves input untouched
 }
 
 TEST(Scatter, MultiplyDimZeroThroughAView) {
   pto::Tensor base = arange_f32({4, 3});
   pto::Tensor view = base.as_strided({2, 3}, {6, 1}, 3);  // rows 1 and 3
   pto::scatter_(view, 0, index_i64({2, 2}, {1, 0, 1, 1}), pto::Scalar::of_int(2), pto::ScatterReduce::Multiply);
-  EXPECT_EQ(values(base), (std::vector<float>{0, 1, 2, 3, 8, 5, 6, 7, 8, 36, 20, 11}));
+  EXPECT_EQ(values_f32(base), (std::vector<float>{0, 1, 2, 3, 8, 5, 6, 7, 8, 36, 20, 11}));
 }
 
 TEST(Scatter, Bf16AddRoundsOnce) {
@@ -80,18 +66,18 @@ TEST(Scatter, BlockModeMatchesSerialLoop) {
     src.data_as<float>()[i] = static_cast<float>(rng() % 1000) / 7.0f;
     index.data_as<int64_t>()[i] = rng() % n0;
   }
-  std::vector<float> expected = values(x);
+  std::vector<float> expected = values_f32(x);
   for (int64_t i = 0; i < m0; ++i)
     for (int64_t j = 0; j < m1; ++j) expected[index.at<int64_t>({i, j}) * n1 + j] += src.at<float>({i, j});
   for (int threads : {1, 2, 4}) {
     pto::set_num_threads(threads);
-    EXPECT_EQ(values(pto::scatter(x, 0, index, src, pto::ScatterReduce::Add)), expected) << threads << " threads";
+    EXPECT_EQ(values_f32(pto::scatter(x, 0, index, src, pto::ScatterReduce::Add)), expected) << threads << " threads";
   }
 }
 
 TEST(Scatter, ErrorsChangeNothing) {
   pto::Tensor x = arange_f32({3, 4});
-  const std::vector<float> before = values(x);
+  const std::vector<float> before = values_f32(x);
   const pto::Scalar one = pto::Scalar::of_float(1.0);
   try {
     pto::scatter_(x, 0, index_i64({2, 2}, {0, 1, 2, 3}), one);
@@ -118,7 +104,7 @@ TEST(Scatter, ErrorsChangeNothing) {
     EXPECT_THROW(pto::scatter_(x, 0, index_i64({1, 1}, {0}), one), pto::TileError);  // tile[0] < 3
     pto::reset_vec_tile_shapes();
   }
-  EXPECT_EQ(values(x), before);
+  EXPECT_EQ(values_f32(x), before);
 }
 
 // Every kernel path on a rank-3 bf16 input against a serial fp32-accumulator reference:

@@ -75,7 +75,7 @@ def test_a_wrong_reference_makes_verify_fail(monkeypatch, capsys):
         n = a.shape[-1]
         s = np.stack([b, a], axis=-1).reshape(a.shape[:-1] + (2 * n,))  # operands swapped
         return s[..., :n], s[..., n:]
-    monkeypatch.setattr(verify, "_interleave_reference", wrong)
+    monkeypatch.setattr(verify._reference, "interleave", wrong)
     assert verify.run(verify_args(op=["interleave"], platform=["ascend950"])) == 1
     out = capsys.readouterr().out
     assert "FAIL interleave [ascend950" in out and "elements differ" in out
@@ -103,3 +103,16 @@ def test_bench_tiny_prints_the_table(tmp_path):
     assert "TINY-IS" in r.stdout
     data = json.loads(path.read_text())
     assert data
+
+
+def test_bench_plot_without_matplotlib_fails_naming_the_extra(tmp_path):
+    """--plot asks for a file; without matplotlib that is an error (exit 1) before any case runs."""
+    code = ("import sys; sys.modules['matplotlib'] = None; import importlib.util as u; "
+            "u.find_spec = lambda name, *a: None if name == 'matplotlib' else _find(name, *a); ")
+    code = ("import importlib.util as u; _find = u.find_spec; " + code +
+            "from ptocpu.cli import main; sys.exit(main(['bench', '--case', 'TINY-IS', '--plot', "
+            f"{str(tmp_path / 'p.png')!r}]))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    assert "ptocpu[plot]" in r.stderr and "TINY-IS" not in r.stdout
+    assert not (tmp_path / "p.png").exists()

@@ -8,8 +8,8 @@
 //     hand-written AVX-512 / AVX2 / SSE2 kernels for the streaming-store variants);
 //   - short rows are copied in batches along the next dim;
 //   - a transposing copy (src stride 1 on an outer dim) goes through L1 tiles;
-//   - dense outputs above half the last-level cache are written with streaming stores (short
-//     rows assembled into whole lines in an L1 buffer first);
+//   - dense outputs from kernel_tuning().stream_bytes on are written with streaming stores
+//     (short rows assembled into whole lines in an L1 buffer first);
 //   - the output is split over threads (pto::parallel_for) in disjoint flat ranges.
 // src and dst must not overlap (callers copy first when they do). Never throws.
 #pragma once
@@ -20,12 +20,5 @@ namespace pto::kernels {
 
 void strided_copy(void* dst, const int64_t* dst_strides, const void* src, const int64_t* src_strides,
                   const int64_t* shape, int ndim, size_t itemsize);
-
-// For tests: streaming stores for dense outputs from `stream_bytes` bytes on (default: above
-// half the last-level cache; env PTOCPU_STREAM_BYTES), and the ISA of the hand-vectorised streaming
-// kernels, "avx512" / "avx2" / "baseline" (default: the best this CPU has; env
-// PTOCPU_STRIDED_COPY_ISA). A negative size / nullptr restores the default. Not thread-safe
-// against concurrent copies.
-void strided_copy_set_overrides(int64_t stream_bytes, const char* isa);
 
 }  // namespace pto::kernels

@@ -1,17 +1,11 @@
-#include "kernels/strided_copy.h"
+#include "copy/strided_copy.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define PTO_X86 1
-#endif
-
-#include "kernels/simd.h"
-#include "kernels/stream.h"
+#include "copy/simd.h"
+#include "copy/stream.h"
 #include "ptocpu/dtype.h"
 #include "ptocpu/parallel.h"
 
@@ -36,14 +30,9 @@ struct Layout {
 // Work below this many output bytes stays on the calling thread.
 constexpr int64_t kMinChunkBytes = int64_t(64) << 10;
 
-// A dense output larger than half the last-level cache is written with streaming
-// (non-temporal) stores: together with its input it cannot stay cached anyway, and they save
-// the write-allocate read of every line (measured: 32 MiB outputs gain, 8 MiB ones lose on a
-// 32 MiB L3). Smaller outputs stay in the cache for whoever reads them next.
-// PTOCPU_STREAM_BYTES overrides the threshold (tests use it to reach the streaming kernels).
-int64_t g_stream_override = -1;  // strided_copy_set_overrides
-
-int64_t stream_threshold() { return g_stream_override >= 0 ? g_stream_override : stream_threshold_bytes(); }
+// Dense outputs from kernel_tuning().stream_bytes on are written with streaming stores (short
+// rows assembled into whole lines first); smaller ones stay cached for whoever reads them next.
+int64_t stream_threshold() { return kernel_tuning().stream_bytes; }
 
 // ------------------------------------------------------------------------------------------
 // Row kernels: n elements, dst stride ds, src stride ss. The vectorising compiler turns the
@@ -147,7 +136,7 @@ PTO_SIMD_CLONES void tile_copy(std::byte* d, int64_t dj, const std::byte* s, int
   if (ni == kTileI) {  // whole lines: constant-size copies, or streaming stores when aligned
     for (int64_t j = 0; j < nj; ++j) {
       std::byte* line = reinterpret_cast<std::byte*>(out + j * dj);
-#ifdef PTO_X86
+#if PTO_X86
       if (stream && (reinterpret_cast<uintptr_t>(line) & 63) == 0) {
         const __m128i* b = reinterpret_cast<const __m128i*>(buf + j * kTileI);
         __m128i* o = reinterpret_cast<__m128i*>(line);
@@ -184,30 +173,21 @@ inline void scalar_stride(T* out, const T* in, int64_t k, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = in[i * k];
 }
 
-#ifdef PTO_X86
+// Contiguous rows: stream_copy of count W-byte elements.
+template <Isa isa, int W>
+void copy_nt(std::byte* d, const std::byte* s, int64_t count) {
+  stream_copy<isa>(d, s, count * W);
+}
+
+#if PTO_X86
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*().
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// The streaming contiguous copy of every target: a cached head up to the first line, whole lines
-// with the target's streaming stores, a cached tail.
-template <int W, void (*Lines)(std::byte*, const std::byte*, int64_t)>
-void copy_nt(std::byte* d, const std::byte* s, int64_t count) {
-  int64_t n = count * W;
-  const int64_t head = head_to_line<uint8_t>(d, n);
-  std::memcpy(d, s, static_cast<size_t>(head));
-  d += head, s += head, n -= head;
-  const int64_t lines = n & ~int64_t(63);
-  Lines(d, s, lines);
-  std::memcpy(d + lines, s + lines, static_cast<size_t>(n - lines));
-}
-
-#pragma GCC push_options
-#pragma GCC target("avx2")
 namespace avx2 {
 
 // One 32-byte vector reversed element-wise.
 template <int W>
-inline __m256i reverse_vec(__m256i v) {
+PTO_TARGET_AVX2 inline __m256i reverse_vec(__m256i v) {
   if constexpr (W == 1 || W == 2) {
     const __m256i m = W == 1 ? _mm256_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12,
                                                 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
@@ -222,7 +202,7 @@ inline __m256i reverse_vec(__m256i v) {
 }
 
 template <int W>
-void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
+PTO_TARGET_AVX2 void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
   using T = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
   T* out = reinterpret_cast<T*>(d);
   const T* in = reinterpret_cast<const T*>(s);
@@ -241,7 +221,7 @@ void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
 // Stride K on 4- or 8-byte elements: each output vector of 8 dwords is gathered from K
 // source vectors by one lane permute each and blends.
 template <int W, int K>
-void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
+PTO_TARGET_AVX2 void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
   static_assert(W == 4 || W == 8);
   using T = std::conditional_t<W == 4, uint32_t, uint64_t>;
   T* out = reinterpret_cast<T*>(d);
@@ -271,28 +251,25 @@ void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
 }
 
 }  // namespace avx2
-#pragma GCC pop_options
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq")
 namespace avx512 {
 
 template <int W>
-inline __m512i permute(__m512i idx, __m512i v) {
+PTO_TARGET_AVX512 inline __m512i permute(__m512i idx, __m512i v) {
   if constexpr (W == 2) return _mm512_permutexvar_epi16(idx, v);
   else if constexpr (W == 4) return _mm512_permutexvar_epi32(idx, v);
   else return _mm512_permutexvar_epi64(idx, v);
 }
 
 template <int W>
-inline __m512i mask_permute(__m512i r, uint64_t m, __m512i idx, __m512i v) {
+PTO_TARGET_AVX512 inline __m512i mask_permute(__m512i r, uint64_t m, __m512i idx, __m512i v) {
   if constexpr (W == 2) return _mm512_mask_permutexvar_epi16(r, static_cast<__mmask32>(m), idx, v);
   else if constexpr (W == 4) return _mm512_mask_permutexvar_epi32(r, static_cast<__mmask16>(m), idx, v);
   else return _mm512_mask_permutexvar_epi64(r, static_cast<__mmask8>(m), idx, v);
 }
 
 template <int W>
-inline __m512i lane_index(const int* values) {  // one index per W-byte lane
+PTO_TARGET_AVX512 inline __m512i lane_index(const int* values) {  // one index per W-byte lane
   alignas(64) uint8_t bytes[64];
   for (int q = 0; q < 64 / W; ++q) {
     if constexpr (W == 2) reinterpret_cast<uint16_t*>(bytes)[q] = static_cast<uint16_t>(values[q]);
@@ -303,7 +280,7 @@ inline __m512i lane_index(const int* values) {  // one index per W-byte lane
 }
 
 template <int W>
-inline __m512i reverse_vec(__m512i v, __m512i idx) {
+PTO_TARGET_AVX512 inline __m512i reverse_vec(__m512i v, __m512i idx) {
   if constexpr (W == 1) {
     const __m512i m = _mm512_broadcast_i32x4(_mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
     return _mm512_permutexvar_epi64(_mm512_setr_epi64(6, 7, 4, 5, 2, 3, 0, 1), _mm512_shuffle_epi8(v, m));
@@ -313,7 +290,7 @@ inline __m512i reverse_vec(__m512i v, __m512i idx) {
 }
 
 template <int W>
-void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
+PTO_TARGET_AVX512 void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
   using T = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
   T* out = reinterpret_cast<T*>(d);
   const T* in = reinterpret_cast<const T*>(s);
@@ -335,7 +312,7 @@ void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
 // Stride K: lane q of an output vector is source element K*q, in source vector K*q / V at
 // lane K*q % V; one permute per source vector, merged under lane masks.
 template <int W, int K>
-void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
+PTO_TARGET_AVX512 void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
   using T = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
   T* out = reinterpret_cast<T*>(d);
   const T* in = reinterpret_cast<const T*>(s);
@@ -378,27 +355,26 @@ void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
 }
 
 }  // namespace avx512
-#pragma GCC pop_options
 #pragma GCC diagnostic pop
 #endif  // PTO_X86
 
-#ifdef PTO_X86
+#if PTO_X86
 // One instruction set's streaming kernels: copy<W> (src stride 1), reverse<W> (stride -1; null
 // where there is none) and stride<W, K> (stride K = 2, 3, 4) where has_stride<W, K>.
 struct Sse2Kernels {
-  template <int W> static constexpr NtFn copy = copy_nt<W, stream_lines_sse2>;
+  template <int W> static constexpr NtFn copy = copy_nt<Isa::Baseline, W>;
   template <int W> static constexpr NtFn reverse = nullptr;
   template <int W, int K> static constexpr bool has_stride = false;
   template <int W, int K> static constexpr NtFn stride = nullptr;
 };
 struct Avx2Kernels {
-  template <int W> static constexpr NtFn copy = copy_nt<W, stream_lines_avx2>;
+  template <int W> static constexpr NtFn copy = copy_nt<Isa::Avx2, W>;
   template <int W> static constexpr NtFn reverse = avx2::reverse_nt<W>;
   template <int W, int K> static constexpr bool has_stride = W == 4 || W == 8;
   template <int W, int K> static constexpr NtFn stride = avx2::stride_nt<W, K>;
 };
 struct Avx512Kernels {
-  template <int W> static constexpr NtFn copy = copy_nt<W, stream_lines_avx512>;
+  template <int W> static constexpr NtFn copy = copy_nt<Isa::Avx512, W>;
   template <int W> static constexpr NtFn reverse = avx512::reverse_nt<W>;
   template <int W, int K> static constexpr bool has_stride = W != 1 || K == 2 || K == 4;
   template <int W, int K> static constexpr NtFn stride = avx512::stride_nt<W, K>;
@@ -435,21 +411,11 @@ NtFn pick_in(int w, int64_t ss) {
 }
 #endif
 
-// The ISA the streaming kernels use: the best this CPU has, or lower when asked
-// (PTOCPU_STRIDED_COPY_ISA or strided_copy_set_overrides: baseline / avx2 / avx512).
-int g_isa_override = -1;  // strided_copy_set_overrides
-
-Isa isa() {
-  if (g_isa_override >= 0) return static_cast<Isa>(g_isa_override);
-  static const Isa level = best_isa(std::getenv("PTOCPU_STRIDED_COPY_ISA"));
-  return level;
-}
-
 // The streaming kernel for a row read with src stride ss, or nullptr (then the cached kernel).
 NtFn pick_nt(int64_t item, int64_t ss) {
-#ifdef PTO_X86
+#if PTO_X86
   const int w = static_cast<int>(item);
-  switch (isa()) {
+  switch (kernel_tuning().isa) {
     case Isa::Avx512: return pick_in<Avx512Kernels>(w, ss);
     case Isa::Avx2: return pick_in<Avx2Kernels>(w, ss);
     case Isa::Baseline: return pick_in<Sse2Kernels>(w, ss);
@@ -677,11 +643,6 @@ bool copy_transposed(const Layout& L) {
 }
 
 }  // namespace
-
-void strided_copy_set_overrides(int64_t stream_bytes, const char* isa_name) {
-  g_stream_override = stream_bytes < 0 ? -1 : stream_bytes;
-  g_isa_override = isa_name ? static_cast<int>(best_isa(isa_name)) : -1;
-}
 
 void strided_copy(void* dst, const int64_t* dst_strides, const void* src, const int64_t* src_strides,
                   const int64_t* shape, int ndim, size_t itemsize) {

@@ -1,0 +1,97 @@
+"""`ptocpu bench`: the published cases of BENCH.md against PyTorch and NumPy, in one run.
+
+Every case reports the bytes it must move (BENCH.md's count), ptocpu's median time, its roofline
+fraction (bytes / copy bandwidth / time) and each peer's median time with the speedup over it.
+Runs of ptocpu, the peers and the reference copy (256 MiB, all threads) are interleaved
+(round-robin) within each case, so a burst of load on a shared machine hits every tool and the
+limit alike; ratios taken in one run hold even when absolute times drift. Each case's result is checked against every peer once
+(bit-exact for the data-movement ops, a tolerance for scatter add / multiply, whose accumulation
+order docs/ops/scatter.md fixes but the peers do not); a mismatch is reported and no speedup is claimed.
+"""
+from __future__ import annotations
+
+import datetime
+import gc
+import json
+import os
+import platform as _platform
+
+import numpy as np
+
+import ptocpu
+
+try:  # torch is a peer, never a requirement
+    import torch
+except ImportError:  # pragma: no cover - depends on the environment
+    torch = None
+
+from .cases import COPY_BYTES, select_cases
+from .measure import CopyProbe, Progress, median, run_case, set_threads
+from .report import annotate, cpu_model, mem_gib, format_table, require_matplotlib, write_plot
+
+
+def run(args) -> int:
+    threads = args.threads or ptocpu.get_num_threads()
+    if threads < 1:
+        raise SystemExit("ptocpu bench: --threads must be >= 1")
+    if getattr(args, "plot", None):
+        require_matplotlib()
+    set_threads(threads)
+    repeats = max(5, int(getattr(args, "repeats", 7) or 7))
+    cases = select_cases(getattr(args, "case", None))
+    progress = Progress(not getattr(args, "quiet", False))
+    peers = (["torch"] if torch is not None else []) + ["numpy"]
+
+    progress("measuring copy bandwidth")
+    probe = CopyProbe()
+    results = []
+    for i, case in enumerate(cases):
+        progress(f"[{i + 1}/{len(cases)}] {case.id}")
+        try:
+            results.append(run_case(case, repeats, _Prefixed(progress, f"[{i + 1}/{len(cases)}] "), seed=1234 + i,
+                                    copy=probe))
+        finally:
+            gc.collect()
+    if len(probe.samples) < 5:  # only TINY cases (or none implemented): time the copy on its own
+        progress("measuring copy bandwidth")
+        for _ in range(9):
+            probe.time_once()
+    progress.done()
+    copy = {"bytes_per_s": median(probe.samples), "low": float(min(probe.samples)),
+            "high": float(max(probe.samples)), "runs": len(probe.samples), "method": probe.method,
+            "start": probe.start, "buffer_bytes": COPY_BYTES, "threads": threads}
+
+    info = ptocpu.build_info()
+    header = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "memory_gib": mem_gib() or 0.0,
+                    "system": f"{_platform.system()} {_platform.release()}", "host": _platform.node()},
+        "threads": threads,
+        "copy_bandwidth": copy,
+        "versions": {"ptocpu": ptocpu.__version__, "simd": info.get("simd_target_dispatched", "?"),
+                     "numpy": np.__version__, **({"torch": torch.__version__} if torch is not None else {}),
+                     "python": _platform.python_version()},
+        "bytes_unit": "bytes; table MB = 1e6 bytes, GB/s = 1e9 bytes/s",
+    }
+    annotate(results)
+    table = format_table(header, results, peers)
+    print(table)
+    if getattr(args, "json", None):
+        with open(args.json, "w") as f:
+            json.dump({"header": header, "peers": peers, "cases": results}, f, indent=2)
+        print(f"\nJSON written to {args.json}")
+    if getattr(args, "plot", None):
+        msg = write_plot(args.plot, header, results, peers)
+        print(f"\nplot: {msg}" if msg else f"\nplot written to {args.plot}")
+    bad = [r["id"] for r in results if r.get("status") == "MISMATCH"]
+    if bad:
+        print(f"\nWARNING: results differ from a peer in {', '.join(bad)} (no speedup is claimed there)")
+    return 1 if bad else 0
+
+
+class _Prefixed:
+    def __init__(self, progress: Progress, prefix: str):
+        self.progress, self.prefix = progress, prefix
+
+    def __call__(self, text: str) -> None:
+        self.progress(self.prefix + text)

@@ -1,0 +1,44 @@
+// Runtime CPU dispatch and the kernels' tuning (docs/kernels.md). The default build runs on any
+// x86-64; SIMD code is compiled for several targets with GCC's function multi-versioning:
+// - PTO_SIMD_CLONES on a plain loop: the compiler vectorises a clone per target and the loader
+//   picks the best one for the running CPU (target_clones);
+// - PTO_TARGET_AVX2 / PTO_TARGET_AVX512 on hand-written intrinsics: the kernel picks the
+//   variant with kernel_tuning().isa at run time.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PTO_X86 1
+#define PTO_TARGET_AVX2 __attribute__((target("avx2")))
+#define PTO_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#else
+#define PTO_X86 0
+#define PTO_TARGET_AVX2
+#define PTO_TARGET_AVX512
+#endif
+
+#if PTO_X86 && !defined(__clang__) && !defined(PTOCPU_NO_CLONES)
+#define PTO_SIMD_CLONES __attribute__((target_clones("default", "avx2", "arch=x86-64-v4")))
+#define PTO_SIMD_TARGETS "x86-64 (SSE2), avx2, x86-64-v4 (AVX-512)"
+#else
+#define PTO_SIMD_CLONES
+#define PTO_SIMD_TARGETS "baseline"
+#endif
+
+namespace pto::kernels {
+
+// Instruction sets of the hand-written (intrinsics) kernels.
+enum class Isa { Baseline, Avx2, Avx512 };
+
+// The one set of tuning knobs every kernel reads.
+struct KernelTuning {
+  // Dense outputs of at least this many bytes are written with streaming (non-temporal) stores:
+  // by default half the last-level cache this CPU sees, clamped to [4, 128] MiB.
+  int64_t stream_bytes;
+  // The best instruction set the hand-written kernels may use: by default the best this CPU runs.
+  Isa isa;
+};
+const KernelTuning& kernel_tuning();
+
+}  // namespace pto::kernels
