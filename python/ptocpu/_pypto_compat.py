@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, Optional
 from . import _core
 
 __all__ = ["reset_options", "set_semantic_label", "cond", "is_loop_begin", "is_loop_end", "SymbolicScalar", "symbolic_scalar", "min", "max", "DataType", "TileOpFormat", "StatusType", "DYN",
-           "DYNAMIC", "STATIC", "options", "loop", "loop_unroll", "bytes_of", "ceildiv", "DT_DOUBLE", "Shape"]
+           "DYNAMIC", "STATIC", "options", "loop", "loop_unroll", "bytes_of", "ceil", "ceildiv", "DT_DOUBLE", "Shape"]
 
 
 class SymbolicScalar(int):
@@ -82,6 +82,15 @@ def max(a, b) -> SymbolicScalar:  # noqa: A001 — PyPTO's name
 def ceildiv(a, b) -> int:
     """`pypto.ceildiv(a, b)`: a / b rounded up, for integers (the number of blocks of b that cover a)."""
     return -(-int(a) // int(b))
+
+
+def ceil(a, b=None) -> int:
+    """`pypto.ceil(a, b)`, older PyPTO's spelling of ceildiv for scalars: a / b rounded up. (The
+    elementwise tensor ceil is not an operator ptocpu offers: UnsupportedError.)"""
+    if isinstance(a, _core.Tensor) or b is None:
+        raise _core.UnsupportedError("ceil: the elementwise tensor ceil is not an operator ptocpu offers; "
+                                     "ceil(a, b) of two integers is ceildiv")
+    return ceildiv(a, b)
 
 
 def bytes_of(dtype) -> int:

@@ -307,6 +307,15 @@ def test_symbolic_scalars_are_ints_with_pypto_methods():
     assert s.is_concrete() and s.concrete() == 10 and isinstance(next(iter(pypto.loop(1))), pypto.SymbolicScalar)
 
 
+def test_scalar_helpers():
+    # python/pypto/_utils.py ceildiv / bytes_of; older python/tests/st/test_tensor_slice_assemble.py
+    # spells ceildiv as pypto.ceil(a, b).
+    assert pypto.ceildiv(9, 4) == 3 and pypto.ceil(8, 4) == 2 and pypto.ceil(pypto.symbolic_scalar(9), 2) == 5
+    assert pypto.bytes_of(pypto.DT_BF16) == 2
+    with pytest.raises(pypto.UnsupportedError):
+        pypto.ceil(pypto.tensor([2]))
+
+
 def test_options_decorate_and_scope():
     # python/pypto/config.py: options(name, ...) as decorator and scope; set_/get_*_options.
     @pypto.options("scope", pass_options={"enable_slice": True})
