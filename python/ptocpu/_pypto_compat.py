@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from . import _core
 
-__all__ = ["reset_options", "set_semantic_label", "cond", "is_loop_begin", "is_loop_end", "SymbolicScalar", "symbolic_scalar", "min", "max", "DataType", "TileOpFormat", "StatusType", "DYN",
+__all__ = ["set_cube_tile_shapes", "get_cube_tile_shapes", "reset_options", "set_semantic_label", "cond", "is_loop_begin", "is_loop_end", "SymbolicScalar", "symbolic_scalar", "min", "max", "DataType", "TileOpFormat", "StatusType", "DYN",
            "DYNAMIC", "STATIC", "options", "loop", "loop_unroll", "bytes_of", "ceil", "ceildiv", "DT_DOUBLE", "Shape"]
 
 
@@ -28,6 +28,23 @@ class SymbolicScalar(int):
             raise TypeError(f"symbolic_scalar() takes (value), (name) or (name, value), got {args!r}")
         self = super().__new__(cls, int(values[0]) if values else 0)
         self.name = next((a for a in args if isinstance(a, str)), "")
+        self._kind = "symbol" if self.name else "immediate"
+        return self
+
+    def is_immediate(self) -> bool:
+        """A literal value (SymbolicScalar(10)), not a name or an expression of one."""
+        return self._kind == "immediate"
+
+    def is_symbol(self) -> bool:
+        """A named scalar (SymbolicScalar("x") or ("x", value))."""
+        return self._kind == "symbol"
+
+    def is_expression(self) -> bool:
+        """Arithmetic on a named scalar (SymbolicScalar("x") + 5)."""
+        return self._kind == "expression"
+
+    def as_variable(self) -> "SymbolicScalar":
+        """Marks an intermediate variable for the device compiler; the scalar itself on the CPU."""
         return self
 
     def min(self, other) -> "SymbolicScalar":
@@ -54,7 +71,12 @@ def _int_result(name: str) -> Callable:
 
     def op(self, *other):
         result = method(self, *other)
-        return SymbolicScalar(result) if isinstance(result, int) and not isinstance(result, bool) else result
+        if not isinstance(result, int) or isinstance(result, bool):
+            return result
+        out = SymbolicScalar(result)
+        if any(getattr(v, "_kind", "immediate") != "immediate" for v in (self, *other)):
+            out._kind = "expression"
+        return out
     op.__name__ = name
     return op
 
@@ -145,6 +167,20 @@ def _option_getter(kind: str) -> Callable:
     get_options.__name__ = f"get_{kind}_options"
     get_options.__doc__ = f"PyPTO's {kind} options as set with set_{kind}_options (a new dict; empty after reset_options)."
     return get_options
+
+
+_cube_tiles: list = []
+
+
+def set_cube_tile_shapes(m, k, n, enable_split_k: bool = False) -> None:
+    """`pypto.set_cube_tile_shapes(m, k, n, enable_split_k=False)`: matmul tiling, kept for
+    get_cube_tile_shapes; ptocpu has no matmul, so it constrains nothing."""
+    _cube_tiles[:] = [(list(m), list(k), list(n), bool(enable_split_k))]
+
+
+def get_cube_tile_shapes() -> tuple:
+    """`pypto.get_cube_tile_shapes()`: (m, k, n, enable_split_k) as last set (empty lists before)."""
+    return _cube_tiles[0] if _cube_tiles else ([], [], [], False)
 
 
 def reset_options() -> None:

@@ -305,6 +305,17 @@ def test_symbolic_scalars_are_ints_with_pypto_methods():
     assert pypto.min(s, 4) == 4 and pypto.max(s, 4) == 10 and s.min(pypto.symbolic_scalar(3)) == 3
     assert pypto.SymbolicScalar("n", 5) == 5 and pypto.SymbolicScalar("n", 5).name == "n"
     assert s.is_concrete() and s.concrete() == 10 and isinstance(next(iter(pypto.loop(1))), pypto.SymbolicScalar)
+    # docs/zh/api/symbolic/pypto-SymbolicScalar-is_expression.md (and is_symbol / is_immediate)
+    x = pypto.SymbolicScalar("x")
+    kinds = [(v.is_immediate(), v.is_symbol(), v.is_expression()) for v in (s, x, x + 5, 5 + s)]
+    assert kinds == [(True, False, False), (False, True, False), (False, False, True), (True, False, False)]
+    assert x.as_variable() is x
+
+
+def test_cube_tile_shapes_are_kept():
+    # python/tests/ut/interface/test_pto_vec_tiles_shape.py (matmul tiling: no matmul on ptocpu)
+    pypto.set_cube_tile_shapes([16, 16], [256, 512, 512], [128, 128], False)
+    assert pypto.get_cube_tile_shapes() == ([16, 16], [256, 512, 512], [128, 128], False)
 
 
 def test_scalar_helpers():
