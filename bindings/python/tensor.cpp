@@ -58,7 +58,13 @@ void bind_tensor(nb::module_& m) {
              if (shape.is_none() || is_marker_shape(shape)) new (self) pto::Tensor();
              else new (self) pto::Tensor(pto::Tensor::zeros(to_int_list(shape, "Tensor", "shape"),
                                                            dtype.is_none() ? pto::DType::FP32 : to_dtype(dtype)));
-             nb::setattr(nb::find(self), "name", name);
+             nb::handle obj = nb::find(self);
+             nb::setattr(obj, "name", name);
+             // A tensor made while a pypto.function records is part of the recording: a run starts
+             // it zero-filled again (docs/running_pypto_programs.md).
+             if (self->defined())  // (the object is not ready for casts yet: pass what the recording needs)
+               nb::module_::import_("ptocpu._graph").attr("tensor_created")(obj, to_tuple(self->shape()),
+                                                                           self->dtype());
            },
            nb::arg("shape") = nb::none(), nb::arg("dtype") = nb::none(), nb::arg("name") = "",
            nb::arg("format") = nb::none(), nb::arg("data_ptr") = nb::none(), nb::arg("device") = nb::none(),

@@ -10,8 +10,9 @@ record time as PyPTO's do, and keeps the list of tensor operations it made, each
 objects it read and returned. A run rebinds the declared tensors to the caller's data (zero-copy)
 and replays that list in order: each operation runs again on what its argument objects hold now
 and its result objects are rebound to the new results. Loops and scalars were fixed at record
-time (they are Python). Declared tensors that the body rebound with `move` have their final value
-copied back into the caller's tensor.
+time (they are Python). Tensors the body creates start zero-filled again on every run. Declared
+tensors that the body rebound with `move` have their final value copied back into the caller's
+tensor.
 """
 from __future__ import annotations
 
@@ -119,6 +120,18 @@ def note_move(tensor: _core.Tensor) -> None:
     """Tensor.move calls this: a declared tensor moved during a run is copied back at its end."""
     if _state.replaying is not None:
         _state.replaying.moved.add(id(tensor))
+
+
+def _zeros_like(shape, dtype) -> _core.Tensor:
+    return _core.Tensor(list(shape), dtype)
+
+
+def tensor_created(tensor: _core.Tensor, shape: tuple, dtype: _core.DType) -> None:
+    """Tensor(shape, dtype, ...) calls this: inside a recording function, the new tensor is
+    recorded so that every run starts it zero-filled again."""
+    program = _state.recording
+    if program is not None:
+        program.record(_zeros_like, (shape, dtype), {}, tensor)
 
 
 def recorded(fn: Callable) -> Callable:

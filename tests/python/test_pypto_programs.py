@@ -158,6 +158,20 @@ def test_function_slice_assignment_of_a_smaller_value_assembles():
     assert torch.equal(tres, tx.repeat(3, 2, 1))
 
 
+def test_tensors_made_inside_a_function_start_from_zeros_on_every_run():
+    # The temporaries of python/tests/st/operation/vector/test_scatter_onboard.py (tmp_dst_tensor):
+    # a scatter into a fresh tensor must not see what the recording or an earlier run wrote.
+    index, out = pypto.tensor([1, 3], pypto.DT_INT64), pypto.tensor([3, 3], pypto.DT_FP32)
+    with pypto.function("TMP", index, out):
+        tmp = pypto.tensor([3, 3], pypto.DT_FP32, "tmp")
+        pypto.scatter_(tmp, 0, index, 1.0)
+        pypto.assemble(tmp, [0, 0], out)
+    for rows in ([2, 1, 0], [1, 1, 1]):
+        result = torch.zeros(3, 3)
+        run_program(torch.tensor([rows]), result)
+        assert torch.equal(result, torch.zeros(3, 3).scatter(0, torch.tensor([rows]), 1.0))
+
+
 def test_function_errors_and_nesting():
     # python/pypto/_controller.py: functions do not nest; python/tests/ut/interface/test_tensor_view.py:
     # view errors inside a function are FeErrors (and stay ptocpu's classes).
