@@ -50,7 +50,7 @@ void bind_tensor(nb::module_& m) {
   // dynamic_attr: PyPTO tensors carry a name (and user attributes) next to the data.
   nb::class_<pto::Tensor> cls(m, "Tensor", nb::dynamic_attr(), "A strided view over shared storage (SPEC 3)");
   cls.def("__init__",
-           [](pto::Tensor* self, nb::handle shape, nb::handle dtype, nb::handle name, nb::handle, nb::handle,
+           [](pto::Tensor* self, nb::handle shape, nb::handle dtype, nb::handle name, nb::handle format, nb::handle,
               nb::handle, nb::handle) {
              // PyPTO's Tensor(shape=None, dtype=None, name="", format=None, data_ptr=None, device=None,
              // ori_shape=None). No shape, or a shape of PyPTO markers (STATIC, DYNAMIC, ...) instead of
@@ -60,6 +60,7 @@ void bind_tensor(nb::module_& m) {
                                                            dtype.is_none() ? pto::DType::FP32 : to_dtype(dtype)));
              nb::handle obj = nb::find(self);
              nb::setattr(obj, "name", name);
+             if (!format.is_none()) nb::setattr(obj, "format", format);  // kept; the CPU stores every tensor ND
              // A tensor made while a pypto.function records is part of the recording: a run starts
              // it zero-filled again (docs/running_pypto_programs.md).
              if (self->defined())  // (the object is not ready for casts yet: pass what the recording needs)

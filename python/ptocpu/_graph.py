@@ -210,4 +210,6 @@ def from_torch(tensor, name: str = "", dynamic_axis=None, tensor_format=None, dt
     if dtype is not None and dtype != t.dtype:
         t = _core.view(t, dtype=dtype)
     t.name = name
+    if tensor_format is not None:
+        t.format = tensor_format
     return t

@@ -224,6 +224,9 @@ def test_tensor_class_names_and_shapes():
     assert t.dim == 2 and t.format == pypto.TileOpFormat.TILEOP_ND and t.base() is t
     assert pypto.DataType.DT_FP32 is pypto.DT_FP32 and pypto.DT_DOUBLE is pypto.DT_FP64
     assert repr(pypto.Tensor([pypto.STATIC, pypto.DYNAMIC], pypto.DT_FP32)) == "Tensor()"
+    nz = pypto.TileOpFormat.TILEOP_NZ
+    assert pypto.Tensor([2, 2], pypto.DT_FP16, "w", nz).format == nz
+    assert pypto.from_torch(torch.zeros(2, 2), "w", tensor_format=nz).format == nz
 
 
 def test_view_past_the_end_keeps_its_shape_and_clips_the_valid_shape():
