@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import enum
-import functools
 from typing import Any, Callable, Iterator, Optional
 
 from . import _core
