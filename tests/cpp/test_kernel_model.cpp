@@ -94,6 +94,37 @@ TEST(KernelModelView, EmptyInputsFollowThePlatform) {
 
 // ---- assemble --------------------------------------------------------------------------
 
+TEST(KernelModelView, BitcastScalesTheLastDimAndSharesMemory) {
+  Tensor x = arange_f32({3, 4});
+  Tensor h = pto::bitcast_view(x, DType::FP16);
+  ASSERT_EQ(h.shape(), (Shape{3, 8}));
+  EXPECT_EQ(h.data(), x.data());
+  uint16_t halves[2];
+  std::memcpy(halves, x.data_as<float>() + 5, sizeof(float));  // element [1, 1]
+  EXPECT_EQ(std::memcmp(&h.at<uint16_t>({1, 2}), &halves[0], 2), 0);
+  Tensor wide = pto::bitcast_view(x, DType::INT64);
+  ASSERT_EQ(wide.shape(), (Shape{3, 2}));
+  EXPECT_EQ(std::memcmp(&wide.at<int64_t>({2, 1}), x.data_as<float>() + 10, 8), 0);
+  EXPECT_EQ(pto::bitcast_view(x, DType::INT32).shape(), (Shape{3, 4}));
+  expect_error<pto::ArgumentError>([&] { pto::bitcast_view(arange_f32({2, 3}), DType::INT64); }, "view: viewing",
+                                   {"multiple of 8"});
+}
+
+TEST(KernelModelAssemble, WritesOnlyTheSourcesValidPart) {
+  Tensor x = arange_f32({4, 4});
+  Tensor tail = pto::view(x, {4, 4}, {3, 0});  // one valid row
+  Tensor out = Tensor::zeros({4, 4}, DType::FP32);
+  std::fill(out.data_as<float>(), out.data_as<float>() + 16, -1.0f);
+  pto::assemble(tail, {1, 0}, out);
+  for (int j = 0; j < 4; ++j) {
+    EXPECT_EQ(out.at<float>({1, j}), x.at<float>({3, j}));
+    EXPECT_EQ(out.at<float>({2, j}), -1.0f);
+  }
+  // The valid part must fit: a 1-row part at row 3 fits even though the block's shape would not.
+  pto::assemble(tail, {3, 0}, out);
+  EXPECT_EQ(out.at<float>({3, 3}), x.at<float>({3, 3}));
+}
+
 TEST(KernelModelAssemble, SingleAndListFormsLikePyPTOsDocExample) {
   Tensor out = Tensor::zeros({4, 4}, DType::FP32);
   Tensor ones = Tensor::empty({2, 2}, DType::FP32);
@@ -247,9 +278,8 @@ void interleave_kernel(const char* platform, const Tensor& a, const Tensor& b, c
   pto::TileShapeScope tile_scope({block, cols});
   for (int64_t i = 0; i < rows; i += block) {
     const Shape valid{std::min(block, rows - i), cols};
-    // C++ callers hand ops the valid part (the Python binding does this for every op input).
-    auto [lo, hi] = pto::interleave(pto::view(a, {block, cols}, {i, 0}, valid).valid_part(),
-                                    pto::view(b, {block, cols}, {i, 0}, valid).valid_part());
+    // interleave reads only the views' valid parts, so the tail block's padding never reaches out.
+    auto [lo, hi] = pto::interleave(pto::view(a, {block, cols}, {i, 0}, valid), pto::view(b, {block, cols}, {i, 0}, valid));
     pto::assemble(lo, {i, 0}, out0);
     pto::assemble(hi, {i, 0}, out1);
   }
