@@ -46,14 +46,6 @@ del _kind
 tensor = Tensor  # PyPTO: pypto.tensor is the class, so isinstance(t, pypto.tensor) holds
 jit = frontend.jit
 
-# Operations a recording pypto.function keeps (docs/running_pypto_programs.md); the names the
-# core offers today, plus the ones other builds add.
-for _name in ("view", "assemble", "index_select", "interleave", "deinterleave", "scatter_", "scatter",
-              "strided_slice", "strided_slice_view", "gather", "scatter_update", "index_add_", "index_add",
-              "gathermask"):
-    if hasattr(_core, _name):
-        globals()[_name] = _recorded(getattr(_core, _name))
-del _name
 _pypto_compat.install_tensor_methods(_recorded)  # noqa: F821  (the submodule is bound by the import above)
 
 

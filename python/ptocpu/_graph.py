@@ -162,6 +162,28 @@ def _flatten(items) -> List[_core.Tensor]:
     return out
 
 
+# The operators a recording function keeps: while it records, these names of the ptocpu module
+# (and the matching Tensor methods) are recording wrappers; otherwise they are the core's functions
+# themselves, so calls outside functions pay nothing. Names the core does not offer are skipped.
+RECORDED_OPS = ("view", "assemble", "index_select", "interleave", "deinterleave", "scatter_", "scatter",
+                "strided_slice", "strided_slice_view", "gather", "scatter_update", "index_add_", "index_add",
+                "gathermask")
+RECORDED_METHODS = ("scatter_", "scatter", "scatter_update", "index_add_", "index_add", "astype", "contiguous")
+
+
+def _swap_operators(record: bool) -> None:
+    import ptocpu
+    for name in RECORDED_OPS:
+        if hasattr(_core, name):
+            setattr(ptocpu, name, recorded(getattr(_core, name)) if record else getattr(_core, name))
+    for name in RECORDED_METHODS:
+        method = _core.Tensor.__dict__.get(name)
+        if method is None:
+            continue
+        original = getattr(method, "__wrapped_op__", method)
+        setattr(_core.Tensor, name, recorded(original) if record else original)
+
+
 class function:  # noqa: N801 — PyPTO's name
     """`with pypto.function(name, *tensors):` records the body as a program over the declared
     tensors (lists of tensors are flattened); `runtime._device_run_once_data_from_host` runs it."""
@@ -175,10 +197,12 @@ class function:  # noqa: N801 — PyPTO's name
             raise FeError(RuntimeError(f"pypto.function {self.name!r} inside pypto.function "
                                        f"{_state.recording.name!r}: functions do not nest"))
         _state.recording = self.program
+        _swap_operators(record=True)
         return self.program
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         _state.recording = None
+        _swap_operators(record=False)
         if exc is None:
             _state.last = self.program
             return False

@@ -414,6 +414,3 @@ def install_tensor_methods(recorded: Callable) -> None:
     basic_getitem = T.__getitem__
     T.__getitem__ = recorded(_make_getitem(basic_getitem))
     T.__setitem__ = recorded(_make_setitem(basic_getitem, T.__setitem__))
-    for method in ("scatter_", "scatter", "astype", "contiguous"):
-        if hasattr(T, method):
-            setattr(T, method, recorded(getattr(T, method)))
