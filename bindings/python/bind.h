@@ -20,7 +20,7 @@ void bind_runtime(nb::module_& m);  // platforms, tile shapes, threads, build in
 void bind_index_select(nb::module_& m);
 void bind_strided_slice(nb::module_& m);
 void bind_interleave(nb::module_& m);
-void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (SPEC 7)
+void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (docs/kernel_model.md)
 void bind_scatter(nb::module_& m);
 
 // How an op uses a tensor argument: only read (a copy of an awkward layout is fine), or
@@ -31,6 +31,9 @@ enum class Access { Read, Write };
 pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access access = Access::Read);
 // Keeps a Python object alive while a tensor views its memory; safe to release from any thread.
 std::shared_ptr<void> keep_python_alive(nb::handle owner);
+// The shape and dtype of anything that has them (torch fake tensors, numpy arrays, ptocpu
+// tensors) as a tensor without storage, for the output_shape functions, which read no data.
+pto::Tensor to_metadata(nb::handle obj, const char* op, const char* param);
 // DT_* constants, numpy / ml_dtypes / torch dtypes and names.
 pto::DType to_dtype(nb::handle obj);
 // A Python int or numpy integer; anything else is a DTypeError naming op and param.

@@ -106,7 +106,7 @@ pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access 
     nb::object copy = access == Access::Write ? nb::object(nb::bool_(false)) : nb::none();
     return nb::cast<pto::Tensor>(cached(g_asarray, "ptocpu._convert", "asarray")(obj, nb::arg("copy") = copy));
   } catch (nb::python_error& e) {
-    // The same exception class, its message led by the op and the parameter (SPEC 4).
+    // The same exception class, its message led by the op and the parameter (docs/errors.md).
     const std::string message = std::string(op) + ": " + param + ": " + nb::str(e.value()).c_str();
     PyErr_SetString(e.type().ptr(), message.c_str());
     throw nb::python_error();
@@ -178,6 +178,15 @@ std::optional<pto::Scalar> to_scalar(nb::handle obj) {
     PyErr_Clear();
   }
   return std::nullopt;
+}
+
+pto::Tensor to_metadata(nb::handle obj, const char* op, const char* param) {
+  nb::object shape = nb::getattr(obj, "shape", nb::none()), dtype = nb::getattr(obj, "dtype", nb::none());
+  if (shape.is_none() || dtype.is_none())
+    pto::fail<pto::DTypeError>(op, ": ", param, " must be a tensor (an object with shape and dtype), got ",
+                               python_type_name(obj));
+  const pto::Shape dims = to_int_list(shape, op, param);
+  return pto::Tensor::from_blob(nullptr, dims, pto::contiguous_strides(dims), to_dtype(dtype), nullptr);
 }
 
 nb::tuple to_tuple(const std::vector<int64_t>& v) {

@@ -18,6 +18,14 @@ void bind_index_select(nb::module_& m) {
         },
         nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
         nb::sig(docs::index_select.sig), docs::index_select.text);
+  m.def("_index_select_shape",
+        [](nb::handle input, nb::handle dim, nb::handle index) {
+          return to_tuple(pto::output_shape::index_select(to_metadata(input, "index_select", "input"),
+                                                          to_int(dim, "index_select", "dim"),
+                                                          to_metadata(index, "index_select", "index")));
+        },
+        nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
+        "The output shape from shapes and dtypes alone, under every platform's rules (see docs/torch.md)");
 }
 
 }  // namespace ptobind

@@ -48,7 +48,7 @@ bool is_marker_shape(nb::handle shape) {
 
 void bind_tensor(nb::module_& m) {
   // dynamic_attr: PyPTO tensors carry a name (and user attributes) next to the data.
-  nb::class_<pto::Tensor> cls(m, "Tensor", nb::dynamic_attr(), "A strided view over shared storage (SPEC 3)");
+  nb::class_<pto::Tensor> cls(m, "Tensor", nb::dynamic_attr(), "A strided view over shared storage (docs/tensors.md)");
   cls.def("__init__",
            [](pto::Tensor* self, nb::handle shape, nb::handle dtype, nb::handle name, nb::handle format, nb::handle,
               nb::handle, nb::handle) {

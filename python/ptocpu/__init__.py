@@ -76,6 +76,11 @@ def vec_tile_shapes(*dims: int) -> Iterator[None]:
             reset_vec_tile_shapes()
 
 
+# Tracing and golden checks (docs/tracing.md): PyPTO's debug / verify switches.
+from . import trace, golden  # noqa: E402,F401
+from .debug import set_debug_options, get_debug_options  # noqa: E402,F401
+from .golden import set_verify_options, get_verify_options, set_verify_golden_data  # noqa: E402,F401
+
 __all__ = [
     "DType", "Tensor", "Error", "DTypeError", "ArgumentError", "IndexOutOfRange", "TileError", "UnsupportedError",
     "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_UINT16", "DT_UINT32", "DT_UINT64", "DT_BOOL",
@@ -91,5 +96,7 @@ __all__ = [
     *[f"{verb}_{kind}_options" for kind in _pypto_compat._OPTION_KINDS for verb in ("set", "get")],  # noqa: F821
     "SymbolicScalar", "symbolic_scalar", "min", "max", "cond", "is_loop_begin", "is_loop_end", "bytes_of", "ceildiv", "ceil",
     "DataType", "TileOpFormat", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE",
+    "trace", "golden", "set_debug_options", "get_debug_options", "set_verify_options", "get_verify_options",
+    "set_verify_golden_data",
 ]
 del Iterator

@@ -148,7 +148,8 @@ def options(name: str = "", **kwargs) -> Callable:
     return _Options(kwargs)
 
 
-_OPTION_KINDS = ("pass", "host", "codegen", "verify", "debug", "print")
+# (debug and verify options have their own modules: ptocpu.debug, ptocpu.golden)
+_OPTION_KINDS = ("pass", "host", "codegen", "print")
 _option_values: dict = {kind: {} for kind in _OPTION_KINDS}
 
 

@@ -356,7 +356,7 @@ def test_options_decorate_and_scope():
     pypto.set_pass_options(vec_nbuffer_setting={-1: 2})
     assert pypto.get_pass_options() == {"vec_nbuffer_setting": {-1: 2}}
     pypto.reset_options()
-    assert pypto.get_pass_options() == {} and pypto.get_debug_options() == {}
+    assert pypto.get_pass_options() == {} and pypto.get_codegen_options() == {}
 
 
 def test_loop_begin_end_and_cond():
