@@ -163,25 +163,32 @@ def _flatten(items) -> List[_core.Tensor]:
 
 
 # The operators a recording function keeps: while it records, these names of the ptocpu module
-# (and the matching Tensor methods) are recording wrappers; otherwise they are the core's functions
-# themselves, so calls outside functions pay nothing. Names the core does not offer are skipped.
+# (and the matching Tensor methods) are recording wrappers; otherwise they are what they were (the
+# core's functions), so calls outside functions pay nothing. Names the build lacks are skipped.
 RECORDED_OPS = ("view", "assemble", "index_select", "interleave", "deinterleave", "scatter_", "scatter",
                 "strided_slice", "strided_slice_view", "gather", "scatter_update", "index_add_", "index_add",
                 "gathermask")
 RECORDED_METHODS = ("scatter_", "scatter", "scatter_update", "index_add_", "index_add", "astype", "contiguous")
 
 
-def _swap_operators(record: bool) -> None:
+def _install_recording() -> list:
+    """Swaps the operators (module functions and Tensor methods) for recording wrappers around
+    whatever is installed now (the core's functions, or a trace's wrappers); returns what it
+    replaced, for _uninstall_recording."""
     import ptocpu
-    for name in RECORDED_OPS:
-        if hasattr(_core, name):
-            setattr(ptocpu, name, recorded(getattr(_core, name)) if record else getattr(_core, name))
-    for name in RECORDED_METHODS:
-        method = _core.Tensor.__dict__.get(name)
-        if method is None:
-            continue
-        original = getattr(method, "__wrapped_op__", method)
-        setattr(_core.Tensor, name, recorded(original) if record else original)
+    saved = []
+    targets = [(ptocpu, name) for name in RECORDED_OPS] + [(_core.Tensor, name) for name in RECORDED_METHODS]
+    for owner, name in targets:
+        current = vars(owner).get(name)
+        if current is not None:
+            saved.append((owner, name, current))
+            setattr(owner, name, recorded(current))
+    return saved
+
+
+def _uninstall_recording(saved: list) -> None:
+    for owner, name, original in reversed(saved):
+        setattr(owner, name, original)
 
 
 class function:  # noqa: N801 — PyPTO's name
@@ -197,12 +204,12 @@ class function:  # noqa: N801 — PyPTO's name
             raise FeError(RuntimeError(f"pypto.function {self.name!r} inside pypto.function "
                                        f"{_state.recording.name!r}: functions do not nest"))
         _state.recording = self.program
-        _swap_operators(record=True)
+        self._saved = _install_recording()
         return self.program
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         _state.recording = None
-        _swap_operators(record=False)
+        _uninstall_recording(self._saved)
         if exc is None:
             _state.last = self.program
             return False

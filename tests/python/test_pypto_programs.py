@@ -172,6 +172,22 @@ def test_tensors_made_inside_a_function_start_from_zeros_on_every_run():
         assert torch.equal(result, torch.zeros(3, 3).scatter(0, torch.tensor([rows]), 1.0))
 
 
+def test_recording_composes_with_a_trace_and_leaves_the_core_functions_in_place():
+    # A pypto.function inside ptocpu.trace.recording (docs/tracing.md): both wrap the operators
+    # and each puts back exactly what it found.
+    from ptocpu import _core
+    x, y = pypto.tensor([2, 4], pypto.DT_FP32), pypto.tensor([2, 4], pypto.DT_FP32)
+    with pypto.trace.recording(None):
+        traced_view = pypto.view
+        with pypto.function("F", x, y):
+            pypto.assemble(pypto.view(x, [2, 4], [0, 0]), [0, 0], y)
+        assert pypto.view is traced_view
+    assert pypto.view is _core.view and pypto.assemble is _core.assemble
+    tx, ty = torch.rand(2, 4), torch.zeros(2, 4)
+    run_program(tx, ty)
+    assert torch.equal(tx, ty)
+
+
 def test_function_errors_and_nesting():
     # python/pypto/_controller.py: functions do not nest; python/tests/ut/interface/test_tensor_view.py:
     # view errors inside a function are FeErrors (and stay ptocpu's classes).
