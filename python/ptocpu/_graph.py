@@ -191,6 +191,19 @@ def _uninstall_recording(saved: list) -> None:
         setattr(owner, name, original)
 
 
+_always_recording = False
+
+
+def record_always() -> None:
+    """Installs the recording wrappers for the rest of the process (`ptocpu run` / `ptocpu test`
+    do): then even an operator bound to another name before a function, as `from pypto import
+    view` does, is recorded. Elsewhere they are installed only while a function records."""
+    global _always_recording
+    if not _always_recording:
+        _install_recording()
+        _always_recording = True
+
+
 class function:  # noqa: N801 — PyPTO's name
     """`with pypto.function(name, *tensors):` records the body as a program over the declared
     tensors (lists of tensors are flattened); `runtime._device_run_once_data_from_host` runs it."""
@@ -204,7 +217,7 @@ class function:  # noqa: N801 — PyPTO's name
             raise FeError(RuntimeError(f"pypto.function {self.name!r} inside pypto.function "
                                        f"{_state.recording.name!r}: functions do not nest"))
         _state.recording = self.program
-        self._saved = _install_recording()
+        self._saved = [] if _always_recording else _install_recording()
         return self.program
 
     def __exit__(self, exc_type, exc, tb) -> bool:

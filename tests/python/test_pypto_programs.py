@@ -407,6 +407,7 @@ def test_ptocpu_test_runs_a_pypto_test_file(tmp_path):
         import torch_npu
         import pypto
         import pypto.error
+        from pypto import assemble  # bound before any function records: still recorded under ptocpu test
 
         @pytest.mark.soc("950")
         @pypto.options(pass_options={"enable_slice": False})
@@ -419,8 +420,8 @@ def test_ptocpu_test_runs_a_pypto_test_file(tmp_path):
             with pypto.function("MAIN", a, b, o0, o1):
                 pypto.set_vec_tile_shapes(4, 8)
                 r0, r1 = pypto.interleave(a, b)
-                pypto.assemble(r0, [0, 0], o0)
-                pypto.assemble(r1, [0, 0], o1)
+                assemble(r0, [0, 0], o0)
+                assemble(r1, [0, 0], o1)
             ta = torch.rand(4, 8, device="npu:0")
             tb = torch.rand(4, 8).npu()
             t0, t1 = torch.zeros(4, 8, device="npu"), torch.zeros(4, 8, device="npu")
