@@ -7,7 +7,8 @@ exception that is an instance of both, so `except pypto.error.FeError` and
 """
 from __future__ import annotations
 
-from typing import Union
+import functools
+from typing import Callable, Union
 
 __all__ = ["PyptoError", "PyptoGeneralError", "FeError", "PyptoRtError", "PassError", "VerifyError",
            "ParserError", "as_fe_error"]
@@ -27,10 +28,15 @@ def _code(error: Union[str, BaseException]) -> int:
 
 
 class PyptoError(Exception):
-    """The base of PyPTO's errors: an error code and a message."""
+    """The base of PyPTO's errors: an error code and a message led by "ErrCode: <hex>" (and the
+    wrapped exception's class), unless the message already carries a code."""
 
     def __init__(self, err_code: int, msg: Union[str, BaseException]):
-        super().__init__(str(msg))
+        text = str(msg)
+        if "ErrCode" not in text:
+            kind = f"{type(msg).__name__}: " if isinstance(msg, BaseException) else ""
+            text = f"ErrCode: {err_code:X}, {kind}{text}"
+        super().__init__(text)
         self.err_code = err_code
 
 
@@ -59,6 +65,25 @@ class ParserError(PyptoError):
     def __init__(self, node, msg: Union[str, BaseException]):
         super().__init__(_code(msg), msg)
         self.node = node
+
+
+def _catch_and_wrap_error(operation_name: str) -> Callable:
+    """Decorator: an exception other than a PyptoError escaping the function becomes a
+    PyptoGeneralError whose message says which operation on which function failed."""
+    def decorator(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            try:
+                return func(*args, **kwargs)
+            except PyptoError:
+                raise
+            except Exception as e:
+                target = getattr(args[0], "__name__", func.__name__) if args else func.__name__
+                text = f"Failed to {operation_name} '{target}'.\n{e}"
+                wrapped = PyptoGeneralError(text if "ErrCode" in str(e) else type(e)(text))
+                raise wrapped.with_traceback(e.__traceback__) from None
+        return wrapper
+    return decorator
 
 
 _combined: dict[type, type] = {}

@@ -208,6 +208,25 @@ def test_function_errors_and_nesting():
     assert isinstance(e.value, pypto.TileError) and "valid_shape [5, 8] exceeds shape [4, 8]" in str(e.value)
 
 
+def test_pypto_error_classes():
+    # python/pypto/error.py: codes lead the message once; _catch_and_wrap_error names the operation.
+    from ptocpu.error import _catch_and_wrap_error
+    assert str(PyptoError(0xF00001, "bad value")) == "ErrCode: F00001, bad value"
+    assert str(PyptoError(0xF00001, "ErrCode: F00003, earlier")).count("ErrCode") == 1
+    assert str(FeError(TypeError("no"))) == "ErrCode: F00001, TypeError: no"
+
+    @_catch_and_wrap_error("compile")
+    def kernel():
+        raise ValueError("broken")
+
+    with pytest.raises(PyptoGeneralError, match="ErrCode: F00002, ValueError: Failed to compile 'kernel'.\nbroken"):
+        kernel()
+    # inside kernels ptocpu's message stays as it is (only the class gains FeError)
+    with pytest.raises(FeError, match=r"^view: shape \[2\] has 1 entries"):
+        with pypto.function("F", pypto.tensor([2, 2])):
+            pypto.view(pypto.tensor([2, 2]), [2], [0, 0])
+
+
 def test_run_checks_the_bound_tensors():
     x = pypto.tensor([2, 3], pypto.DT_FP32)
     with pypto.function("F", x):
