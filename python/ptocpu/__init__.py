@@ -32,7 +32,7 @@ from . import error  # noqa: E402,F401  (pypto.error.FeError)
 from ._pypto_compat import (  # noqa: E402,F401  PyPTO's surface names (docs/running_pypto_programs.md)
     SymbolicScalar, symbolic_scalar, min, max, DataType, TileOpFormat, StatusType, DYN, DYNAMIC, STATIC, DT_DOUBLE,
     options, loop, loop_unroll, bytes_of, ceildiv, ceil, reset_options, set_semantic_label, cond, is_loop_begin,
-    is_loop_end, set_cube_tile_shapes, get_cube_tile_shapes,
+    is_loop_end, set_cube_tile_shapes, get_cube_tile_shapes, CompStage,
 )
 from ._graph import function, from_torch, recorded as _recorded  # noqa: E402,F401
 from . import runtime  # noqa: E402,F401
@@ -95,7 +95,7 @@ __all__ = [
     "function", "from_torch", "runtime", "error", "jit", "options", "set_cube_tile_shapes", "get_cube_tile_shapes", "reset_options", "set_semantic_label",
     *[f"{verb}_{kind}_options" for kind in _pypto_compat._OPTION_KINDS for verb in ("set", "get")],  # noqa: F821
     "SymbolicScalar", "symbolic_scalar", "min", "max", "cond", "is_loop_begin", "is_loop_end", "bytes_of", "ceildiv", "ceil",
-    "DataType", "TileOpFormat", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE",
+    "DataType", "TileOpFormat", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE",
     "trace", "golden", "set_debug_options", "get_debug_options", "set_verify_options", "get_verify_options",
     "set_verify_golden_data",
 ]

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from . import _core
 
-__all__ = ["set_cube_tile_shapes", "get_cube_tile_shapes", "reset_options", "set_semantic_label", "cond", "is_loop_begin", "is_loop_end", "SymbolicScalar", "symbolic_scalar", "min", "max", "DataType", "TileOpFormat", "StatusType", "DYN",
+__all__ = ["CompStage", "set_cube_tile_shapes", "get_cube_tile_shapes", "reset_options", "set_semantic_label", "cond", "is_loop_begin", "is_loop_end", "SymbolicScalar", "symbolic_scalar", "min", "max", "DataType", "TileOpFormat", "StatusType", "DYN",
            "DYNAMIC", "STATIC", "options", "loop", "loop_unroll", "bytes_of", "ceil", "ceildiv", "DT_DOUBLE", "Shape"]
 
 
@@ -127,6 +127,17 @@ class TileOpFormat(enum.IntEnum):
     """A tensor's layout on the device; the CPU stores every tensor row-major (ND)."""
     TILEOP_ND = 0
     TILEOP_NZ = 1
+
+
+class CompStage(enum.Enum):
+    """How far PyPTO's compiler goes (`host_options={"compile_stage": ...}`); accepted, the CPU
+    always runs the whole kernel."""
+    ALL_COMPLETE = 0
+    TENSOR_GRAPH = 1
+    TILE_GRAPH = 2
+    EXECUTE_GRAPH = 3
+    CODEGEN_INSTRUCTION = 4
+    CODEGEN_BINARY = 5
 
 
 class StatusType(enum.Enum):

@@ -393,6 +393,14 @@ def test_options_decorate_and_scope():
     pypto.reset_options()
     assert pypto.get_pass_options() == {} and pypto.get_codegen_options() == {}
 
+    @pypto.jit(host_options={"compile_stage": pypto.CompStage.TENSOR_GRAPH})
+    def copy(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32)):
+        out[:] = x
+
+    out = np.zeros(3, np.float32)
+    copy(np.ones(3, np.float32), out)
+    assert (out == 1).all()  # the CPU runs the whole kernel whatever the compile stage
+
 
 def test_loop_begin_end_and_cond():
     # python/pypto/_controller.py is_loop_begin / is_loop_end / cond
