@@ -94,7 +94,8 @@ pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access 
     if (!t->defined())
       pto::fail<pto::DTypeError>(op, ": ", param, " is Tensor(), an annotation placeholder without storage; "
                                  "create a tensor with ptocpu.tensor(shape, dtype) or ptocpu.asarray(data)");
-    return *t;
+    // An op reads only an input's valid part (docs/kernel_model.md); in-place targets are whole.
+    return access == Access::Read ? t->valid_part() : *t;
   }
   pto::Tensor fast;
   if (numpy_fast_path(obj, fast)) return fast;

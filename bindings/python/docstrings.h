@@ -143,25 +143,30 @@ shared, not a list).
 [0.0, 1.0, 0.0, 1.0])"};
 
 inline constexpr Doc view{
-    "def view(input: " PTO_ARRAY ", shape: collections.abc.Sequence[int], offsets: collections.abc.Sequence[int], *, valid_shape: collections.abc.Sequence[int] | None = None) -> Tensor",
-    R"(A zero-copy window of input: the block of `shape` starting at `offsets` (one entry per dim).
+    "def view(input: " PTO_ARRAY ", shape: collections.abc.Sequence[int] | None = None, offsets: collections.abc.Sequence[int] | None = None, *, valid_shape: collections.abc.Sequence[int] | None = None, dtype: DType | None = None) -> Tensor",
+    R"(PyPTO's view: the block of `shape` starting at `offsets` (one entry per dim of input).
 
-valid_shape (default: shape) is the part of the block that holds data -- a loop's tail block
-declares its full shape and a smaller valid_shape. The block must lie inside input and
-valid_shape inside shape (TileError otherwise); lengths must match input's rank
-(ArgumentError). Writes through the view land in input.
+valid_shape is the part of the block that holds data -- a loop's tail block declares its full
+shape and a smaller valid_shape; without it, a block running past the end of input gets the
+part inside input as its valid shape. valid_shape must lie inside shape and inside input
+(TileError); lengths must match input's rank (ArgumentError). A fully valid block is a zero-copy
+window (writes land in input); a partly valid one is a zero-filled tensor of `shape` holding the
+valid part. Ops read only the valid part. dtype= views input's bytes as another dtype (the last
+dim scales with the width). See docs/running_pypto_programs.md.
 
 >>> import numpy as np
 >>> a = np.arange(16, dtype=np.float32).reshape(4, 4)
 >>> ptocpu.view(a, [2, 2], [2, 2]).tolist()
-[[10.0, 11.0], [14.0, 15.0]])"};
+[[10.0, 11.0], [14.0, 15.0]]
+>>> ptocpu.view(a, [2, 2], [3, 2]).tolist()
+[[14.0, 15.0], [0.0, 0.0]])"};
 
 inline constexpr Doc assemble{
     "def assemble(*args, **kwargs) -> None",
     R"(Copy tiles into an output tensor: assemble(input, offsets, out), or
 assemble([(tensor, offsets), ...], out, parallel=False) for several tiles.
 
-Each tile is written into out at its offsets. Every tile is checked (same rank: ArgumentError;
+Each tile's valid part is written into out at its offsets. Every tile is checked (same rank: ArgumentError;
 same dtype: DTypeError; inside out: TileError; out writable) before anything is written.
 
 >>> import numpy as np
@@ -172,7 +177,8 @@ same dtype: DTypeError; inside out: TileError; out writable) before anything is 
 
 inline constexpr Doc loop{
     "def loop(*args, **kwargs) -> range",
-    R"(PyPTO's loop: loop(stop) or loop(start, stop, step=1) yields the iteration values as ints.
+    R"(The core of PyPTO's loop: loop(stop) or loop(start, stop, step=1) yields the iteration values as ints
+(ptocpu.loop yields them as SymbolicScalars).
 
 PyPTO's keywords (name, idx_name, unroll_list, submit_before_loop) are accepted and only
 matter on the device. step must be nonzero (ArgumentError); bounds must be integers (DTypeError).

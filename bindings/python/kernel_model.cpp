@@ -113,19 +113,27 @@ nb::object loop(nb::args args, nb::kwargs kwargs) {
 
 void bind_kernel_model(nb::module_& m) {
   m.def("view",
-        [](nb::handle input, nb::handle shape, nb::handle offsets, nb::handle valid_shape) {
-          const pto::Tensor t = to_tensor(input, "view", "input", Access::Write);  // a view shares memory
+        [](nb::handle input, nb::handle shape, nb::handle offsets, nb::handle valid_shape, nb::handle dtype) {
+          pto::Tensor t = to_tensor(input, "view", "input", Access::Write);  // a view shares memory
+          if (!dtype.is_none()) t = pto::bitcast_view(t, to_dtype(dtype));
+          if (shape.is_none() && offsets.is_none()) {
+            if (dtype.is_none())
+              pto::fail<pto::ArgumentError>("view: give shape and offsets, or dtype= for a bit-cast view");
+            return t;
+          }
           const pto::Shape s = to_int_list(shape, "view", "shape");
           const pto::Shape o = to_int_list(offsets, "view", "offsets");
           std::optional<pto::Shape> v;
           if (!valid_shape.is_none()) v = to_int_list(valid_shape, "view", "valid_shape");
           return pto::view(t, s, o, v);
         },
-        nb::arg("input").none(), nb::arg("shape").none(), nb::arg("offsets").none(), nb::kw_only(),
-        nb::arg("valid_shape") = nb::none(),
+        nb::arg("input").none(), nb::arg("shape").none() = nb::none(), nb::arg("offsets").none() = nb::none(),
+        nb::kw_only(), nb::arg("valid_shape").none() = nb::none(), nb::arg("dtype").none() = nb::none(),
         nb::sig(docs::view.sig), docs::view.text);
   m.def("assemble", &assemble, nb::sig(docs::assemble.sig), docs::assemble.text);
   m.def("loop", &loop, nb::sig(docs::loop.sig), docs::loop.text);
+  m.def("_is_placeholder", [](const pto::Tensor& t) { return !t.defined(); },
+        "True for Tensor() (an annotation without shape or dtype)");
   m.def("_check_kernel_argument",
         [](const std::string& kernel, const std::string& param, nb::handle arg, nb::handle annotation) {
           const pto::Tensor a = tensor_argument(arg, kernel, param);

@@ -49,17 +49,47 @@ nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
   return out;
 }
 
+// A jit annotation's shape written with PyPTO's markers, e.g. [pypto.STATIC, pypto.DYNAMIC].
+bool is_marker_shape(nb::handle shape) {
+  if (!PyList_Check(shape.ptr()) && !PyTuple_Check(shape.ptr())) return false;
+  for (nb::handle item : nb::iter(shape))
+    if (!PyNumber_Check(item.ptr()) && !PyUnicode_Check(item.ptr())) return true;  // an enum member, Ellipsis
+  return false;
+}
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
-  nb::class_<pto::Tensor> cls(m, "Tensor", "A strided view over shared storage (docs/tensors.md)");
-  cls.def(nb::init<>(), "An annotation placeholder for jit kernels (no storage)")
-      .def("__init__",
-           [](pto::Tensor* self, nb::handle shape, nb::handle dtype) {
-             new (self) pto::Tensor(pto::Tensor::zeros(to_int_list(shape, "Tensor", "shape"), to_dtype(dtype)));
+  // dynamic_attr: PyPTO tensors carry a name (and user attributes) next to the data.
+  nb::class_<pto::Tensor> cls(m, "Tensor", nb::dynamic_attr(), "A strided view over shared storage (docs/tensors.md)");
+  cls.def("__init__",
+           [](pto::Tensor* self, nb::handle shape, nb::handle dtype, nb::handle name, nb::handle format, nb::handle,
+              nb::handle, nb::handle) {
+             // PyPTO's Tensor(shape=None, dtype=None, name="", format=None, data_ptr=None, device=None,
+             // ori_shape=None). No shape, or a shape of PyPTO markers (STATIC, DYNAMIC, ...) instead of
+             // ints, is an annotation placeholder that accepts any shape.
+             if (shape.is_none() || is_marker_shape(shape)) new (self) pto::Tensor();
+             else new (self) pto::Tensor(pto::Tensor::zeros(to_int_list(shape, "Tensor", "shape"),
+                                                           dtype.is_none() ? pto::DType::FP32 : to_dtype(dtype)));
+             nb::handle obj = nb::find(self);
+             nb::setattr(obj, "name", name);
+             if (!format.is_none()) nb::setattr(obj, "format", format);  // kept; the CPU stores every tensor ND
+             // A tensor made while a pypto.function records is part of the recording: a run starts
+             // it zero-filled again (docs/running_pypto_programs.md).
+             if (self->defined())  // (the object is not ready for casts yet: pass what the recording needs)
+               nb::module_::import_("ptocpu._graph").attr("tensor_created")(obj, to_tuple(self->shape()),
+                                                                           self->dtype());
            },
-           nb::arg("shape").none(), nb::arg("dtype").none(), "A zero-filled tensor")
+           nb::arg("shape").none() = nb::none(), nb::arg("dtype").none() = nb::none(), nb::arg("name").none() = "",
+           nb::arg("format").none() = nb::none(), nb::arg("data_ptr").none() = nb::none(),
+           nb::arg("device").none() = nb::none(), nb::arg("ori_shape").none() = nb::none(),
+           "A zero-filled tensor; Tensor() is an annotation placeholder")
       .def_prop_ro("shape", [](const pto::Tensor& t) { return to_tuple(t.shape()); })
+      .def_prop_ro("valid_shape", [](const pto::Tensor& t) { return to_tuple(t.valid_shape()); },
+                   "The leading part of each dim that holds data: the shape unless a view set less")
+      .def_prop_ro("_whole", [](const pto::Tensor& t) { return t.with_valid_shape(t.shape()); },
+                   "This tensor with its valid shape cleared (what a move into an output copies)")
+      .def("_rebind", [](pto::Tensor& self, const pto::Tensor& other) { self = other; },
+           "Tensor.move: this object now stands for other's value")
       .def_prop_ro("strides", [](const pto::Tensor& t) { return to_tuple(t.strides()); }, "Strides in elements")
       .def_prop_ro("dtype", &pto::Tensor::dtype)
       .def_prop_ro("ndim", &pto::Tensor::ndim)

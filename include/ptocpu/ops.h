@@ -38,11 +38,16 @@ Tensor scatter(const Tensor& input, int64_t dim, const Tensor& index, const Tens
 Tensor scatter(const Tensor& input, int64_t dim, const Tensor& index, const Scalar& src,
                ScatterReduce reduce = ScatterReduce::None);
 
-// docs/kernel_model.md, the kernel model. view: a zero-copy view of valid_shape (or shape) at offsets; one
-// entry per input dim (ArgumentError); offsets + valid_shape (or + shape) inside input (TileError).
+// The kernel model (docs/kernel_model.md). view: the block of `shape` at offsets; one entry per
+// input dim (ArgumentError); offsets + valid_shape inside input (TileError). Without valid_shape
+// the valid shape is the part of the block inside input. A fully valid block is a zero-copy view;
+// a partly valid one is a zero-filled tensor of `shape` holding the valid part.
 Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets,
             const std::optional<Shape>& valid_shape = std::nullopt);
-// assemble: copies src into out at offsets; same dtype (DTypeError), same rank (ArgumentError),
+// view(input, dtype=...): the same bytes as `dtype`; the last dim scales by the width ratio
+// (it must be contiguous and its byte size a multiple of the new width).
+Tensor bitcast_view(const Tensor& input, DType dtype);
+// assemble: copies src's valid part into out at offsets; same dtype (DTypeError), same rank (ArgumentError),
 // inside out (TileError). The list form checks every part before it writes any.
 struct AssemblePart {
   Tensor src;

@@ -68,6 +68,15 @@ class Tensor {
   Tensor as_strided(const Shape& shape, const Strides& strides, int64_t element_offset) const;
   // The same bytes seen as another dtype of the same width.
   Tensor reinterpret(DType dtype) const;
+
+  // The valid shape (docs/kernel_model.md): the leading part of each dim that holds data; the
+  // shape unless a view set a smaller one. Ops read only the valid part; elements past it are 0.
+  const Shape& valid_shape() const { return has_valid_shape_ ? valid_shape_ : shape_; }
+  bool partially_valid() const { return has_valid_shape_; }
+  // This tensor with valid shape `valid` (one entry per dim, each <= the dim; equal clears it).
+  Tensor with_valid_shape(const Shape& valid) const;
+  // A view of only the valid part (this tensor when it is all valid).
+  Tensor valid_part() const;
   // Byte range [lo, hi) that the elements occupy (empty tensors: lo == hi).
   std::pair<const std::byte*, const std::byte*> byte_span() const;
   bool may_overlap(const Tensor& other) const;
@@ -82,6 +91,8 @@ class Tensor {
   DType dtype_ = DType::FP32;
   bool defined_ = false;
   bool read_only_ = false;
+  bool has_valid_shape_ = false;
+  Shape valid_shape_;
 };
 
 // Copies src into dst elementwise (same shape, same element width; any strides, src strides

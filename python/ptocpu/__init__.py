@@ -16,7 +16,7 @@ from ._core import (  # noqa: E402,F401
     DType, Tensor, Error, DTypeError, ArgumentError, IndexOutOfRange, TileError, UnsupportedError,
     DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DT_BOOL,
     DT_FP16, DT_BF16, DT_FP32, DT_FP64, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0,
-    tensor, from_dlpack, itemsize,
+    from_dlpack, itemsize,
     # operators (docs/ops/; scatter_ / scatter are also Tensor methods)
     index_select, interleave, deinterleave, scatter_, scatter, strided_slice, strided_slice_view,
     # platforms (docs/platforms.md), tiles and the kernel model (docs/kernel_model.md), threads, build
@@ -28,10 +28,25 @@ from ._core import (  # noqa: E402,F401
 from ._convert import asarray, from_numpy, to_dtype as dtype, numpy_dtype  # noqa: E402,F401
 from . import frontend  # noqa: E402,F401  (frontend.jit)
 from .frontend import RunMode  # noqa: E402,F401
+from . import error  # noqa: E402,F401  (pypto.error.FeError)
+from ._pypto_compat import (  # noqa: E402,F401  PyPTO's surface names (docs/running_pypto_programs.md)
+    SymbolicScalar, symbolic_scalar, min, max, DataType, TileOpFormat, StatusType, DYN, DYNAMIC, STATIC, DT_DOUBLE,
+    options, loop, loop_unroll, bytes_of, ceildiv, ceil, reset_options, set_semantic_label, cond, is_loop_begin,
+    is_loop_end, set_cube_tile_shapes, get_cube_tile_shapes, CompStage,
+)
+from ._graph import function, from_torch, recorded as _recorded  # noqa: E402,F401
+from . import runtime  # noqa: E402,F401
 
 __version__ = "0.1.0"
 
-loop_unroll = loop  # PyPTO's unrolled loop: the same iterations on the CPU (docs/kernel_model.md)
+for _kind in _pypto_compat._OPTION_KINDS:  # noqa: F821  set_pass_options / get_pass_options / ...
+    globals()[f"set_{_kind}_options"] = _pypto_compat._option_setter(_kind)  # noqa: F821
+    globals()[f"get_{_kind}_options"] = _pypto_compat._option_getter(_kind)  # noqa: F821
+del _kind
+tensor = Tensor  # PyPTO: pypto.tensor is the class, so isinstance(t, pypto.tensor) holds
+jit = frontend.jit
+
+_pypto_compat.install_tensor_methods(_recorded)  # noqa: F821  (the submodule is bound by the import above)
 
 
 @_contextlib.contextmanager
@@ -76,6 +91,11 @@ __all__ = [
     "set_vec_tile_shapes", "get_vec_tile_shapes", "reset_vec_tile_shapes", "vec_tile_shapes",
     "view", "assemble", "loop", "loop_unroll", "frontend", "RunMode",
     "set_num_threads", "get_num_threads", "build_info",
+    # PyPTO's program surface (docs/running_pypto_programs.md)
+    "function", "from_torch", "runtime", "error", "jit", "options", "set_cube_tile_shapes", "get_cube_tile_shapes", "reset_options", "set_semantic_label",
+    *[f"{verb}_{kind}_options" for kind in _pypto_compat._OPTION_KINDS for verb in ("set", "get")],  # noqa: F821
+    "SymbolicScalar", "symbolic_scalar", "min", "max", "cond", "is_loop_begin", "is_loop_end", "bytes_of", "ceildiv", "ceil",
+    "DataType", "TileOpFormat", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE",
     "trace", "golden", "set_debug_options", "get_debug_options", "set_verify_options", "get_verify_options",
     "set_verify_golden_data",
 ]

@@ -5,6 +5,8 @@
   ptocpu verify     conformance of every operator x dtype x platform against independent references
   ptocpu bench      the published cases (docs/benchmarks.md) against torch and numpy
   ptocpu info       version, build, SIMD targets, threads, platform tables
+  ptocpu run SCRIPT.py [ARGS]    a PyPTO script, unchanged (`import pypto` is ptocpu)
+  ptocpu test [PYTEST ARGS]      PyPTO test files, unchanged (pytest with ptocpu.pytest_plugin)
 """
 from __future__ import annotations
 
@@ -151,7 +153,22 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--repeats", type=int, default=7, help="timed runs per case (median is reported)")
     bench.add_argument("--plot", metavar="PATH.png", help="also plot the roofline fraction per case (matplotlib)")
     bench.add_argument("--quiet", action="store_true", help="no progress line on stderr")
-    args = parser.parse_args(argv)
+    run = sub.add_parser("run", help="run a PyPTO script unchanged: import pypto gives ptocpu, NPU maps to CPU")
+    run.add_argument("--platform", help="platform (default ascend950)")
+    run.add_argument("script")
+    run.add_argument("args", nargs=argparse.REMAINDER)
+    test = sub.add_parser("test", help="run PyPTO test files unchanged with pytest (ptocpu.pytest_plugin)",
+                          add_help=False)
+    test.add_argument("--platform", help="platform (default ascend950)")
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "test":
+        from . import runner
+        return runner.run_tests(extra, args.platform)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.command == "run":
+        from . import runner
+        return runner.run_script(args.script, args.args, args.platform)
     if args.command == "bench":
         from . import bench as bench_module
         return bench_module.run(args)

@@ -16,6 +16,8 @@ import numpy as np
 
 from . import _core
 from ._convert import asarray
+from . import _graph
+from .error import as_fe_error
 
 __all__ = ["jit", "function", "RunMode", "JIT_OPTIONS"]
 
@@ -108,19 +110,22 @@ class _Kernel:
         return value
 
     def __call__(self, *args, **kwargs):
-        bound = self.signature().bind(*args, **kwargs)
-        for name, value in bound.arguments.items():
-            param = self.signature().parameters[name]
-            if param.kind is inspect.Parameter.VAR_POSITIONAL:
-                bound.arguments[name] = tuple(self.convert(param, v) for v in value)
-            elif param.kind is inspect.Parameter.VAR_KEYWORD:
-                bound.arguments[name] = {k: self.convert(param, v) for k, v in value.items()}
-            else:
-                bound.arguments[name] = self.convert(param, value)
         # Tile shape and platform set inside the kernel end with the call.
         tile, platform = _core.get_vec_tile_shapes(), _core.get_platform()
         try:
-            return self.func(*bound.args, **bound.kwargs)
+            bound = self.signature().bind(*args, **kwargs)
+            for name, value in bound.arguments.items():
+                param = self.signature().parameters[name]
+                if param.kind is inspect.Parameter.VAR_POSITIONAL:
+                    bound.arguments[name] = tuple(self.convert(param, v) for v in value)
+                elif param.kind is inspect.Parameter.VAR_KEYWORD:
+                    bound.arguments[name] = {k: self.convert(param, v) for k, v in value.items()}
+                else:
+                    bound.arguments[name] = self.convert(param, value)
+            with _graph.jit_call():
+                return self.func(*bound.args, **bound.kwargs)
+        except _core.Error as e:  # a failed check of a kernel is also a pypto.error.FeError
+            raise as_fe_error(e) from None
         finally:
             _core.set_platform(platform)
             if tile:

@@ -96,7 +96,20 @@ Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t el
   t.shape_ = shape;
   t.strides_ = strides;
   t.offset_ = offset_ + element_offset;
+  t.has_valid_shape_ = false;  // a new view: all of it is valid
+  t.valid_shape_.clear();
   return t;
+}
+
+Tensor Tensor::with_valid_shape(const Shape& valid) const {
+  Tensor t = *this;
+  t.has_valid_shape_ = valid != shape_;
+  t.valid_shape_ = t.has_valid_shape_ ? valid : Shape{};
+  return t;
+}
+
+Tensor Tensor::valid_part() const {
+  return has_valid_shape_ ? as_strided(valid_shape_, strides_, 0) : *this;
 }
 
 Tensor Tensor::as_read_only() const {

@@ -44,7 +44,9 @@ IndexSelectPlan validate_index_select(const Tensor& input, int64_t dim, const Te
 
 }  // namespace
 
-Tensor index_select(const Tensor& input, int64_t dim, const Tensor& index) {
+Tensor index_select(const Tensor& input_view, int64_t dim, const Tensor& index_view) {
+  // Only the valid parts are read (docs/kernel_model.md).
+  const Tensor input = input_view.valid_part(), index = index_view.valid_part();
   const IndexSelectPlan plan = validate_index_select(input, dim, index);
   const Tensor contiguous_index = index.is_contiguous() ? Tensor() : index.contiguous();
   const Tensor& idx = contiguous_index.defined() ? contiguous_index : index;

@@ -88,7 +88,9 @@ InterleavePlan validate_deinterleave(const Tensor& input) {
 
 }  // namespace
 
-std::pair<Tensor, Tensor> interleave(const Tensor& input, const Tensor& other) {
+std::pair<Tensor, Tensor> interleave(const Tensor& input_view, const Tensor& other_view) {
+  // Only the valid parts are read (docs/kernel_model.md).
+  const Tensor input = input_view.valid_part(), other = other_view.valid_part();
   const InterleavePlan plan = validate_interleave(Op::Interleave, input, other);
   Tensor out0 = Tensor::empty(plan.out_shape, input.dtype());
   Tensor out1 = Tensor::empty(plan.out_shape, input.dtype());
@@ -96,8 +98,9 @@ std::pair<Tensor, Tensor> interleave(const Tensor& input, const Tensor& other) {
   return {out0, out1};
 }
 
-std::pair<Tensor, Tensor> deinterleave(const Tensor& input, const Tensor& other) {
-  if (!other.defined()) return deinterleave(input);
+std::pair<Tensor, Tensor> deinterleave(const Tensor& input_view, const Tensor& other_view) {
+  if (!other_view.defined()) return deinterleave(input_view);
+  const Tensor input = input_view.valid_part(), other = other_view.valid_part();
   const InterleavePlan plan = validate_interleave(Op::Deinterleave, input, other);
   Tensor out0 = Tensor::empty(plan.out_shape, input.dtype());
   Tensor out1 = Tensor::empty(plan.out_shape, input.dtype());
@@ -105,7 +108,8 @@ std::pair<Tensor, Tensor> deinterleave(const Tensor& input, const Tensor& other)
   return {out0, out1};
 }
 
-std::pair<Tensor, Tensor> deinterleave(const Tensor& input) {
+std::pair<Tensor, Tensor> deinterleave(const Tensor& input_view) {
+  const Tensor input = input_view.valid_part();
   const InterleavePlan plan = validate_deinterleave(input);
   Tensor out0 = Tensor::empty(plan.out_shape, input.dtype());
   Tensor out1 = Tensor::empty(plan.out_shape, input.dtype());

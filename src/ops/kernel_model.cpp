@@ -1,5 +1,6 @@
 // The PyPTO kernel model (docs/kernel_model.md): view, assemble, loop bounds and the jit argument check.
 // Every function checks all its arguments before it creates a view or writes a byte.
+#include <algorithm>
 #include <sstream>
 
 #include "ops/checks.h"
@@ -113,17 +114,69 @@ Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets, const
                         (*valid_shape)[i], " > ", shape[i], "); the valid part lies inside the declared block");
   }
   checks::check_extent(op, "input", input.shape(), true);
-  const Shape& extent = valid_shape ? *valid_shape : shape;
-  check_inside(op, "", offsets, extent, valid_shape ? "valid_shape" : "shape", input.shape(), "input");
+  checks::check_extent(op, "shape", shape, true);
+  Shape valid;
+  if (valid_shape) {
+    valid = *valid_shape;
+    check_inside(op, "", offsets, valid, "valid_shape", input.shape(), "input");
+  } else {
+    // A block that runs past the end of input keeps its shape; its valid shape is the part inside
+    // (none of it for a block wholly outside).
+    for (int i = 0; i < rank; ++i)
+      if (offsets[i] < 0)
+        fail<TileError>(op, ": offsets ", join(offsets), " has the negative offset ", offsets[i], " at dim ", i,
+                        "; the block must start inside the tensor");
+    valid.resize(rank);
+    for (int i = 0; i < rank; ++i)
+      valid[i] = offsets[i] >= input.shape(i) ? 0 : std::min(shape[i], input.shape(i) - offsets[i]);
+  }
 
   int64_t element_offset = 0;
-  for (int i = 0; i < rank; ++i) element_offset += offsets[i] * input.stride(i);
-  return input.as_strided(extent, input.strides(), element_offset);
+  if (shape_numel(valid) > 0)  // offsets lie inside input
+    for (int i = 0; i < rank; ++i) element_offset += offsets[i] * input.stride(i);
+  const Tensor block = input.as_strided(valid, input.strides(), element_offset);
+  if (valid == shape) return block;  // zero-copy
+  // A partly valid block is its own zero-filled tensor of `shape` (see docs/running_pypto_programs.md).
+  Tensor padded = Tensor::zeros(shape, input.dtype());
+  copy_into(padded.as_strided(valid, padded.strides(), 0), block, op);
+  return padded.with_valid_shape(valid);
 }
 
+Tensor bitcast_view(const Tensor& input, DType dtype) {
+  constexpr const char* op = "view";
+  if (!input.defined())
+    fail<DTypeError>(op, ": input is an annotation placeholder (Tensor()), not a tensor with storage");
+  const int64_t from = static_cast<int64_t>(input.itemsize()), to = static_cast<int64_t>(dtype_size(dtype));
+  if (from == to) return input.reinterpret(dtype);
+  if (input.ndim() == 0)
+    fail<ArgumentError>(op, ": a 0-d tensor cannot be viewed as ", dtype_name(dtype), " (", to, " bytes per element, "
+                        "input ", dtype_name(input.dtype()), " has ", from, ")");
+  const int last = input.ndim() - 1;
+  const int64_t row_bytes = input.shape(last) * from;
+  if ((input.shape(last) > 1 && input.stride(last) != 1) || row_bytes % to != 0)
+    fail<ArgumentError>(op, ": viewing ", dtype_name(input.dtype()), " as ", dtype_name(dtype),
+                        " needs a contiguous last dim whose byte size is a multiple of ", to, "; input shape ",
+                        join(input.shape()), " has ", row_bytes, " bytes per row");
+  Shape shape = input.shape();
+  shape[last] = row_bytes / to;
+  Strides strides(input.ndim());
+  for (int i = 0; i < last; ++i) {
+    if ((input.stride(i) * from) % to != 0)
+      fail<ArgumentError>(op, ": stride ", input.stride(i), " of dim ", i, " (", input.stride(i) * from,
+                          " bytes) is not a multiple of ", to, " bytes, so the input cannot be viewed as ",
+                          dtype_name(dtype));
+    strides[i] = input.stride(i) * from / to;
+  }
+  strides[last] = 1;
+  Tensor out = Tensor::from_blob(input.data(), shape, strides, dtype, input.owner());
+  return input.read_only() ? out.as_read_only() : out;
+}
+
+// assemble writes only src's valid part.
 void assemble(const Tensor& src, const Shape& offsets, const Tensor& out) {
-  const AssemblePlan plan = validate_assemble("", src, offsets, out);
-  run_assemble({{src, plan.target}}, out);
+  const Tensor valid = src.defined() ? src.valid_part() : src;
+  const AssemblePlan plan = validate_assemble("", valid, offsets, out);
+  run_assemble({{valid, plan.target}}, out);
 }
 
 void assemble(const std::vector<AssemblePart>& parts, const Tensor& out) {
@@ -131,7 +184,8 @@ void assemble(const std::vector<AssemblePart>& parts, const Tensor& out) {
   copies.reserve(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {
     const std::string prefix = "inputs[" + std::to_string(i) + "]: ";
-    copies.emplace_back(parts[i].src, validate_assemble(prefix, parts[i].src, parts[i].offsets, out).target);
+    const Tensor valid = parts[i].src.defined() ? parts[i].src.valid_part() : parts[i].src;
+    copies.emplace_back(valid, validate_assemble(prefix, valid, parts[i].offsets, out).target);
   }
   run_assemble(copies, out);
 }
@@ -153,7 +207,7 @@ void check_kernel_argument(const std::string& kernel, const std::string& param, 
   if (arg.dtype() != dtype)
     fail<DTypeError>("jit: kernel ", kernel, " parameter '", param, "' has dtype ", dtype_name(arg.dtype()),
                      " but its annotation asks for ", dtype_name(dtype));
-  if (arg.shape() != shape)
+  if (!shape.empty() && arg.shape() != shape)  // Tensor([], dtype): any shape
     fail<ArgumentError>("jit: kernel ", kernel, " parameter '", param, "' has shape ", join(arg.shape()),
                         " but its annotation asks for ", join(shape));
 }

@@ -106,8 +106,12 @@ ScatterPlan validate_scatter(const char* op, const Tensor& input, int64_t dim, c
   return plan;
 }
 
-Tensor scatter_impl(const char* op, bool in_place, const Tensor& input, int64_t dim, const Tensor& index,
-                    const Tensor* src, const Scalar* scalar, ScatterReduce reduce) {
+Tensor scatter_impl(const char* op, bool in_place, const Tensor& input, int64_t dim, const Tensor& index_view,
+                    const Tensor* src_view, const Scalar* scalar, ScatterReduce reduce) {
+  // index and src are read in their valid parts only (docs/kernel_model.md); input is written whole.
+  const Tensor index = index_view.valid_part();
+  const Tensor src_valid = src_view ? src_view->valid_part() : Tensor();
+  const Tensor* src = src_view ? &src_valid : nullptr;
   const ScatterPlan plan = validate_scatter(op, input, dim, index, src, scalar, reduce, in_place);
   // docs/ops/scatter.md: index and src are read as if completely before any write, so whatever shares
   // memory with the written tensor is copied first.

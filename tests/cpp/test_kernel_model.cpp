@@ -33,19 +33,31 @@ TEST(KernelModelView, ZeroCopyBlockAndValidShape) {
   Tensor v = pto::view(x, {4, 4}, {0, 4});
   ASSERT_EQ(v.shape(), (Shape{4, 4}));
   EXPECT_EQ(v.at<float>({1, 2}), 14.0f);
+  v.at<float>({1, 3}) = -1.0f;
+  EXPECT_EQ(x.at<float>({1, 7}), -1.0f);  // writes through a fully valid view reach the base
+  EXPECT_EQ(v.data(), static_cast<float*>(x.data()) + 4);
+  // A partly valid block keeps its shape; rows past the valid shape read 0.
   Tensor tail = pto::view(x, {4, 4}, {2, 4}, Shape{2, 4});
-  ASSERT_EQ(tail.shape(), (Shape{2, 4}));
+  ASSERT_EQ(tail.shape(), (Shape{4, 4}));
+  ASSERT_EQ(tail.valid_shape(), (Shape{2, 4}));
   EXPECT_EQ(tail.at<float>({0, 0}), 20.0f);
-  tail.at<float>({1, 3}) = -1.0f;
-  EXPECT_EQ(x.at<float>({3, 7}), -1.0f);  // writes through the view reach the base
-  EXPECT_EQ(tail.data(), static_cast<float*>(x.data()) + 20);
+  EXPECT_EQ(tail.at<float>({1, 3}), 31.0f);
+  EXPECT_EQ(tail.at<float>({2, 0}), 0.0f);
+  EXPECT_EQ(tail.valid_part().shape(), (Shape{2, 4}));
+  // Without valid_shape, a block past the end is clipped to what lies inside the input.
+  Tensor edge = pto::view(x, {4, 4}, {2, 6});
+  ASSERT_EQ(edge.shape(), (Shape{4, 4}));
+  EXPECT_EQ(edge.valid_shape(), (Shape{2, 2}));
+  EXPECT_EQ(edge.at<float>({1, 1}), 31.0f);
+  EXPECT_EQ(pto::view(x, {1, 1}, {INT64_MAX, 0}).valid_shape(), (Shape{0, 1}));
 }
 
 TEST(KernelModelView, OfATransposedView) {
   Tensor base = arange_f32({6, 10});
   Tensor t = base.as_strided({10, 6}, {1, 10}, 0);  // base.T
   Tensor v = pto::view(t, {4, 3}, {5, 2}, Shape{2, 3});
-  ASSERT_EQ(v.shape(), (Shape{2, 3}));
+  ASSERT_EQ(v.shape(), (Shape{4, 3}));
+  ASSERT_EQ(v.valid_shape(), (Shape{2, 3}));
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j) EXPECT_EQ(v.at<float>({i, j}), base.at<float>({2 + j, 5 + i}));
 }
@@ -61,14 +73,13 @@ TEST(KernelModelView, ErrorsOnEveryPlatform) {
     expect_error<pto::ArgumentError>([&] { pto::view(x, {4, 4}, {0, 0}, Shape{4}); },
                                      "view: valid_shape [4] has 1 entries");
     expect_error<pto::ArgumentError>([&] { pto::view(x, {4, -1}, {0, 0}); }, "view: shape [4, -1] has the negative");
-    expect_error<pto::TileError>([&] { pto::view(x, {4, 4}, {0, 6}); },
-                                 "view: offsets [0, 6] + shape [4, 4] = [4, 10] is outside input shape [4, 8] at dim 1");
     expect_error<pto::TileError>([&] { pto::view(x, {4, 4}, {2, 4}, Shape{3, 4}); },
                                  "view: offsets [2, 4] + valid_shape [3, 4] = [5, 8] is outside input shape [4, 8]");
     expect_error<pto::TileError>([&] { pto::view(x, {4, 4}, {-1, 0}); }, "view: offsets [-1, 0]", {"negative offset"});
+    expect_error<pto::TileError>([&] { pto::view(x, {1, 1}, {INT64_MAX, 0}, Shape{1, 1}); },
+                                 "view: offsets [9223372036854775807, 0]");
     expect_error<pto::TileError>([&] { pto::view(x, {2, 4}, {0, 0}, Shape{3, 4}); },
                                  "view: valid_shape [3, 4] exceeds shape [2, 4] at dim 0");
-    expect_error<pto::TileError>([&] { pto::view(x, {1, 1}, {INT64_MAX, 0}); }, "view: offsets [9223372036854775807, 0]");
     expect_error<pto::DTypeError>([&] { pto::view(Tensor(), {}, {}); }, "view: input is an annotation placeholder");
   }
 }
@@ -82,6 +93,37 @@ TEST(KernelModelView, EmptyInputsFollowThePlatform) {
 }
 
 // ---- assemble --------------------------------------------------------------------------
+
+TEST(KernelModelView, BitcastScalesTheLastDimAndSharesMemory) {
+  Tensor x = arange_f32({3, 4});
+  Tensor h = pto::bitcast_view(x, DType::FP16);
+  ASSERT_EQ(h.shape(), (Shape{3, 8}));
+  EXPECT_EQ(h.data(), x.data());
+  uint16_t halves[2];
+  std::memcpy(halves, x.data_as<float>() + 5, sizeof(float));  // element [1, 1]
+  EXPECT_EQ(std::memcmp(&h.at<uint16_t>({1, 2}), &halves[0], 2), 0);
+  Tensor wide = pto::bitcast_view(x, DType::INT64);
+  ASSERT_EQ(wide.shape(), (Shape{3, 2}));
+  EXPECT_EQ(std::memcmp(&wide.at<int64_t>({2, 1}), x.data_as<float>() + 10, 8), 0);
+  EXPECT_EQ(pto::bitcast_view(x, DType::INT32).shape(), (Shape{3, 4}));
+  expect_error<pto::ArgumentError>([&] { pto::bitcast_view(arange_f32({2, 3}), DType::INT64); }, "view: viewing",
+                                   {"multiple of 8"});
+}
+
+TEST(KernelModelAssemble, WritesOnlyTheSourcesValidPart) {
+  Tensor x = arange_f32({4, 4});
+  Tensor tail = pto::view(x, {4, 4}, {3, 0});  // one valid row
+  Tensor out = Tensor::zeros({4, 4}, DType::FP32);
+  std::fill(out.data_as<float>(), out.data_as<float>() + 16, -1.0f);
+  pto::assemble(tail, {1, 0}, out);
+  for (int j = 0; j < 4; ++j) {
+    EXPECT_EQ(out.at<float>({1, j}), x.at<float>({3, j}));
+    EXPECT_EQ(out.at<float>({2, j}), -1.0f);
+  }
+  // The valid part must fit: a 1-row part at row 3 fits even though the block's shape would not.
+  pto::assemble(tail, {3, 0}, out);
+  EXPECT_EQ(out.at<float>({3, 3}), x.at<float>({3, 3}));
+}
 
 TEST(KernelModelAssemble, SingleAndListFormsLikePyPTOsDocExample) {
   Tensor out = Tensor::zeros({4, 4}, DType::FP32);
@@ -236,6 +278,7 @@ void interleave_kernel(const char* platform, const Tensor& a, const Tensor& b, c
   pto::TileShapeScope tile_scope({block, cols});
   for (int64_t i = 0; i < rows; i += block) {
     const Shape valid{std::min(block, rows - i), cols};
+    // interleave reads only the views' valid parts, so the tail block's padding never reaches out.
     auto [lo, hi] = pto::interleave(pto::view(a, {block, cols}, {i, 0}, valid), pto::view(b, {block, cols}, {i, 0}, valid));
     pto::assemble(lo, {i, 0}, out0);
     pto::assemble(hi, {i, 0}, out1);

@@ -466,5 +466,8 @@ def test_non_dtype_objects_are_a_dtype_error(bad):
     with pytest.raises(ptocpu.DTypeError) as e:
         ptocpu.dtype(bad)
     assert repr(bad)[:20] in str(e.value)
+    if bad is None:  # PyPTO's Tensor(shape, dtype=None) is fp32 (python/pypto/tensor.py Tensor.__init__)
+        assert ptocpu.tensor([2], bad).dtype == ptocpu.DT_FP32
+        return
     with pytest.raises(ptocpu.DTypeError):
         ptocpu.tensor([2], bad)

@@ -1,0 +1,113 @@
+"""`pypto.error`: PyPTO's exception classes (see docs/running_pypto_programs.md).
+
+PyPTO reports a failed check inside a kernel (`pypto.function` or a jit kernel) as a `FeError`.
+ptocpu raises its own classes (DTypeError, TileError, ...); inside kernels those become an
+exception that is an instance of both, so `except pypto.error.FeError` and
+`except ptocpu.TileError` (or `except ValueError`) catch the same error.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Union
+
+__all__ = ["PyptoError", "PyptoGeneralError", "FeError", "PyptoRtError", "PassError", "VerifyError",
+           "ParserError", "as_fe_error"]
+
+# PyPTO's codes: 0xF00000 | the category of the Python exception class.
+_CODES = {TypeError: 1, ValueError: 2, RuntimeError: 3, NameError: 4, NotImplementedError: 5, KeyError: 6,
+          IndexError: 7}
+_UNKNOWN = 0xF00000
+
+
+def _code(error: Union[str, BaseException]) -> int:
+    if isinstance(error, BaseException):
+        for cls in type(error).__mro__:
+            if cls in _CODES:
+                return 0xF00000 | _CODES[cls]
+    return _UNKNOWN
+
+
+class PyptoError(Exception):
+    """The base of PyPTO's errors: an error code and a message led by "ErrCode: <hex>" (and the
+    wrapped exception's class), unless the message already carries a code."""
+
+    def __init__(self, err_code: int, msg: Union[str, BaseException]):
+        text = str(msg)
+        if "ErrCode" not in text:
+            kind = f"{type(msg).__name__}: " if isinstance(msg, BaseException) else ""
+            text = f"ErrCode: {err_code:X}, {kind}{text}"
+        super().__init__(text)
+        self.err_code = err_code
+
+
+class PyptoGeneralError(PyptoError):
+    def __init__(self, msg: Union[str, BaseException]):
+        super().__init__(_code(msg), msg)
+
+
+class FeError(PyptoGeneralError):
+    """A front-end error: a check that failed while a kernel was recorded or run."""
+
+
+class PyptoRtError(PyptoGeneralError):
+    """A runtime error."""
+
+
+class PassError(PyptoGeneralError):
+    """A pass configuration error."""
+
+
+class VerifyError(PyptoGeneralError):
+    """A verification error."""
+
+
+class ParserError(PyptoError):
+    def __init__(self, node, msg: Union[str, BaseException]):
+        super().__init__(_code(msg), msg)
+        self.node = node
+
+
+def _catch_and_wrap_error(operation_name: str) -> Callable:
+    """Decorator: an exception other than a PyptoError escaping the function becomes a
+    PyptoGeneralError whose message says which operation on which function failed."""
+    def decorator(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            try:
+                return func(*args, **kwargs)
+            except PyptoError:
+                raise
+            except Exception as e:
+                target = getattr(args[0], "__name__", func.__name__) if args else func.__name__
+                text = f"Failed to {operation_name} '{target}'.\n{e}"
+                wrapped = PyptoGeneralError(text if "ErrCode" in str(e) else type(e)(text))
+                raise wrapped.with_traceback(e.__traceback__) from None
+        return wrapper
+    return decorator
+
+
+_combined: dict[type, type] = {}
+
+
+def as_fe_error(error: BaseException) -> BaseException:
+    """`error` as an exception that is both a FeError and an instance of error's class (its
+    message unchanged); a PyptoError is returned as it is."""
+    if isinstance(error, PyptoError):
+        return error
+    cls = type(error)
+    combined = _combined.get(cls)
+    if combined is None:
+        try:
+            combined = type(cls.__name__, (cls, FeError), {"__module__": cls.__module__, "__init__": Exception.__init__})
+        except TypeError:  # an exception class that cannot be combined (layout conflict)
+            combined = FeError
+        _combined[cls] = combined
+    if combined is FeError:
+        converted = FeError(error)
+    else:
+        converted = combined.__new__(combined, *error.args)
+        Exception.__init__(converted, *error.args)
+        converted.__dict__.update(getattr(error, "__dict__", {}))
+    converted.err_code = _code(error)
+    converted.__traceback__ = error.__traceback__
+    return converted
