@@ -22,6 +22,10 @@ void bind_strided_slice(nb::module_& m);
 void bind_interleave(nb::module_& m);
 void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (SPEC 7)
 void bind_scatter(nb::module_& m);
+void bind_gather(nb::module_& m);
+void bind_scatter_update(nb::module_& m);
+void bind_index_add(nb::module_& m);
+void bind_gathermask(nb::module_& m);
 
 // How an op uses a tensor argument: only read (a copy of an awkward layout is fine), or
 // written in place (must be the caller's memory: no copy, else ArgumentError).
