@@ -13,7 +13,7 @@ if ! dpkg -s libgtest-dev >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgtest-dev >/dev/null
 fi
 # torch only as the CPU build that lies on disk (tests compare against it).
-python3 -m pip install -q --disable-pip-version-check "torch==2.13.0" pytest hypothesis numpy ml_dtypes
+python3 -m pip install -q --disable-pip-version-check "torch==2.13.0" pytest hypothesis numpy ml_dtypes nanobind mypy
 
 step "C++ tests (release)"
 cmake -S . -B build/ci-release -DCMAKE_BUILD_TYPE=Release -DPTOCPU_BUILD_TESTS=ON >/dev/null

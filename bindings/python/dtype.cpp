@@ -1,6 +1,7 @@
 #include <nanobind/stl/string.h>
 
 #include "bind.h"
+#include "docstrings.h"
 
 namespace ptobind {
 
@@ -12,8 +13,21 @@ void bind_dtype(nb::module_& m) {
     m.attr(pto::dtype_name(dt)) = dt;
   }
   m.def("dtype_from_name", [](const std::string& name) { return pto::dtype_from_name(name); },
-        "A DType from a DT_* name or a numpy / torch spelling (float16, bf16, ...)");
-  m.def("itemsize", [](nb::handle dt) { return pto::dtype_size(to_dtype(dt)); }, "Bytes per element of a dtype");
+        nb::sig(docs::dtype_from_name.sig), docs::dtype_from_name.text);
+  m.def("dtype_table", [] {
+    nb::list out;
+    for (int i = 0; i < pto::kNumDTypes; ++i) {
+      const auto dt = static_cast<pto::DType>(i);
+      nb::dict d;
+      d["dtype"] = dt;
+      d["itemsize"] = pto::dtype_size(dt);
+      d["numpy"] = pto::dtype_numpy_name(dt);
+      d["ml_dtypes"] = pto::dtype_from_ml_dtypes(dt);
+      out.append(d);
+    }
+    return out;
+  }, nb::sig(docs::dtype_table.sig), docs::dtype_table.text);
+  m.def("itemsize", [](nb::handle dt) { return pto::dtype_size(to_dtype(dt)); }, nb::sig(docs::itemsize.sig), docs::itemsize.text);
 }
 
 }  // namespace ptobind

@@ -1,4 +1,5 @@
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/ops.h"
 
 namespace ptobind {
@@ -16,7 +17,7 @@ void bind_index_select(nb::module_& m) {
           return pto::index_select(x, d, idx);
         },
         nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
-        "SPEC 5.1: gathers input along dim; out shape input.shape[:dim] + index.shape + input.shape[dim+1:]");
+        nb::sig(docs::index_select.sig), docs::index_select.text);
 }
 
 }  // namespace ptobind

@@ -1,6 +1,7 @@
 #include <nanobind/stl/pair.h>
 
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/platform.h"
 
@@ -17,8 +18,7 @@ void bind_interleave(nb::module_& m) {
           return pto::interleave(a, b);
         },
         nb::arg("input").none(), nb::arg("other").none(),
-        "SPEC 5.2: along the last axis s[2k] = input[k], s[2k+1] = other[k]; returns (s[:n], s[n:]), "
-        "each of input's shape");
+        nb::sig(docs::interleave.sig), docs::interleave.text);
   m.def("deinterleave",
         [](nb::handle input, nb::handle other) {
           pto::require_offered(pto::Op::Deinterleave);
@@ -28,8 +28,7 @@ void bind_interleave(nb::module_& m) {
           return pto::deinterleave(a, b);
         },
         nb::arg("input").none(), nb::arg("other").none() = nb::none(),
-        "SPEC 5.3: (c[..., 0::2], c[..., 1::2]) with c = concat(input, other) on the last axis, "
-        "or c = input when other is None");
+        nb::sig(docs::deinterleave.sig), docs::deinterleave.text);
 }
 
 }  // namespace ptobind

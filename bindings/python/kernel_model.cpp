@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 
@@ -121,16 +122,9 @@ void bind_kernel_model(nb::module_& m) {
           return pto::view(t, s, o, v);
         },
         nb::arg("input"), nb::arg("shape"), nb::arg("offsets"), nb::kw_only(), nb::arg("valid_shape") = nb::none(),
-        "SPEC 7: a zero-copy view of valid_shape (or shape) at offsets; a loop's tail block declares its full "
-        "shape and a smaller valid_shape");
-  m.def("assemble", &assemble,
-        "SPEC 7: assemble(input, offsets, out) copies input into out at offsets; assemble(inputs, out, "
-        "parallel=False) does so for a list of (tensor, offsets) pairs, all checked before any write");
-  m.def("loop", &loop,
-        "SPEC 7: loop(stop) / loop(start, stop, step=1) yields ints (name, idx_name, unroll_list and "
-        "submit_before_loop are accepted and only matter on the device)");
-  m.def("_is_placeholder", [](const pto::Tensor& t) { return !t.defined(); },
-        "True for Tensor() (an annotation without shape or dtype)");
+        nb::sig(docs::view.sig), docs::view.text);
+  m.def("assemble", &assemble, nb::sig(docs::assemble.sig), docs::assemble.text);
+  m.def("loop", &loop, nb::sig(docs::loop.sig), docs::loop.text);
   m.def("_check_kernel_argument",
         [](const std::string& kernel, const std::string& param, nb::handle arg, nb::handle annotation) {
           const pto::Tensor a = tensor_argument(arg, kernel, param);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/build.h"
 #include "ptocpu/error.h"
 #include "ptocpu/parallel.h"
@@ -15,9 +16,8 @@
 namespace ptobind {
 
 void bind_runtime(nb::module_& m) {
-  m.def("set_platform", [](const std::string& name) { pto::set_platform(name); }, nb::arg("name"),
-        "Set this thread's platform: cpu, ascend950 (950, DAV_3510), atlas_a3 (a3), atlas_a2 (a2)");
-  m.def("get_platform", [] { return pto::current_platform().name; });
+  m.def("set_platform", [](const std::string& name) { pto::set_platform(name); }, nb::arg("name"), nb::sig(docs::set_platform.sig), docs::set_platform.text);
+  m.def("get_platform", [] { return pto::current_platform().name; }, nb::sig(docs::get_platform.sig), docs::get_platform.text);
   m.def("platform_table", [] {
     nb::list out;
     for (const pto::Platform& p : pto::all_platforms()) {
@@ -42,13 +42,13 @@ void bind_runtime(nb::module_& m) {
       out.append(d);
     }
     return out;
-  }, "The platform tables of SPEC 6, as data");
+  }, nb::sig(docs::platform_table.sig), docs::platform_table.text);
 
   m.def("set_vec_tile_shapes", [](nb::args dims) {
     pto::set_vec_tile_shapes(to_int_list(dims, "set_vec_tile_shapes", "dims"));
-  });
-  m.def("get_vec_tile_shapes", [] { return to_tuple(pto::get_vec_tile_shapes()); });
-  m.def("reset_vec_tile_shapes", &pto::reset_vec_tile_shapes);
+  }, nb::sig(docs::set_vec_tile_shapes.sig), docs::set_vec_tile_shapes.text);
+  m.def("get_vec_tile_shapes", [] { return to_tuple(pto::get_vec_tile_shapes()); }, nb::sig(docs::get_vec_tile_shapes.sig), docs::get_vec_tile_shapes.text);
+  m.def("reset_vec_tile_shapes", &pto::reset_vec_tile_shapes, nb::sig(docs::reset_vec_tile_shapes.sig), docs::reset_vec_tile_shapes.text);
 
   m.def("set_num_threads",
         [](nb::handle n) {
@@ -58,8 +58,8 @@ void bind_runtime(nb::module_& m) {
                                           std::numeric_limits<int>::max(), "], got ", v);
           pto::set_num_threads(static_cast<int>(v));
         },
-        nb::arg("n"), "Threads every kernel runs on (>= 1)");
-  m.def("get_num_threads", &pto::get_num_threads);
+        nb::arg("n"), nb::sig(docs::set_num_threads.sig), docs::set_num_threads.text);
+  m.def("get_num_threads", &pto::get_num_threads, nb::sig(docs::get_num_threads.sig), docs::get_num_threads.text);
 
   m.def("build_info", [] {
     nb::dict d;
@@ -72,13 +72,13 @@ void bind_runtime(nb::module_& m) {
 #endif
     d["compiler"] = __VERSION__;
     return d;
-  });
+  }, nb::sig(docs::build_info.sig), docs::build_info.text);
   // Private hook for tests and benchmarks (docs/kernels.md): the streaming threshold and ISA cap.
   m.def("_set_kernel_tuning",
         [](int64_t stream_bytes, std::optional<std::string> isa) {
           pto::set_kernel_tuning(stream_bytes, isa ? isa->c_str() : nullptr);
         },
-        nb::arg("stream_bytes") = -1, nb::arg("isa") = nb::none());
+        nb::arg("stream_bytes") = -1, nb::arg("isa") = nb::none(), nb::sig(docs::set_kernel_tuning.sig), docs::set_kernel_tuning.text);
 }
 
 }  // namespace ptobind

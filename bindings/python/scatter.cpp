@@ -3,6 +3,7 @@
 #include <nanobind/stl/string_view.h>
 
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/platform.h"
@@ -50,24 +51,19 @@ pto::Tensor scatter_new(nb::handle input, nb::handle dim, nb::handle index, nb::
 }  // namespace
 
 void bind_scatter(nb::module_& m) {
-  const char* doc_ =
-      "SPEC 5.4: for every index position p (row-major), q = p with q[dim] = index[p]: input[q] = v, += v "
-      "(reduce='add') or *= v (reduce='multiply'), v = src[p] or the scalar src. In place; returns input "
-      "(a ptocpu.Tensor over the same memory for numpy / torch inputs).";
-  const char* doc = "SPEC 5.4: scatter_ on a copy of input; input is left untouched.";
   // None passes conversion so that the op's own message names the parameter
   m.def("scatter_", &scatter_inplace, nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
-        nb::arg("src").none(), nb::kw_only(), nb::arg("reduce") = nb::none(), doc_);
+        nb::arg("src").none(), nb::kw_only(), nb::arg("reduce") = nb::none(), nb::sig(docs::scatter_inplace.sig), docs::scatter_inplace.text);
   m.def("scatter", &scatter_new, nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
-        nb::arg("src").none(), nb::kw_only(), nb::arg("reduce") = nb::none(), doc);
+        nb::arg("src").none(), nb::kw_only(), nb::arg("reduce") = nb::none(), nb::sig(docs::scatter.sig), docs::scatter.text);
 
   nb::handle cls = nb::type<pto::Tensor>();
   cls.attr("scatter_") = nb::cpp_function(&scatter_inplace, nb::is_method(), nb::scope(cls), nb::name("scatter_"),
                                           nb::arg("dim").none(), nb::arg("index").none(), nb::arg("src").none(),
-                                          nb::kw_only(), nb::arg("reduce") = nb::none(), doc_);
+                                          nb::kw_only(), nb::arg("reduce") = nb::none(), nb::sig(docs::tensor_scatter_inplace.sig), docs::tensor_scatter_inplace.text);
   cls.attr("scatter") = nb::cpp_function(&scatter_new, nb::is_method(), nb::scope(cls), nb::name("scatter"),
                                          nb::arg("dim").none(), nb::arg("index").none(), nb::arg("src").none(),
-                                         nb::kw_only(), nb::arg("reduce") = nb::none(), doc);
+                                         nb::kw_only(), nb::arg("reduce") = nb::none(), nb::sig(docs::tensor_scatter.sig), docs::tensor_scatter.text);
 }
 
 }  // namespace ptobind

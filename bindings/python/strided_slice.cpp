@@ -1,4 +1,5 @@
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/platform.h"
 
@@ -14,7 +15,7 @@ struct Form {
   const char* name;
   SliceOp op;
   Access access;
-  const char* doc;
+  const docs::Doc& doc;
 };
 
 // Converts the arguments (DTypeError for non-integers, naming the parameter) and forwards.
@@ -36,10 +37,8 @@ pto::Tensor call(const Form& form, nb::handle x, nb::handle begin, nb::handle en
 
 void bind_strided_slice(nb::module_& m) {
   static const Form forms[] = {
-      {"strided_slice", pto::strided_slice, Access::Read,
-       "SPEC 5.5: TensorFlow strided_slice; a new contiguous tensor. Mask bit i refers to slot i of begin/end/strides"},
-      {"strided_slice_view", pto::strided_slice_view, Access::Write,
-       "SPEC 5.5: strided_slice as a zero-copy view of x (writes through it are seen in x)"},
+      {"strided_slice", pto::strided_slice, Access::Read, docs::strided_slice},
+      {"strided_slice_view", pto::strided_slice_view, Access::Write, docs::strided_slice_view},
   };
   for (const Form& form : forms)
     m.def(form.name,
@@ -50,7 +49,7 @@ void bind_strided_slice(nb::module_& m) {
           },
           nb::arg("x"), nb::arg("begin"), nb::arg("end"), nb::arg("strides"), nb::arg("begin_mask") = 0,
           nb::arg("end_mask") = 0, nb::arg("ellipsis_mask") = 0, nb::arg("shrink_axis_mask") = 0,
-          nb::arg("new_axis_mask") = 0, form.doc);
+          nb::arg("new_axis_mask") = 0, nb::sig(form.doc.sig), form.doc.text);
 }
 
 }  // namespace ptobind

@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include "bind.h"
+#include "docstrings.h"
 #include "dlpack.h"
 #include "ptocpu/error.h"
 
@@ -20,22 +21,14 @@ const pto::Tensor& require_storage(const pto::Tensor& t, const char* what) {
 
 namespace {
 
-using pto::DType;
-
 // A numpy array over the tensor's memory (bf16 / fp8 as ml_dtypes arrays), owned by `self`.
 nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
   require_storage(t, "Tensor.numpy");
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   dlpack::DataType d = to_dl(t.dtype());
   nb::dlpack::dtype nd{d.code, d.bits, 1};
-  const char* ml_name = nullptr;
-  switch (t.dtype()) {
-    case DType::BF16: ml_name = "bfloat16"; break;
-    case DType::FP8E4M3: ml_name = "float8_e4m3fn"; break;
-    case DType::FP8E5M2: ml_name = "float8_e5m2"; break;
-    case DType::FP8E8M0: ml_name = "float8_e8m0fnu"; break;
-    default: break;
-  }
+  // bf16 / fp8: numpy has no such type, so the bytes are viewed as ml_dtypes' type of that name.
+  const char* ml_name = pto::dtype_from_ml_dtypes(t.dtype()) ? pto::dtype_numpy_name(t.dtype()) : nullptr;
   if (ml_name) nd = {static_cast<uint8_t>(nb::dlpack::dtype_code::UInt), d.bits, 1};
   nb::ndarray<nb::numpy> arr(t.data(), shape.size(), shape.data(), self, t.strides().data(), nd);
   nb::object out = arr.cast();
@@ -70,7 +63,7 @@ void bind_tensor(nb::module_& m) {
       .def("astype",
            [](const pto::Tensor& t, nb::handle dtype) {
              require_storage(t, "Tensor.astype");
-             const DType dt = to_dtype(dtype);
+             const pto::DType dt = to_dtype(dtype);
              nb::gil_scoped_release release;
              return pto::astype(t, dt);
            },
@@ -116,8 +109,8 @@ void bind_tensor(nb::module_& m) {
         [](nb::handle shape, nb::handle dtype) {
           return pto::Tensor::zeros(to_int_list(shape, "tensor", "shape"), to_dtype(dtype));
         },
-        nb::arg("shape"), nb::arg("dtype").none(), "A zero-filled tensor of shape and dtype");
-  m.def("from_dlpack", &from_dlpack, nb::arg("x"), "Zero-copy import of anything with __dlpack__");
+        nb::arg("shape"), nb::arg("dtype").none(), nb::sig(docs::tensor.sig), docs::tensor.text);
+  m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
   m.def("_from_pointer",
         [](uintptr_t ptr, nb::handle shape, nb::handle strides, nb::handle dtype, nb::handle owner, bool read_only) {
           pto::Tensor t = pto::Tensor::from_blob(reinterpret_cast<void*>(ptr), to_int_list(shape, "from_numpy", "shape"),

@@ -22,6 +22,10 @@ inline constexpr int kNumDTypes = 16;
 size_t dtype_size(DType dt);
 // Canonical name as in SPEC 2: "DT_FP32", ...
 const char* dtype_name(DType dt);
+// The numpy spelling ("float16", "bfloat16", "float8_e4m3fn", ...); for the dtypes numpy lacks
+// (bf16 and the fp8 types) dtype_from_ml_dtypes is true and the name is ml_dtypes'.
+const char* dtype_numpy_name(DType dt);
+bool dtype_from_ml_dtypes(DType dt);
 // Accepts DT_* names and numpy / torch / common spellings ("float16", "bf16", "float8_e4m3fn", ...).
 // Throws ArgumentError listing the accepted names.
 DType dtype_from_name(std::string_view name);

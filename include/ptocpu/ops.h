@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ptocpu/scalar.h"
+#include "ptocpu/scatter_reduce.h"
 #include "ptocpu/tensor.h"
 
 namespace pto {
@@ -28,9 +29,6 @@ Tensor strided_slice_view(const Tensor& x, const std::vector<int64_t>& begin, co
 // SPEC 5.4: scatter along dim. For every index position p (row-major), q = p with
 // q[d] = index[p]: out[q] = v (None), += v (Add), *= v (Multiply), v = src[p] or the scalar.
 // scatter_ writes input in place (through views) and returns it; scatter returns a new tensor.
-enum class ScatterReduce { None, Add, Multiply };
-// "add" / "multiply"; any other name is an ArgumentError naming op and the value.
-ScatterReduce scatter_reduce_from_name(std::string_view name, const char* op = "scatter_");
 Tensor scatter_(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src,
                 ScatterReduce reduce = ScatterReduce::None);
 Tensor scatter_(const Tensor& input, int64_t dim, const Tensor& index, const Scalar& src,

@@ -3,25 +3,24 @@
 `import ptocpu as pypto` runs PyPTO-style code: the same names, semantics and checks as the
 documented Ascend hardware (select a profile with set_platform), backed by a C++ core.
 """
-from __future__ import annotations
-
-import contextlib
-from pkgutil import extend_path
+import contextlib as _contextlib
+from collections.abc import Iterator
+from pkgutil import extend_path as _extend_path
 
 # Developer builds put ptocpu/_core next to the build tree (PYTHONPATH=python:build).
-__path__ = extend_path(__path__, __name__)
+__path__ = _extend_path(__path__, __name__)
 
 from . import _core  # noqa: E402
 from ._core import (  # noqa: E402,F401
-    # SPEC 2 dtypes, SPEC 3 tensors, SPEC 4 errors
+    # dtypes (docs/dtypes.md), tensors (docs/tensors.md), errors (docs/errors.md)
     DType, Tensor, Error, DTypeError, ArgumentError, IndexOutOfRange, TileError, UnsupportedError,
     DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DT_BOOL,
     DT_FP16, DT_BF16, DT_FP32, DT_FP64, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0,
     tensor, from_dlpack, itemsize,
-    # SPEC 5 operators (scatter_ / scatter and the indexing family are also Tensor methods)
+    # operators (docs/ops/; scatter_ / scatter and the indexing family are also Tensor methods)
     index_select, interleave, deinterleave, scatter_, scatter, strided_slice, strided_slice_view,
     gather, scatter_update, index_add_, index_add, gathermask,
-    # SPEC 6 platforms, SPEC 7 tiles and the kernel model, threads and build information
+    # platforms (docs/platforms.md), tiles and the kernel model (docs/kernel_model.md), threads, build
     set_platform, get_platform, platform_table,
     set_vec_tile_shapes, get_vec_tile_shapes, reset_vec_tile_shapes,
     view, assemble, loop,
@@ -33,12 +32,13 @@ from .frontend import RunMode  # noqa: E402,F401
 
 __version__ = "0.1.0"
 
-loop_unroll = loop  # PyPTO's unrolled loop: the same iterations on the CPU
+loop_unroll = loop  # PyPTO's unrolled loop: the same iterations on the CPU (docs/kernel_model.md)
 
 
-@contextlib.contextmanager
-def platform(name: str):
-    """`with ptocpu.platform("ascend950"):` — the platform for this block (this thread)."""
+@_contextlib.contextmanager
+def platform(name: str) -> Iterator[None]:
+    """`with ptocpu.platform("ascend950"):` -- the platform for this block (this thread); the
+    previous one is restored afterwards, also when the block raises. Names as for set_platform."""
     previous = get_platform()
     set_platform(name)
     try:
@@ -47,9 +47,10 @@ def platform(name: str):
         set_platform(previous)
 
 
-@contextlib.contextmanager
-def vec_tile_shapes(*dims: int):
-    """`with ptocpu.vec_tile_shapes(4, 16):` — the tile shape for this block (this thread)."""
+@_contextlib.contextmanager
+def vec_tile_shapes(*dims: int) -> Iterator[None]:
+    """`with ptocpu.vec_tile_shapes(4, 16):` -- the tile shape for this block (this thread); the
+    previous one (or none) is restored afterwards. Rules as for set_vec_tile_shapes."""
     previous = get_vec_tile_shapes()
     set_vec_tile_shapes(*dims)
     try:
@@ -59,3 +60,17 @@ def vec_tile_shapes(*dims: int):
             set_vec_tile_shapes(*previous)
         else:
             reset_vec_tile_shapes()
+
+
+__all__ = [
+    "DType", "Tensor", "Error", "DTypeError", "ArgumentError", "IndexOutOfRange", "TileError", "UnsupportedError",
+    "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_UINT16", "DT_UINT32", "DT_UINT64", "DT_BOOL",
+    "DT_FP16", "DT_BF16", "DT_FP32", "DT_FP64", "DT_FP8E4M3", "DT_FP8E5M2", "DT_FP8E8M0",
+    "tensor", "from_dlpack", "from_numpy", "asarray", "dtype", "numpy_dtype", "itemsize",
+    "index_select", "interleave", "deinterleave", "scatter_", "scatter", "strided_slice", "strided_slice_view",
+    "set_platform", "get_platform", "platform", "platform_table",
+    "set_vec_tile_shapes", "get_vec_tile_shapes", "reset_vec_tile_shapes", "vec_tile_shapes",
+    "view", "assemble", "loop", "loop_unroll", "frontend", "RunMode",
+    "set_num_threads", "get_num_threads", "build_info",
+]
+del Iterator

@@ -6,22 +6,21 @@ import ml_dtypes
 
 from . import _core
 
+# numpy / ml_dtypes dtype <-> ptocpu dtype, from the core's dtype table.
 _NUMPY_DTYPES = {
-    np.dtype(np.int8): _core.DT_INT8, np.dtype(np.int16): _core.DT_INT16,
-    np.dtype(np.int32): _core.DT_INT32, np.dtype(np.int64): _core.DT_INT64,
-    np.dtype(np.uint8): _core.DT_UINT8, np.dtype(np.uint16): _core.DT_UINT16,
-    np.dtype(np.uint32): _core.DT_UINT32, np.dtype(np.uint64): _core.DT_UINT64,
-    np.dtype(np.bool_): _core.DT_BOOL, np.dtype(np.float16): _core.DT_FP16,
-    np.dtype(ml_dtypes.bfloat16): _core.DT_BF16, np.dtype(np.float32): _core.DT_FP32,
-    np.dtype(np.float64): _core.DT_FP64, np.dtype(ml_dtypes.float8_e4m3fn): _core.DT_FP8E4M3,
-    np.dtype(ml_dtypes.float8_e5m2): _core.DT_FP8E5M2,
-    np.dtype(ml_dtypes.float8_e8m0fnu): _core.DT_FP8E8M0,
+    np.dtype(getattr(ml_dtypes, row["numpy"]) if row["ml_dtypes"] else row["numpy"]): row["dtype"]
+    for row in _core.dtype_table()
 }
 _TO_NUMPY = {v: k for k, v in _NUMPY_DTYPES.items()}
 
 
 def to_dtype(obj) -> _core.DType:
-    """A DType from a DT_* constant, a numpy / ml_dtypes / torch dtype, or a name."""
+    """The ptocpu DType of a DT_* constant, a numpy / ml_dtypes / torch dtype, or a name
+    ("float16", "bf16", "float8_e4m3fn", ...). Anything else is a DTypeError.
+
+    >>> ptocpu.dtype("half")
+    DType.DT_FP16
+    """
     if isinstance(obj, _core.DType):
         return obj
     if isinstance(obj, str):
@@ -44,7 +43,12 @@ def to_dtype(obj) -> _core.DType:
 
 
 def numpy_dtype(dtype) -> np.dtype:
-    """The numpy (or ml_dtypes) dtype of a ptocpu dtype."""
+    """The numpy dtype of a ptocpu dtype (any spelling ptocpu.dtype accepts); bf16 and the fp8
+    types give ml_dtypes' dtypes. An unknown dtype is a DTypeError.
+
+    >>> ptocpu.numpy_dtype(ptocpu.DT_BF16)
+    dtype(bfloat16)
+    """
     return _TO_NUMPY[to_dtype(dtype)]
 
 

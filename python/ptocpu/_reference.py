@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 
@@ -108,3 +109,54 @@ def spec_strided_slice(x: np.ndarray, begin: list, end: list, strides: list, beg
         else:
             indices.append(slice(b, None if e < 0 else e, s))
     return np.array(x[tuple(indices)], dtype=x.dtype, copy=True)
+
+
+def interleave(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """docs/ops/interleave.md in numpy: the 2n stream s[2k] = a[k], s[2k+1] = b[k], split in halves."""
+    n = a.shape[-1]
+    s = np.stack((a, b), -1).reshape(a.shape[:-1] + (2 * n,))
+    return s[..., :n], s[..., n:]
+
+
+def deinterleave(a: np.ndarray, b: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """docs/ops/deinterleave.md in numpy: even and odd elements of a (or of concat(a, b))."""
+    c = a if b is None else np.concatenate((a, b), -1)
+    return c[..., 0::2], c[..., 1::2]
+
+
+def scatter_accumulator_dtype(dt: np.dtype) -> np.dtype:
+    """docs/ops/scatter.md#arithmetic: fp32 for fp16 / bf16 / fp32, the dtype itself otherwise."""
+    if dt in (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)):
+        return np.dtype(np.float32)
+    return dt
+
+
+def scatter(x: np.ndarray, dim: int, index: np.ndarray, src, reduce) -> np.ndarray:
+    """docs/ops/scatter.md in numpy, on a copy of x: row-major contributions, the last write wins
+    with reduce None, add / multiply in the accumulator dtype rounded once. src: an array (only
+    its index-shaped prefix is read) or a scalar, converted to x's dtype first."""
+    out = x.copy()
+    d = dim % x.ndim
+    if index.size == 0:
+        return out
+    src = np.asarray(src)
+    if src.ndim == 0:
+        src = src.astype(x.dtype)
+    pos = list(np.indices(index.shape))
+    pos[d] = index.astype(np.int64)
+    target = np.ravel_multi_index(tuple(pos), x.shape).ravel()  # row-major order of positions
+    if src.ndim == 0:
+        v = np.broadcast_to(src, index.shape).ravel()
+    else:
+        v = src[tuple(slice(0, m) for m in index.shape)].ravel()
+    flat = out.reshape(-1)
+    if reduce is None:
+        last = len(target) - 1 - np.unique(target[::-1], return_index=True)[1]  # last write wins
+        flat[target[last]] = v[last]
+        return out
+    acc = flat.astype(scatter_accumulator_dtype(x.dtype))
+    ufunc = np.add if reduce == "add" else np.multiply
+    with np.errstate(over="ignore", invalid="ignore"):
+        ufunc.at(acc, target, v.astype(acc.dtype))
+    flat[...] = acc.astype(x.dtype)
+    return out

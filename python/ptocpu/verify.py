@@ -19,6 +19,7 @@ import numpy as np
 import ptocpu
 
 from ._convert import numpy_dtype
+from . import _reference
 from ._reference import seed003_strided_slice, spec_strided_slice
 
 try:  # a second, independent reference where installed
@@ -216,12 +217,6 @@ def _index_select_cases(rng, quick) -> Iterator[Case]:
                                              ptocpu.ArgumentError, "[0, 3]"))
 
 
-def _interleave_reference(a, b):
-    n = a.shape[-1]
-    s = np.stack([a, b], axis=-1).reshape(a.shape[:-1] + (2 * n,))
-    return s[..., :n], s[..., n:]
-
-
 def _interleave_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
         dtypes = _platform_dtypes(platform, "interleave")
@@ -252,7 +247,7 @@ def _interleave_cases(rng, quick) -> Iterator[Case]:
             for shape in shapes:
                 def il(dtype=dtype, shape=shape):
                     a, b = _random(rng, shape, dtype), _random(rng, shape, dtype)
-                    w0, w1 = _interleave_reference(a, b)
+                    w0, w1 = _reference.interleave(a, b)
                     o0, o1 = ptocpu.interleave(a, b)
                     n = shape[-1]
                     torch_out = _torch_reference(
@@ -283,28 +278,6 @@ def _interleave_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.DTypeError, "DT_FP16"))
 
 
-def _scatter_reference(x, dim, index, src, reduce):
-    """SPEC 5.4 / 8: row-major contributions, fp32 accumulator for fp16 / bf16 / fp32."""
-    dim = dim % x.ndim
-    acc_dtype = {np.dtype(np.float16): np.float32, np.dtype(ml_dtypes.bfloat16): np.float32}.get(x.dtype, x.dtype)
-    acc = x.astype(acc_dtype)
-    coords = list(np.indices(index.shape))
-    coords[dim] = index
-    coords = tuple(c.ravel() for c in coords)
-    if isinstance(src, np.ndarray):
-        values = src[tuple(slice(0, s) for s in index.shape)].astype(acc_dtype).ravel()
-    else:
-        values = np.full(index.size, np.asarray(src).astype(x.dtype).astype(acc_dtype))
-    if reduce is None:
-        for k in range(index.size):  # row-major: the last write wins
-            acc[tuple(c[k] for c in coords)] = values[k]
-    elif reduce == "add":
-        np.add.at(acc, coords, values)
-    else:
-        np.multiply.at(acc, coords, values)
-    return acc.astype(x.dtype)
-
-
 def _scatter_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
         def seed():
@@ -327,9 +300,9 @@ def _scatter_cases(rng, quick) -> Iterator[Case]:
                             index_shape = tuple(max(1, s - 1) for s in shape)
                             index = rng.integers(0, shape[dim], size=index_shape).astype(np.int64)
                             src = _random(rng, shape, dtype) if tensor_src else (1 if dtype == "DT_BOOL" else 2)
-                            want = _scatter_reference(x, dim, index, src, reduce)
+                            want = _reference.scatter(x, dim, index, src, reduce)
                             src64 = src.astype(np.float64) if tensor_src else src
-                            want64 = _scatter_reference(x.astype(np.float64), dim, index, src64, reduce)
+                            want64 = _reference.scatter(x.astype(np.float64), dim, index, src64, reduce)
                             before = x.copy()
                             out = ptocpu.scatter(x, dim, index, src, reduce=reduce)
                             pairs = [(out, want, want64)]

@@ -9,31 +9,34 @@
 namespace pto {
 namespace {
 
+// Every per-dtype fact in one table; the Python package reads it through _core.dtype_table().
 struct DTypeInfo {
   const char* name;
   size_t size;
-  // Other spellings accepted by dtype_from_name (numpy / torch / short forms).
+  // Other spellings accepted by dtype_from_name (numpy / torch / short forms); the first is the
+  // numpy / ml_dtypes name.
   std::initializer_list<std::string_view> aliases;
+  bool ml_dtypes;  // numpy has no such type: ml_dtypes provides it
 };
 
 const DTypeInfo& info(DType dt) {
   static const DTypeInfo table[kNumDTypes] = {
-      {"DT_INT8", 1, {"int8", "i8"}},
-      {"DT_INT16", 2, {"int16", "i16", "short"}},
-      {"DT_INT32", 4, {"int32", "i32", "int"}},
-      {"DT_INT64", 8, {"int64", "i64", "long"}},
-      {"DT_UINT8", 1, {"uint8", "u8"}},
-      {"DT_UINT16", 2, {"uint16", "u16"}},
-      {"DT_UINT32", 4, {"uint32", "u32"}},
-      {"DT_UINT64", 8, {"uint64", "u64"}},
-      {"DT_BOOL", 1, {"bool", "bool_"}},
-      {"DT_FP16", 2, {"float16", "fp16", "half", "f16"}},
-      {"DT_BF16", 2, {"bfloat16", "bf16"}},
-      {"DT_FP32", 4, {"float32", "fp32", "float", "f32"}},
-      {"DT_FP64", 8, {"float64", "fp64", "double", "f64"}},
-      {"DT_FP8E4M3", 1, {"float8_e4m3fn", "fp8e4m3", "fp8_e4m3", "e4m3", "float8_e4m3"}},
-      {"DT_FP8E5M2", 1, {"float8_e5m2", "fp8e5m2", "fp8_e5m2", "e5m2"}},
-      {"DT_FP8E8M0", 1, {"float8_e8m0fnu", "fp8e8m0", "fp8_e8m0", "e8m0", "float8_e8m0"}},
+      {"DT_INT8", 1, {"int8", "i8"}, false},
+      {"DT_INT16", 2, {"int16", "i16", "short"}, false},
+      {"DT_INT32", 4, {"int32", "i32", "int"}, false},
+      {"DT_INT64", 8, {"int64", "i64", "long"}, false},
+      {"DT_UINT8", 1, {"uint8", "u8"}, false},
+      {"DT_UINT16", 2, {"uint16", "u16"}, false},
+      {"DT_UINT32", 4, {"uint32", "u32"}, false},
+      {"DT_UINT64", 8, {"uint64", "u64"}, false},
+      {"DT_BOOL", 1, {"bool", "bool_"}, false},
+      {"DT_FP16", 2, {"float16", "fp16", "half", "f16"}, false},
+      {"DT_BF16", 2, {"bfloat16", "bf16"}, true},
+      {"DT_FP32", 4, {"float32", "fp32", "float", "f32"}, false},
+      {"DT_FP64", 8, {"float64", "fp64", "double", "f64"}, false},
+      {"DT_FP8E4M3", 1, {"float8_e4m3fn", "fp8e4m3", "fp8_e4m3", "e4m3", "float8_e4m3"}, true},
+      {"DT_FP8E5M2", 1, {"float8_e5m2", "fp8e5m2", "fp8_e5m2", "e5m2"}, true},
+      {"DT_FP8E8M0", 1, {"float8_e8m0fnu", "fp8e8m0", "fp8_e8m0", "e8m0", "float8_e8m0"}, true},
   };
   return table[static_cast<int>(dt)];
 }
@@ -104,6 +107,8 @@ float decode_minifloat(uint32_t code, bool fn_nan /* E4M3FN: only S.1111.111 is 
 
 size_t dtype_size(DType dt) { return info(dt).size; }
 const char* dtype_name(DType dt) { return info(dt).name; }
+const char* dtype_numpy_name(DType dt) { return info(dt).aliases.begin()->data(); }
+bool dtype_from_ml_dtypes(DType dt) { return info(dt).ml_dtypes; }
 
 DType dtype_from_name(std::string_view name) {
   std::string accepted;

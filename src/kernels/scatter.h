@@ -1,5 +1,5 @@
 #pragma once
-#include "ptocpu/ops.h"
+#include "ptocpu/scatter_reduce.h"
 #include "ptocpu/tensor.h"
 
 namespace pto::kernels {

@@ -10,6 +10,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 import ptocpu
+from ptocpu import _reference as ref
 
 NUMPY_DTYPES = {
     "DT_INT8": np.int8, "DT_INT16": np.int16, "DT_INT32": np.int32, "DT_INT64": np.int64,
@@ -50,17 +51,6 @@ def assert_bits_equal(got, want) -> None:
     np.testing.assert_array_equal(g, w)
 
 
-def np_interleave(a, b):
-    n = a.shape[-1]
-    s = np.stack((a, b), -1).reshape(a.shape[:-1] + (2 * n,))
-    return s[..., :n], s[..., n:]
-
-
-def np_deinterleave(a, b=None):
-    c = a if b is None else np.concatenate((a, b), -1)
-    return c[..., 0::2], c[..., 1::2]
-
-
 def torch_of_bits(a: np.ndarray) -> torch.Tensor:
     """The array's bits as a torch signed-integer tensor (torch ops on any width, bit-exact)."""
     return torch.from_numpy(a.copy(order="C").view(f"i{a.dtype.itemsize}"))
@@ -88,15 +78,15 @@ def check_all_forms(a: np.ndarray, b: np.ndarray, pa=None, pb=None) -> None:
     out = ptocpu.interleave(pa, pb)
     assert isinstance(out, tuple) and len(out) == 2
     assert all(isinstance(t, ptocpu.Tensor) for t in out)
-    for got, want, peer in zip(out, np_interleave(a, b), torch_interleave(a, b)):
+    for got, want, peer in zip(out, ref.interleave(a, b), torch_interleave(a, b)):
         assert got.shape == a.shape
         assert_bits_equal(got, want)
         assert_bits_equal(got, peer)
-    for got, want, peer in zip(ptocpu.deinterleave(pa, pb), np_deinterleave(a, b), torch_deinterleave(a, b)):
+    for got, want, peer in zip(ptocpu.deinterleave(pa, pb), ref.deinterleave(a, b), torch_deinterleave(a, b)):
         assert got.shape == a.shape
         assert_bits_equal(got, want)
         assert_bits_equal(got, peer)
-    for got, want, peer in zip(ptocpu.deinterleave(pa), np_deinterleave(a), torch_deinterleave(a)):
+    for got, want, peer in zip(ptocpu.deinterleave(pa), ref.deinterleave(a), torch_deinterleave(a)):
         assert got.shape == a.shape[:-1] + (a.shape[-1] // 2,)
         assert_bits_equal(got, want)
         assert_bits_equal(got, peer)
@@ -264,15 +254,15 @@ def test_large_outputs_threads_and_streaming(name, shape):
     rng = np.random.default_rng(11)
     a, b = random_array(rng, shape, name), random_array(rng, shape, name)
     out0, out1 = ptocpu.interleave(a, b)
-    want0, want1 = np_interleave(a, b)
+    want0, want1 = ref.interleave(a, b)
     assert_bits_equal(out0, want0)
     assert_bits_equal(out1, want1)
-    for got, want in zip(ptocpu.deinterleave(a, b), np_deinterleave(a, b)):
+    for got, want in zip(ptocpu.deinterleave(a, b), ref.deinterleave(a, b)):
         assert_bits_equal(got, want)
-    for got, want in zip(ptocpu.deinterleave(a), np_deinterleave(a)):
+    for got, want in zip(ptocpu.deinterleave(a), ref.deinterleave(a)):
         assert_bits_equal(got, want)
     # a strided (sliced) large input goes through the general path
-    for got, want in zip(ptocpu.deinterleave(a[::2], b[::2]), np_deinterleave(a[::2], b[::2])):
+    for got, want in zip(ptocpu.deinterleave(a[::2], b[::2]), ref.deinterleave(a[::2], b[::2])):
         assert_bits_equal(got, want)
 
 

@@ -10,6 +10,7 @@ import torch
 from hypothesis import given, strategies as st
 
 import ptocpu
+from ptocpu import _reference as ref
 
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 FP8 = {"DT_FP8E4M3", "DT_FP8E5M2", "DT_FP8E8M0"}
@@ -34,13 +35,6 @@ def npdt(name: str) -> np.dtype:
 
 def uint_view(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
-
-
-def acc_dtype(dt: np.dtype) -> np.dtype:
-    """SPEC 5.4 / 8: fp32 for fp16 / bf16 / fp32, fp64 for fp64, the dtype itself for integers."""
-    if dt in (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16), np.dtype(np.float32)):
-        return np.dtype(np.float32)
-    return dt
 
 
 def random_values(rng, shape, dt: np.dtype, reduce=None) -> np.ndarray:
@@ -74,33 +68,6 @@ def scalar_for(dt: np.dtype, rng):
     if dt == np.dtype(ml_dtypes.float8_e8m0fnu):
         return 2.0
     return float(rng.choice([2.0, -1.5, 0.375, 3]))
-
-
-def reference(x: np.ndarray, dim: int, index: np.ndarray, src, reduce) -> np.ndarray:
-    """SPEC 5.4 / 8 in numpy. src: an array (only its index-shaped prefix is read) or a 0-d
-    array already converted to x's dtype."""
-    out = x.copy()
-    d = dim % x.ndim
-    if index.size == 0:
-        return out
-    pos = list(np.indices(index.shape))
-    pos[d] = index.astype(np.int64)
-    target = np.ravel_multi_index(tuple(pos), x.shape).ravel()  # row-major order of positions
-    if src.ndim == 0:
-        v = np.broadcast_to(src, index.shape).ravel()
-    else:
-        v = src[tuple(slice(0, m) for m in index.shape)].ravel()
-    flat = out.reshape(-1)
-    if reduce is None:
-        last = len(target) - 1 - np.unique(target[::-1], return_index=True)[1]  # last write wins
-        flat[target[last]] = v[last]
-        return out
-    acc = flat.astype(acc_dtype(x.dtype))
-    ufunc = np.add if reduce == "add" else np.multiply
-    with np.errstate(over="ignore", invalid="ignore"):
-        ufunc.at(acc, target, v.astype(acc.dtype))
-    flat[...] = acc.astype(x.dtype)
-    return out
 
 
 def assert_same_bits(got, expected: np.ndarray):
@@ -157,7 +124,7 @@ def test_every_platform_dtype_against_reference(platform, name, reduce):
                 for scalar_src in (False, True):
                     x, dim, index, src = random_case(rng, rank, dt, reduce, scalar_src, index_dtype)
                     src_np = convert_scalar(src, dt) if scalar_src else src
-                    expected = reference(x, dim, index, src_np, reduce)
+                    expected = ref.scatter(x, dim, index, src_np, reduce)
                     before = x.copy()
                     out = ptocpu.scatter(x, dim, index, src, reduce=reduce)  # out of place
                     assert_same_bits(out, expected)
@@ -188,7 +155,7 @@ def test_hypothesis_duplicates_and_layouts(data):
         src_np = convert_scalar(src, dt)
     else:
         src = src_np = random_values(rng, [m + data.draw(st.integers(0, 2)) for m in ishape], dt, reduce)
-    expected = reference(x, d, index, src_np, reduce)
+    expected = ref.scatter(x, d, index, src_np, reduce)
     # input as a transposed ptocpu view of a bigger base, to exercise strided writes
     base = np.ascontiguousarray(np.swapaxes(np.concatenate([x, x], axis=0), 0, -1))
     view = np.swapaxes(base, 0, -1)[: shape[0]]
@@ -310,7 +277,7 @@ def test_low_precision_accumulates_in_fp32_and_rounds_once(dt, reduce):
         src = rng.uniform(0.05, 0.15, size=(n, 4)).astype(dt)
     else:
         src = rng.choice([1 + 2**-7, 1 - 2**-7, 1 + 2**-6, 1 - 2**-6], size=(n, 4)).astype(dt)
-    expected = reference(x, 0, index, src, reduce)
+    expected = ref.scatter(x, 0, index, src, reduce)
     got = ptocpu.scatter(x, 0, index, src, reduce=reduce).numpy()
     assert_same_bits(got, expected)
     # per-step rounding to the dtype gives a different answer: the test can tell them apart
@@ -330,7 +297,7 @@ def test_fp32_add_order_is_row_major_and_thread_independent():
     x = rng.standard_normal((64, 300)).astype(np.float32)
     index = rng.integers(0, 64, size=(5000, 300))
     src = (rng.standard_normal((5000, 300)) * 1e3).astype(np.float32)
-    expected = reference(x, 0, index, src, "add")
+    expected = ref.scatter(x, 0, index, src, "add")
     results = []
     for threads in (1, 2, 3):
         ptocpu.set_num_threads(threads)
@@ -345,8 +312,8 @@ def test_integers_wrap_around(dt):
     x = np.array([info.max, info.min, 3], dtype=dt)
     index = np.array([0, 1, 2, 2, 2])
     src = np.array([1, -1 if info.min < 0 else 1, info.max, info.max, 2], dtype=np.int64).astype(dt)
-    assert_same_bits(ptocpu.scatter(x, 0, index, src, reduce="add"), reference(x, 0, index, src, "add"))
-    assert_same_bits(ptocpu.scatter(x, 0, index, src, reduce="multiply"), reference(x, 0, index, src, "multiply"))
+    assert_same_bits(ptocpu.scatter(x, 0, index, src, reduce="add"), ref.scatter(x, 0, index, src, "add"))
+    assert_same_bits(ptocpu.scatter(x, 0, index, src, reduce="multiply"), ref.scatter(x, 0, index, src, "multiply"))
 
 
 def test_larger_blocks_and_views():
@@ -358,10 +325,10 @@ def test_larger_blocks_and_views():
         src_base = random_values(rng, (160, 8, 250), np.dtype(dt))
         src = src_base[:, :, ::2]
         for reduce in REDUCES:
-            expected = reference(x, 0, index, src, reduce)
+            expected = ref.scatter(x, 0, index, src, reduce)
             assert_same_bits(ptocpu.scatter(x, 0, index, src, reduce=reduce), expected)
             assert_same_bits(ptocpu.scatter(x, -2 + 2, index, 7, reduce=reduce),
-                             reference(x, 0, index, convert_scalar(7, np.dtype(dt)), reduce))
+                             ref.scatter(x, 0, index, convert_scalar(7, np.dtype(dt)), reduce))
 
 
 LAYOUTS = {  # (input shape, dim, index shape): each kernel path
@@ -392,7 +359,7 @@ def test_kernel_paths_and_untouched_bits(dt, reduce, layout):
         x = bits.view(dt)
     index = rng.integers(0, shape[dim], size=ishape)
     src = random_values(rng, [m + 1 for m in ishape], dt, reduce)
-    expected = reference(x, dim, index, src, reduce)
+    expected = ref.scatter(x, dim, index, src, reduce)
     got = ptocpu.scatter(x, dim, index, src, reduce=reduce).numpy()
     assert_same_bits(got, expected)
     touched = np.zeros(shape, bool)
@@ -417,19 +384,19 @@ def test_scatter_on_a_view_writes_through_to_the_base():
 def test_src_overlapping_input_is_read_before_any_write():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     index = np.array([[1, 2, 3, 0], [2, 3, 0, 1], [3, 0, 1, 2]])
-    expected = reference(x, 1, index, x.copy(), None)
+    expected = ref.scatter(x, 1, index, x.copy(), None)
     ptocpu.scatter_(x, 1, index, x)  # src is input itself
     assert_same_bits(x, expected)
     y = np.arange(12, dtype=np.float32).reshape(3, 4)
     i2 = index[:2, :3] % 3
-    expected = reference(y, 0, i2, y[1:].copy(), "add")
+    expected = ref.scatter(y, 0, i2, y[1:].copy(), "add")
     ptocpu.scatter_(y, 0, i2, y[1:], reduce="add")  # src is a shifted view of input
     assert_same_bits(y, expected)
 
 
 def test_index_overlapping_input_is_read_before_any_write():
     x = np.array([[1, 0, 2], [2, 2, 0]], dtype=np.int64)
-    expected = reference(x, 1, x.copy(), np.array(5), None)
+    expected = ref.scatter(x, 1, x.copy(), np.array(5), None)
     ptocpu.scatter_(x, 1, x, 5)  # index is input itself
     assert_same_bits(x, expected)
 
@@ -607,11 +574,11 @@ def test_large_index_rows_and_blocks(index_dtype):
     index = rng.integers(0, 500, size=(300, 4000)).astype(index_dtype)
     src = rng.standard_normal((300, 4000)).astype(np.float32)
     for reduce in REDUCES:
-        assert_same_bits(ptocpu.scatter(x, 1, index, src, reduce=reduce), reference(x, 1, index, src, reduce))
+        assert_same_bits(ptocpu.scatter(x, 1, index, src, reduce=reduce), ref.scatter(x, 1, index, src, reduce))
     index0 = rng.integers(0, 300, size=(2500, 500)).astype(index_dtype)
     src0 = rng.standard_normal((2500, 500)).astype(np.float32)
     for reduce in REDUCES:
-        assert_same_bits(ptocpu.scatter(x, 0, index0, src0, reduce=reduce), reference(x, 0, index0, src0, reduce))
+        assert_same_bits(ptocpu.scatter(x, 0, index0, src0, reduce=reduce), ref.scatter(x, 0, index0, src0, reduce))
 
 
 def test_error_on_a_view_leaves_the_base_unchanged():
