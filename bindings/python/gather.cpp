@@ -1,5 +1,6 @@
 // gather (docs/ops/gather.md) and the Tensor.gather method.
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/platform.h"
 
@@ -17,11 +18,12 @@ pto::Tensor gather(nb::handle input, nb::handle dim, nb::handle index) {
 }  // namespace
 
 void bind_gather(nb::module_& m) {
-  const char* doc = "torch.gather with checks: out has index's shape, out[p] = input[p with p[dim] := index[p]].";
-  m.def("gather", &gather, nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(), doc);
+  m.def("gather", &gather, nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
+        nb::sig(docs::gather.sig), docs::gather.text);
   nb::handle cls = nb::type<pto::Tensor>();
   cls.attr("gather") = nb::cpp_function(&gather, nb::is_method(), nb::scope(cls), nb::name("gather"),
-                                        nb::arg("dim").none(), nb::arg("index").none(), doc);
+                                        nb::arg("dim").none(), nb::arg("index").none(),
+                                        nb::sig(docs::tensor_gather.sig), docs::tensor_gather.text);
 }
 
 }  // namespace ptobind

@@ -1,5 +1,6 @@
 // gathermask (docs/ops/gathermask.md) and the Tensor.gathermask method.
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/platform.h"
 
@@ -17,13 +18,12 @@ pto::Tensor gathermask(nb::handle x, nb::handle pattern_mode) {
 }  // namespace
 
 void bind_gathermask(nb::module_& m) {
-  const char* doc =
-      "Lanes of the last axis by pattern_mode: 1 -> x[..., 0::2], 2 -> x[..., 1::2], 3..6 -> x[..., mode-3::4], "
-      "7 -> a copy.";
-  m.def("gathermask", &gathermask, nb::arg("x").none(), nb::arg("pattern_mode").none(), doc);
+  m.def("gathermask", &gathermask, nb::arg("x").none(), nb::arg("pattern_mode").none(), nb::sig(docs::gathermask.sig),
+        docs::gathermask.text);
   nb::handle cls = nb::type<pto::Tensor>();
   cls.attr("gathermask") = nb::cpp_function(&gathermask, nb::is_method(), nb::scope(cls), nb::name("gathermask"),
-                                            nb::arg("pattern_mode").none(), doc);
+                                            nb::arg("pattern_mode").none(), nb::sig(docs::tensor_gathermask.sig),
+                                            docs::tensor_gathermask.text);
 }
 
 }  // namespace ptobind

@@ -1,6 +1,7 @@
 // index_add_ / index_add (docs/ops/index_add.md) and the Tensor.index_add_ / Tensor.index_add
 // methods.
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/platform.h"
@@ -38,22 +39,22 @@ pto::Tensor index_add_new(nb::handle input, nb::handle dim, nb::handle index, nb
 }  // namespace
 
 void bind_index_add(nb::module_& m) {
-  const char* doc_ =
-      "For i in order: input[.., index[i], ..] += alpha * source[.., i, ..] along dim, rounding the product and "
-      "the sum once each per step. In place; returns input.";
-  const char* doc = "index_add_ on a copy of input; input is left untouched.";
   m.def("index_add_", &index_add_inplace, nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
-        nb::arg("source").none(), nb::kw_only(), nb::arg("alpha").none() = 1, doc_);
+        nb::arg("source").none(), nb::kw_only(), nb::arg("alpha").none() = 1, nb::sig(docs::index_add_inplace.sig),
+        docs::index_add_inplace.text);
   m.def("index_add", &index_add_new, nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
-        nb::arg("source").none(), nb::kw_only(), nb::arg("alpha").none() = 1, doc);
+        nb::arg("source").none(), nb::kw_only(), nb::arg("alpha").none() = 1, nb::sig(docs::index_add.sig),
+        docs::index_add.text);
   nb::handle cls = nb::type<pto::Tensor>();
   cls.attr("index_add_") = nb::cpp_function(&index_add_inplace, nb::is_method(), nb::scope(cls),
                                             nb::name("index_add_"), nb::arg("dim").none(), nb::arg("index").none(),
                                             nb::arg("source").none(), nb::kw_only(), nb::arg("alpha").none() = 1,
-                                            doc_);
+                                            nb::sig(docs::tensor_index_add_inplace.sig),
+                                            docs::tensor_index_add_inplace.text);
   cls.attr("index_add") = nb::cpp_function(&index_add_new, nb::is_method(), nb::scope(cls), nb::name("index_add"),
                                            nb::arg("dim").none(), nb::arg("index").none(), nb::arg("source").none(),
-                                           nb::kw_only(), nb::arg("alpha").none() = 1, doc);
+                                           nb::kw_only(), nb::arg("alpha").none() = 1,
+                                           nb::sig(docs::tensor_index_add.sig), docs::tensor_index_add.text);
 }
 
 }  // namespace ptobind

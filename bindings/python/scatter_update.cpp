@@ -1,5 +1,6 @@
 // scatter_update (docs/ops/scatter_update.md) and the Tensor.scatter_update method.
 #include "bind.h"
+#include "docstrings.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/platform.h"
 
@@ -25,15 +26,13 @@ nb::object scatter_update(nb::handle input, nb::handle dim, nb::handle index, nb
 }  // namespace
 
 void bind_scatter_update(nb::module_& m) {
-  const char* doc =
-      "Paged KV-cache write along dim -2, in place: 2-D input[index[i][j], :] = src[i*s + j, :]; 4-D "
-      "input[slot // block_size][slot % block_size] = src[i][j]. A negative slot skips its row; returns input.";
   m.def("scatter_update", &scatter_update, nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
-        nb::arg("src").none(), doc);
+        nb::arg("src").none(), nb::sig(docs::scatter_update.sig), docs::scatter_update.text);
   nb::handle cls = nb::type<pto::Tensor>();
   cls.attr("scatter_update") =
       nb::cpp_function(&scatter_update, nb::is_method(), nb::scope(cls), nb::name("scatter_update"),
-                       nb::arg("dim").none(), nb::arg("index").none(), nb::arg("src").none(), doc);
+                       nb::arg("dim").none(), nb::arg("index").none(), nb::arg("src").none(),
+                       nb::sig(docs::tensor_scatter_update.sig), docs::tensor_scatter_update.text);
 }
 
 }  // namespace ptobind

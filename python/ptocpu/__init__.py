@@ -68,6 +68,7 @@ __all__ = [
     "DT_FP16", "DT_BF16", "DT_FP32", "DT_FP64", "DT_FP8E4M3", "DT_FP8E5M2", "DT_FP8E8M0",
     "tensor", "from_dlpack", "from_numpy", "asarray", "dtype", "numpy_dtype", "itemsize",
     "index_select", "interleave", "deinterleave", "scatter_", "scatter", "strided_slice", "strided_slice_view",
+    "gather", "scatter_update", "index_add_", "index_add", "gathermask",
     "set_platform", "get_platform", "platform", "platform_table",
     "set_vec_tile_shapes", "get_vec_tile_shapes", "reset_vec_tile_shapes", "vec_tile_shapes",
     "view", "assemble", "loop", "loop_unroll", "frontend", "RunMode",

@@ -366,12 +366,6 @@ def _strided_slice_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.IndexOutOfRange, "5"))
 
 
-def _gather_reference(x, dim, index):
-    """take_along_axis on input cropped to index's extent on every axis but dim."""
-    crop = tuple(slice(None) if a == dim % x.ndim else slice(0, m) for a, m in enumerate(index.shape))
-    return np.take_along_axis(x[crop], index.astype(np.int64), axis=dim)
-
-
 def _gather_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
         def doc():
@@ -389,7 +383,7 @@ def _gather_cases(rng, quick) -> Iterator[Case]:
                 index = rng.integers(0, shape[dim], size=ishape)
                 ptocpu.set_vec_tile_shapes(*tile)
                 try:
-                    pairs.append((ptocpu.gather(x, dim, index), _gather_reference(x, dim, index)))
+                    pairs.append((ptocpu.gather(x, dim, index), _reference.gather(x, dim, index)))
                 finally:
                     ptocpu.reset_vec_tile_shapes()
             return _compare(pairs)
@@ -404,25 +398,13 @@ def _gather_cases(rng, quick) -> Iterator[Case]:
                     ishape[dim] = shape[dim] + 2
                     index = rng.integers(0, shape[dim], size=ishape)
                     out = ptocpu.gather(x, dim, index)
-                    want = _gather_reference(x, dim, index)
+                    want = _reference.gather(x, dim, index)
                     torch_out = _torch_reference(lambda tx, ti: torch.gather(tx, dim, ti), x, x, index)
                     return _compare([(out, want)] + [(out, t) for t in torch_out])
                 yield Case("gather", platform, dtype, f"x{list(shape)}", run)
         yield Case("gather", platform, "DT_FP32", "error: index value out of range",
                    lambda: _expect_error(lambda: ptocpu.gather(np.zeros((3, 4), np.float32), 0, np.array([[0, 3]])),
                                          ptocpu.IndexOutOfRange, "index value 3"))
-
-
-def _scatter_update_reference(cache, index, src):
-    out = cache.copy()
-    s = index.shape[1]
-    for (i, j), slot in np.ndenumerate(index):
-        if slot >= 0:
-            if cache.ndim == 2:
-                out[slot] = src[i * s + j]
-            else:
-                out[slot // cache.shape[1], slot % cache.shape[1]] = src[i, j]
-    return out
 
 
 def _scatter_update_cases(rng, quick) -> Iterator[Case]:
@@ -447,7 +429,7 @@ def _scatter_update_cases(rng, quick) -> Iterator[Case]:
                     index = rng.permutation(slots)[:6].reshape(2, 3)
                     index[1, 2] = -1  # a padding slot: skipped
                     src = _random(rng, (2, 3, 2, 5) if four_d else (6, 5), dtype)
-                    want = _scatter_update_reference(cache, index, src)
+                    want = _reference.scatter_update(cache, index, src)
                     out = ptocpu.scatter_update(cache, -2, index, src)
                     return _compare([(out, want), (cache, want)])
                 yield Case("scatter_update", platform, dtype, f"{'4-D' if four_d else '2-D'} cache, one padding slot", run)
@@ -462,20 +444,6 @@ def _scatter_update_cases(rng, quick) -> Iterator[Case]:
             return ok, detail, []
         yield Case("scatter_update", platform, "DT_FP32", "error: slot too large at the end, cache unchanged",
                    bad_last_index)
-
-
-def _index_add_reference(x, dim, index, src, alpha):
-    """The per-step rule: v = round(alpha * s), x = round(x + v) in fp32 (fp64 for fp64); integers wrap."""
-    out = x.copy()
-    wide = x.dtype if x.dtype.kind in "iu" else (np.float64 if x.dtype == np.float64 else np.float32)
-    a = np.array(int(alpha) if x.dtype.kind in "iu" else alpha).astype(x.dtype).astype(wide)
-    with np.errstate(over="ignore"):
-        for i, t in enumerate(index):
-            sl = [slice(None)] * x.ndim
-            sl[dim] = t
-            v = (a * np.take(src, i, axis=dim).astype(wide)).astype(x.dtype).astype(wide)
-            out[tuple(sl)] = (out[tuple(sl)].astype(wide) + v).astype(x.dtype)
-    return out
 
 
 def _index_add_cases(rng, quick) -> Iterator[Case]:
@@ -496,7 +464,7 @@ def _index_add_cases(rng, quick) -> Iterator[Case]:
                         sshape[dim] = 2 * shape[dim] + 1
                         src = _random(rng, sshape, dtype)
                         index = rng.integers(0, shape[dim], size=sshape[dim]).astype(np.int32)
-                        want = _index_add_reference(x, dim, index, src, alpha)
+                        want = _reference.index_add(x, dim, index, src, alpha)
                         x0 = x.copy()
                         ptocpu.index_add_(x, dim, index, src, alpha=alpha)
                         pairs = [(x, want)]
@@ -512,8 +480,6 @@ def _index_add_cases(rng, quick) -> Iterator[Case]:
 
 
 def _gathermask_cases(rng, quick) -> Iterator[Case]:
-    lanes = {1: np.s_[..., 0::2], 2: np.s_[..., 1::2], 3: np.s_[..., 0::4], 4: np.s_[..., 1::4], 5: np.s_[..., 2::4],
-             6: np.s_[..., 3::4], 7: np.s_[...]}
     for platform in PLATFORMS:
         def doc():
             x = np.arange(18, dtype=np.int32).reshape(3, 6)
@@ -524,7 +490,7 @@ def _gathermask_cases(rng, quick) -> Iterator[Case]:
             for shape in shapes:
                 def run(dtype=dtype, shape=shape):
                     x = _random(rng, shape, dtype)
-                    return _compare([(ptocpu.gathermask(x, m), np.ascontiguousarray(x[lanes[m]])) for m in lanes])
+                    return _compare([(ptocpu.gathermask(x, m), _reference.gathermask(x, m)) for m in range(1, 8)])
                 yield Case("gathermask", platform, dtype, f"x{list(shape)} modes 1-7", run)
         yield Case("gathermask", platform, "DT_FP32", "error: pattern_mode 8",
                    lambda: _expect_error(lambda: ptocpu.gathermask(np.zeros((2, 8), np.float32), 8),

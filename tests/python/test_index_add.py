@@ -1,4 +1,4 @@
-"""index_add_ / index_add (docs/ops/index_add.md) against a numpy reference of the per-step rule
+"""index_add_ / index_add (docs/ops/index_add.md) against ptocpu._reference's numpy loop of the per-step rule
 (v = round(alpha * s), x = round(x + v), computed in fp32 — fp64 for fp64 — with alpha first
 converted to the input's dtype; integers wrap), against torch's index_add (bit for bit with
 alpha 1 wherever torch adds step by step), upstream's doc example and official rows, one test per
@@ -12,6 +12,7 @@ import torch
 from hypothesis import given, strategies as st
 
 import ptocpu
+from ptocpu import _reference as ref
 
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -37,31 +38,6 @@ def assert_same_bits(got, want: np.ndarray):
     if want.dtype.kind == "f" or want.dtype == BF16:
         same |= np.isnan(got.astype(np.float64)) & np.isnan(want.astype(np.float64))
     assert same.all(), f"{(~same).sum()} elements differ"
-
-
-def reference(x: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray, alpha=1) -> np.ndarray:
-    """The per-step rule, one index entry at a time."""
-    out = x.copy()
-    d = dim % x.ndim
-    dt = x.dtype
-    if dt.kind in "iu":
-        a = np.array(int(alpha)).astype(dt)  # int() truncates toward zero
-        with np.errstate(over="ignore"):
-            for i, t in enumerate(index):
-                dst = np.take(out, [t], axis=d)
-                v = (a * np.take(src, [i], axis=d)).astype(dt)
-                np.put_along_axis(out, np.full_like(dst, t, dtype=np.int64), (dst + v).astype(dt), axis=d)
-        return out
-    c = np.float64 if dt == np.float64 else np.float32
-    a = np.array(alpha).astype(dt).astype(c)  # alpha converted to the dtype first
-    with np.errstate(over="ignore", invalid="ignore"):
-        for i, t in enumerate(index):
-            sl = [slice(None)] * x.ndim
-            sl[d] = t
-            s = np.take(src, i, axis=d).astype(c)
-            v = (a * s).astype(dt).astype(c)
-            out[tuple(sl)] = (out[tuple(sl)].astype(c) + v).astype(dt)
-    return out
 
 
 def random_values(rng, shape, dt: np.dtype) -> np.ndarray:
@@ -91,7 +67,7 @@ def test_every_platform_dtype_against_reference(platform):
             for rank in range(lo, min(hi, 5) + 1):
                 for alpha in (1, 2.5, 3) if dt.kind == "u" else (1, -1.2, 3):
                     x, dim, index, src = random_case(rng, rank, dt, (np.int32, np.int64)[rank % 2])
-                    want = reference(x, dim, index, src, alpha)
+                    want = ref.index_add(x, dim, index, src, alpha)
                     before = x.copy()
                     assert_same_bits(ptocpu.index_add(x, dim, index, src, alpha=alpha), want)
                     assert_same_bits(x, before)  # out of place
@@ -140,7 +116,7 @@ def test_torch_scatter_add_path_accumulates_in_fp32_we_round_per_step(dt):
     index = torch.randint(0, 50, (400,))
     got = ptocpu.index_add(x, 0, index, src)
     to_np = (lambda t: t.view(torch.int16).numpy().view(BF16)) if dt == torch.bfloat16 else (lambda t: t.numpy())
-    assert_same_bits(got, reference(to_np(x), 0, index.numpy(), to_np(src)))
+    assert_same_bits(got, ref.index_add(to_np(x), 0, index.numpy(), to_np(src)))
     assert not torch.equal(torch.from_dlpack(got), x.index_add(0, index, src))
 
 
@@ -158,12 +134,12 @@ def test_large_blocks_rows_and_threads(dt, alpha):
     src0 = random_values(rng, (70, 3, 600), dt)
     for threads in (1, 2, 3):
         ptocpu.set_num_threads(threads)
-        assert_same_bits(ptocpu.index_add(x, 0, index, src0, alpha=alpha), reference(x, 0, index, src0, alpha))
+        assert_same_bits(ptocpu.index_add(x, 0, index, src0, alpha=alpha), ref.index_add(x, 0, index, src0, alpha))
         idx2 = rng.integers(0, 600, size=300)
-        assert_same_bits(ptocpu.index_add(x, 2, idx2, src, alpha=alpha), reference(x, 2, idx2, src, alpha))
+        assert_same_bits(ptocpu.index_add(x, 2, idx2, src, alpha=alpha), ref.index_add(x, 2, idx2, src, alpha))
         xt = ptocpu.asarray(np.ascontiguousarray(np.swapaxes(x, 0, 2)))  # [600, 3, 40]
         view = np.swapaxes(xt.numpy(), 0, 2)  # a transposed (strided) target written in place
-        want = reference(view.copy(), 0, index, src0, alpha)
+        want = ref.index_add(view.copy(), 0, index, src0, alpha)
         ptocpu.index_add_(ptocpu.asarray(view), 0, index, src0, alpha=alpha)
         assert_same_bits(view, want)
 
@@ -182,7 +158,7 @@ def test_hypothesis_per_step_rule(data):
     sshape[d] = n
     x, src = random_values(rng, shape, dt), random_values(rng, sshape, dt)
     alpha = data.draw(st.sampled_from([1, 2, -1, 0.1, 1.5]) if dt.kind != "u" else st.sampled_from([1, 2, 3]))
-    assert_same_bits(ptocpu.index_add(x, d, index, src, alpha=alpha), reference(x, d, index, src, alpha))
+    assert_same_bits(ptocpu.index_add(x, d, index, src, alpha=alpha), ref.index_add(x, d, index, src, alpha))
 
 
 def test_fp16_rounds_every_step():
@@ -228,11 +204,11 @@ def test_upstream_unit_examples():
 def test_source_and_index_sharing_memory_with_input():
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     index = np.array([1, 0, 3, 3])
-    want = reference(x, 0, index, x.copy(), 1.5)
+    want = ref.index_add(x, 0, index, x.copy(), 1.5)
     ptocpu.index_add_(x, 0, index, x, alpha=1.5)  # source is input itself
     assert_same_bits(x, want)
     z = np.array([[1, 0, 2], [0, 2, 1]], np.int64)
-    want = reference(z, 1, z[0].copy(), z.copy())
+    want = ref.index_add(z, 1, z[0].copy(), z.copy())
     ptocpu.index_add_(z, 1, z[0], z)  # index is a row of input
     assert_same_bits(z, want)
 
@@ -265,7 +241,7 @@ def test_official_rows(platform, case, shape, sshape, name, idt, dim, alpha, til
     x = rng.uniform(-bound, bound, size=shape).astype(dt)
     src = rng.uniform(-bound, bound, size=sshape).astype(dt)
     index = rng.integers(0, 10, size=sshape[dim]).astype(idt)
-    want = reference(x, dim, index, src, alpha)
+    want = ref.index_add(x, dim, index, src, alpha)
     with ptocpu.platform(platform), ptocpu.vec_tile_shapes(*tile):
         ptocpu.index_add_(x, dim, index, src, alpha=alpha)
     assert_same_bits(x, want)
