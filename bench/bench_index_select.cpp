@@ -1,5 +1,5 @@
-// index_select on the BENCH.md IS cases through the C++ API (no Python), with a parallel
-// contiguous copy of the same output size as the reference. Bytes counted per BENCH.md:
+// index_select on the docs/benchmarks.md IS cases through the C++ API (no Python), with a parallel
+// contiguous copy of the same output size as the reference. Bytes counted per docs/benchmarks.md:
 // 2 * out + index. Run: build/bench/bench_index_select [--benchmark_filter=IS1]
 #include <benchmark/benchmark.h>
 

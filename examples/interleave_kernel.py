@@ -1,4 +1,4 @@
-"""An interleave kernel (SPEC 5.2 + 7): a loop over row blocks with view + interleave + assemble.
+"""An interleave kernel (docs/ops/interleave.md + 7): a loop over row blocks with view + interleave + assemble.
 
 Every block of ROWS_PER_BLOCK rows of `a` and `b` is viewed (the last block declares the full
 block shape and a smaller valid_shape), interleaved along the last axis, and assembled into the
@@ -42,7 +42,7 @@ def make_inputs(seed: int = 0):
 
 
 def reference(a, b):
-    """SPEC 5.2 with torch: the stream a0 b0 a1 b1 ... split into its two halves."""
+    """docs/ops/interleave.md with torch: the stream a0 b0 a1 b1 ... split into its two halves."""
     import torch
 
     s = torch.stack([torch.from_numpy(a), torch.from_numpy(b)], dim=-1).reshape(a.shape[0], -1)

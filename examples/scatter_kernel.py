@@ -1,9 +1,9 @@
-"""A scatter_ kernel (SPEC 5.4 + 7): scatter-add a long index / src pair block by block.
+"""A scatter_ kernel (docs/ops/scatter.md + 7): scatter-add a long index / src pair block by block.
 
 The output starts as a copy of `x` (`out[:] = x`), then each block of INDEX_ROWS_PER_BLOCK rows
 of `index` and `src` is viewed (the tail block with a smaller valid_shape) and scattered into
 `out` along dim 0 with reduce="add". Blocks run in order, so the contributions arrive in the
-row-major order SPEC 5.4 fixes and the result equals one scatter_add over the whole index.
+row-major order docs/ops/scatter.md fixes and the result equals one scatter_add over the whole index.
 Run: PYTHONPATH=python:build python3 examples/scatter_kernel.py
 """
 import numpy as np
@@ -23,7 +23,7 @@ def scatter_add_kernel(
     block: int,
 ):
     out[:] = x
-    # scatter_ tiles: tile[dim] covers the whole of input's and index's dim 0 (SPEC 7).
+    # scatter_ tiles: tile[dim] covers the whole of input's and index's dim 0 (docs/kernel_model.md).
     pypto.set_vec_tile_shapes(out.shape[0], out.shape[1])
     n = index.shape[0]
     for i in pypto.loop(0, n, block):

@@ -20,7 +20,7 @@ void bind_runtime(nb::module_& m);  // platforms, tile shapes, threads, build in
 void bind_index_select(nb::module_& m);
 void bind_strided_slice(nb::module_& m);
 void bind_interleave(nb::module_& m);
-void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (SPEC 7)
+void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (docs/kernel_model.md)
 void bind_scatter(nb::module_& m);
 void bind_gather(nb::module_& m);
 void bind_scatter_update(nb::module_& m);

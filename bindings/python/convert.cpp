@@ -105,7 +105,7 @@ pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access 
     nb::object copy = access == Access::Write ? nb::object(nb::bool_(false)) : nb::none();
     return nb::cast<pto::Tensor>(cached(g_asarray, "ptocpu._convert", "asarray")(obj, nb::arg("copy") = copy));
   } catch (nb::python_error& e) {
-    // The same exception class, its message led by the op and the parameter (SPEC 4).
+    // The same exception class, its message led by the op and the parameter (docs/errors.md).
     const std::string message = std::string(op) + ": " + param + ": " + nb::str(e.value()).c_str();
     PyErr_SetString(e.type().ptr(), message.c_str());
     throw nb::python_error();

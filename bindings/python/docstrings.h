@@ -343,6 +343,12 @@ inline constexpr Doc set_kernel_tuning{
 and cap the hand-written kernels at isa ("baseline", "avx2", "avx512"). -1 / None restore the
 defaults (half the last-level cache; the best ISA of this CPU). Not safe while kernels run.)"};
 
+inline constexpr Doc take_ub_use{
+    "def _take_ub_use() -> dict[str, typing.Any] | None",
+    R"(For tracing (docs/tracing.md): the UB use that the last op call with a UB check recorded on
+this thread, as {"op", "limit", "total", "buffers": [(what, bytes), ...]}, then cleared. None
+when no op checked its UB since the last take.)"};
+
 inline constexpr Doc tensor{
     "def tensor(shape: collections.abc.Sequence[int], dtype: DType | str | typing.Any) -> Tensor",
     R"(A new zero-filled tensor of shape and dtype.

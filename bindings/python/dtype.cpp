@@ -6,7 +6,7 @@
 namespace ptobind {
 
 void bind_dtype(nb::module_& m) {
-  nb::enum_<pto::DType> dtype(m, "DType", "Element types of SPEC 2");
+  nb::enum_<pto::DType> dtype(m, "DType", "Element types of docs/dtypes.md");
   for (int i = 0; i < pto::kNumDTypes; ++i) {
     const auto dt = static_cast<pto::DType>(i);
     dtype.value(pto::dtype_name(dt), dt);

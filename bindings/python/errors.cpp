@@ -1,4 +1,4 @@
-// The SPEC 4 exceptions: each ptocpu error is also the builtin exception SPEC 4 names.
+// The docs/errors.md exceptions: each ptocpu error is also the builtin exception docs/errors.md names.
 #include <Python.h>
 
 #include "bind.h"

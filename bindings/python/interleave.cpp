@@ -9,7 +9,7 @@ namespace ptobind {
 
 void bind_interleave(nb::module_& m) {
   // require_offered first: on a platform without the op, UnsupportedError wins over any
-  // argument that would fail to convert (SPEC 4).
+  // argument that would fail to convert (docs/errors.md).
   m.def("interleave",
         [](nb::handle input, nb::handle other) {
           pto::require_offered(pto::Op::Interleave);

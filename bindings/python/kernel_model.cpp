@@ -1,4 +1,4 @@
-// The PyPTO kernel model (SPEC 7): view, assemble, loop, and the jit argument check that
+// The PyPTO kernel model (docs/kernel_model.md): view, assemble, loop, and the jit argument check that
 // ptocpu.frontend.jit calls. Conversion and forwarding only; the rules live in src/ops/kernel_model.cpp.
 #include <Python.h>
 #include <nanobind/stl/string.h>

@@ -43,6 +43,20 @@ void bind_runtime(nb::module_& m) {
     }
     return out;
   }, nb::sig(docs::platform_table.sig), docs::platform_table.text);
+  // Private hook for tracing (docs/tracing.md).
+  m.def("_take_ub_use", []() -> nb::object {
+    const pto::UbUse& use = pto::last_ub_use();
+    if (use.op == nullptr) return nb::none();
+    nb::list buffers;
+    for (const pto::UbBuffer& b : use.buffers) buffers.append(nb::make_tuple(b.what, b.bytes));
+    nb::dict d;
+    d["op"] = use.op;
+    d["limit"] = use.limit;
+    d["total"] = use.total;
+    d["buffers"] = buffers;
+    pto::clear_ub_use();
+    return d;
+  }, nb::sig(docs::take_ub_use.sig), docs::take_ub_use.text);
 
   m.def("set_vec_tile_shapes", [](nb::args dims) {
     pto::set_vec_tile_shapes(to_int_list(dims, "set_vec_tile_shapes", "dims"));

@@ -1,4 +1,4 @@
-// scatter_ / scatter (SPEC 5.4) and the Tensor.scatter_ / Tensor.scatter methods.
+// scatter_ / scatter (docs/ops/scatter.md) and the Tensor.scatter_ / Tensor.scatter methods.
 #include <Python.h>
 #include <nanobind/stl/string_view.h>
 

@@ -40,7 +40,7 @@ nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
-  nb::class_<pto::Tensor> cls(m, "Tensor", "A strided view over shared storage (SPEC 3)");
+  nb::class_<pto::Tensor> cls(m, "Tensor", "A strided view over shared storage (docs/tensors.md)");
   cls.def(nb::init<>(), "An annotation placeholder for jit kernels (no storage)")
       .def("__init__",
            [](pto::Tensor* self, nb::handle shape, nb::handle dtype) {

@@ -1,4 +1,4 @@
-// SPEC 5.1's seed example through the C++ API.
+// docs/ops/index_select.md's seed example through the C++ API.
 #include <cstdio>
 #include <cstring>
 

@@ -1,4 +1,4 @@
-// The 16 element types of SPEC 2, their traits, bit-exact float conversions and the
+// The 16 element types of docs/dtypes.md, their traits, bit-exact float conversions and the
 // dtype visitors every op dispatches through (written once, here).
 #pragma once
 #include <cstddef>
@@ -20,7 +20,7 @@ enum class DType : uint8_t {
 inline constexpr int kNumDTypes = 16;
 
 size_t dtype_size(DType dt);
-// Canonical name as in SPEC 2: "DT_FP32", ...
+// Canonical name as in docs/dtypes.md: "DT_FP32", ...
 const char* dtype_name(DType dt);
 // The numpy spelling ("float16", "bfloat16", "float8_e4m3fn", ...); for the dtypes numpy lacks
 // (bf16 and the fp8 types) dtype_from_ml_dtypes is true and the name is ml_dtypes'.

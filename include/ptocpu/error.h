@@ -1,4 +1,4 @@
-// Errors of SPEC 4. Every message starts with the op name and names the parameter,
+// Errors of docs/errors.md. Every message starts with the op name and names the parameter,
 // the offending value and what was allowed.
 #pragma once
 #include <sstream>
@@ -26,7 +26,7 @@ class IndexError : public Error {
  public:
   using Error::Error;
 };
-// Tile shape / view / UB rules (SPEC 7).
+// Tile shape / view / UB rules (docs/kernel_model.md).
 class TileError : public Error {
  public:
   using Error::Error;

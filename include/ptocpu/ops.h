@@ -1,4 +1,4 @@
-// The operators of SPEC 5. Each validates everything first (SPEC 4: a call that fails
+// The operators of docs/README.md#operators. Each validates everything first (docs/errors.md: a call that fails
 // changes nothing), then runs its kernel.
 #pragma once
 #include <cstdint>
@@ -14,10 +14,10 @@
 
 namespace pto {
 
-// SPEC 5.1: out = input.shape[:d] + index.shape + input.shape[d+1:], gathered along dim.
+// docs/ops/index_select.md: out = input.shape[:d] + index.shape + input.shape[d+1:], gathered along dim.
 Tensor index_select(const Tensor& input, int64_t dim, const Tensor& index);
 
-// SPEC 5.5: TensorFlow strided_slice. Mask bit i refers to slot i of begin / end / strides.
+// docs/ops/strided_slice.md: TensorFlow strided_slice. Mask bit i refers to slot i of begin / end / strides.
 // strided_slice returns a new contiguous tensor, strided_slice_view a zero-copy view of x.
 Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
                      const std::vector<int64_t>& strides, int64_t begin_mask = 0, int64_t end_mask = 0,
@@ -26,7 +26,7 @@ Tensor strided_slice_view(const Tensor& x, const std::vector<int64_t>& begin, co
                           const std::vector<int64_t>& strides, int64_t begin_mask = 0, int64_t end_mask = 0,
                           int64_t ellipsis_mask = 0, int64_t shrink_axis_mask = 0, int64_t new_axis_mask = 0);
 
-// SPEC 5.4: scatter along dim. For every index position p (row-major), q = p with
+// docs/ops/scatter.md: scatter along dim. For every index position p (row-major), q = p with
 // q[d] = index[p]: out[q] = v (None), += v (Add), *= v (Multiply), v = src[p] or the scalar.
 // scatter_ writes input in place (through views) and returns it; scatter returns a new tensor.
 Tensor scatter_(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src,
@@ -59,7 +59,7 @@ Tensor index_add(const Tensor& input, int64_t dim, const Tensor& index, const Te
 // 7 -> all.
 Tensor gathermask(const Tensor& x, int64_t pattern_mode);
 
-// SPEC 7, the kernel model. view: a zero-copy view of valid_shape (or shape) at offsets; one
+// docs/kernel_model.md, the kernel model. view: a zero-copy view of valid_shape (or shape) at offsets; one
 // entry per input dim (ArgumentError); offsets + valid_shape (or + shape) inside input (TileError).
 Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets,
             const std::optional<Shape>& valid_shape = std::nullopt);
@@ -78,13 +78,13 @@ int64_t loop_trip_count(int64_t start, int64_t stop, int64_t step);
 void check_kernel_argument(const std::string& kernel, const std::string& param, const Tensor& arg,
                            const Shape& shape, DType dtype);
 
-// SPEC 5.2: along the last axis the 2n stream s[2k] = input[k], s[2k+1] = other[k];
+// docs/ops/interleave.md: along the last axis the 2n stream s[2k] = input[k], s[2k+1] = other[k];
 // out0 = s[0:n], out1 = s[n:2n] (both of input's shape). other: input's dtype and shape, n even.
 std::pair<Tensor, Tensor> interleave(const Tensor& input, const Tensor& other);
-// SPEC 5.3, two inputs (same rules as interleave): c = concat(input, other) on the last axis,
+// docs/ops/deinterleave.md, two inputs (same rules as interleave): c = concat(input, other) on the last axis,
 // out0 = c[..., 0::2], out1 = c[..., 1::2]. An undefined other means the single-input form.
 std::pair<Tensor, Tensor> deinterleave(const Tensor& input, const Tensor& other);
-// SPEC 5.3, single input (last dim 2m): out0 = input[..., 0::2], out1 = input[..., 1::2].
+// docs/ops/deinterleave.md, single input (last dim 2m): out0 = input[..., 0::2], out1 = input[..., 1::2].
 std::pair<Tensor, Tensor> deinterleave(const Tensor& input);
 
 }  // namespace pto

@@ -1,4 +1,4 @@
-// Platforms (SPEC 6): one table of limits per platform, and a thread-local current one.
+// Platforms (docs/platforms.md): one table of limits per platform, and a thread-local current one.
 // Validation reads these tables; no op branches on a platform name.
 #pragma once
 #include <cstdint>

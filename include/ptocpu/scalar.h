@@ -1,4 +1,4 @@
-// Python-style scalars and their conversion to an element of a dtype (SPEC 5.4):
+// Python-style scalars and their conversion to an element of a dtype (docs/ops/scatter.md):
 // floats round to nearest even (overflow gives +-inf); integers truncate toward zero and a
 // value outside the integer dtype's range is an ArgumentError; BOOL takes 0 / 1 / True / False.
 #pragma once

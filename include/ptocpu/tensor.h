@@ -1,4 +1,4 @@
-// A tensor (SPEC 3): shape, strides in elements (may be negative or zero), an element
+// A tensor (docs/tensors.md): shape, strides in elements (may be negative or zero), an element
 // offset and a dtype over shared storage. Views share storage; writes through a view are
 // visible in the base.
 #pragma once

@@ -62,6 +62,11 @@ def vec_tile_shapes(*dims: int) -> Iterator[None]:
             reset_vec_tile_shapes()
 
 
+# Tracing and golden checks (docs/tracing.md): PyPTO's debug / verify switches.
+from . import trace, golden  # noqa: E402,F401
+from .debug import set_debug_options, get_debug_options  # noqa: E402,F401
+from .golden import set_verify_options, get_verify_options, set_verify_golden_data  # noqa: E402,F401
+
 __all__ = [
     "DType", "Tensor", "Error", "DTypeError", "ArgumentError", "IndexOutOfRange", "TileError", "UnsupportedError",
     "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_UINT16", "DT_UINT32", "DT_UINT64", "DT_BOOL",
@@ -73,5 +78,7 @@ __all__ = [
     "set_vec_tile_shapes", "get_vec_tile_shapes", "reset_vec_tile_shapes", "vec_tile_shapes",
     "view", "assemble", "loop", "loop_unroll", "frontend", "RunMode",
     "set_num_threads", "get_num_threads", "build_info",
+    "trace", "golden", "set_debug_options", "get_debug_options", "set_verify_options", "get_verify_options",
+    "set_verify_golden_data",
 ]
 del Iterator

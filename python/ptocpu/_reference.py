@@ -10,7 +10,7 @@ import numpy as np
 def seed003_strided_slice(x, begin: list, end: list, strides: list, begin_mask: int = 0, end_mask: int = 0,
                           ellipsis_mask: int = 0, shrink_axis_mask: int = 0, new_axis_mask: int = 0):
     """The golden code of seed 003 (cann-bench strided_slice, section 5), as published: valid for
-    positive strides and in-range values (SPEC 5.5). Comments translated to English; the stored
+    positive strides and in-range values (docs/ops/strided_slice.md). Comments translated to English; the stored
     seed text lost its operator characters (`<`, `=`, `+=`, `&`, `<<`) in extraction, restored here
     the only way that makes the code run; `x.dim()` became `x.ndim` so that numpy arrays and
     torch tensors both work."""
@@ -78,7 +78,7 @@ def seed003_strided_slice(x, begin: list, end: list, strides: list, begin_mask: 
 def spec_strided_slice(x: np.ndarray, begin: list, end: list, strides: list, begin_mask: int = 0,
                        end_mask: int = 0, ellipsis_mask: int = 0, shrink_axis_mask: int = 0,
                        new_axis_mask: int = 0) -> np.ndarray:
-    """SPEC 5.5 written directly in numpy, negative strides and clamping included."""
+    """docs/ops/strided_slice.md written directly in numpy, negative strides and clamping included."""
     bit = lambda mask, i: bool(mask >> i & 1)  # noqa: E731
     consuming = sum(1 for i in range(len(begin)) if not bit(new_axis_mask, i) and not bit(ellipsis_mask, i))
     indices, dim = [], 0

@@ -3,7 +3,7 @@
   ptocpu            a short tour: the seed examples on built-in data, then `verify --quick`
   ptocpu examples   the seed examples only
   ptocpu verify     conformance of every operator x dtype x platform against independent references
-  ptocpu bench      the BENCH.md cases against torch and numpy
+  ptocpu bench      the published cases (docs/benchmarks.md) against torch and numpy
   ptocpu info       version, build, SIMD targets, threads, platform tables
 """
 from __future__ import annotations
@@ -26,64 +26,64 @@ def _show(title: str, **arrays) -> None:
 
 
 def seed_index_select() -> None:
-    """SPEC 5.1's seed example."""
+    """docs/ops/index_select.md's seed example."""
     x = ptocpu.asarray(np.array([[0.1427, 0.0231, -0.5414, -1.0009],
                                  [-0.4664, 0.2647, -0.1228, -1.1068],
                                  [-1.1734, -0.6571, 0.7230, -0.6004]], dtype=np.float32))
     index = ptocpu.asarray(np.array([0, 2], dtype=np.int32))
     out1 = ptocpu.index_select(x, 0, index)
     out2 = ptocpu.index_select(x, 1, index)
-    _show("index_select (SPEC 5.1): out1 = index_select(x, 0, index), out2 = index_select(x, 1, index)",
+    _show("index_select (docs/ops/index_select.md): out1 = index_select(x, 0, index), out2 = index_select(x, 1, index)",
           x=x, index=index, out1=out1, out2=out2)
 
 
 def seed_strided_slice() -> None:
-    """SPEC 5.5 with seed 003's first call and each mask."""
+    """docs/ops/strided_slice.md with seed 003's first call and each mask."""
     x = ptocpu.asarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
     out1 = ptocpu.strided_slice(x, [0, 0, 0], [2, 3, 4], [1, 2, 2], 0, 0, 0, 0, 0)
     out2 = ptocpu.strided_slice(x, [0, 0], [0, 0], [-1, -1], begin_mask=3, end_mask=3, ellipsis_mask=0)
     out3 = ptocpu.strided_slice(x, [0, 0, 1], [0, 0, -1], [1, 1, 1], ellipsis_mask=2, new_axis_mask=1)
     out4 = ptocpu.strided_slice(x, [1, 0, -1], [2, 3, 0], [1, 2, -1], end_mask=4, shrink_axis_mask=1)
-    _show("strided_slice (SPEC 5.5): out1 = x[0:2:1, 0:3:2, 0:4:2]; out2 = begin_mask 3, end_mask 3, strides "
+    _show("strided_slice (docs/ops/strided_slice.md): out1 = x[0:2:1, 0:3:2, 0:4:2]; out2 = begin_mask 3, end_mask 3, strides "
           "[-1, -1] (x[::-1, ::-1]);\n  out3 = ellipsis_mask 2, new_axis_mask 1 (x[None, ..., 1:-1]); "
           "out4 = shrink_axis_mask 1, end_mask 4 (x[1, 0:3:2, ::-1])",
           x=x, out1=out1, out2=out2, out3=out3, out4=out4)
 
 
 def seed_scatter() -> None:
-    """SPEC 5.4's seed example, then reduce 'add' with a tensor src on the result."""
+    """docs/ops/scatter.md's seed example, then reduce 'add' with a tensor src on the result."""
     x = ptocpu.tensor([3, 5], ptocpu.DT_FP32)
     index = ptocpu.asarray(np.array([[1, 2], [0, 1]], dtype=np.int64))
     out = ptocpu.scatter_(x, 0, index, 2.0)
     src = ptocpu.asarray(np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32))
     out2 = ptocpu.scatter(out, 1, index, src, reduce="add")
-    _show("scatter_ (SPEC 5.4): out = scatter_(x, 0, index, 2.0) (x zeros [3, 5] fp32; out is x); "
+    _show("scatter_ (docs/ops/scatter.md): out = scatter_(x, 0, index, 2.0) (x zeros [3, 5] fp32; out is x); "
           "out2 = scatter(out, 1, index, src, reduce='add')",
           index=index, out=out, src=src, out2=out2)
 
 
 def seed_index_select_kernel() -> None:
-    """Seed 000's jit kernel (SPEC 7) on SPEC 5.1's data, on the ascend950 profile."""
+    """Seed 000's jit kernel (docs/kernel_model.md) on docs/ops/index_select.md's data, on the ascend950 profile."""
     from . import kernels_demo
     kernels_demo.show(_show)
 
 
 def seed_interleave() -> None:
-    """SPEC 5.2's seed example (seed 001)."""
+    """docs/ops/interleave.md's seed example (seed 001)."""
     x = ptocpu.asarray(np.array([[0, 1, 2, 3], [4, 5, 6, 7]], dtype=np.float32))
     other = ptocpu.asarray(np.array([[10, 11, 12, 13], [14, 15, 16, 17]], dtype=np.float32))
     out0, out1 = ptocpu.interleave(x, other)
-    _show("interleave (SPEC 5.2): out0, out1 = interleave(input, other) (stream [0, 10, 1, 11, 2, 12, 3, 13] per row, "
+    _show("interleave (docs/ops/interleave.md): out0, out1 = interleave(input, other) (stream [0, 10, 1, 11, 2, 12, 3, 13] per row, "
           "split in halves)", input=x, other=other, out0=out0, out1=out1)
 
 
 def seed_deinterleave() -> None:
-    """SPEC 5.3's example (single input) and the two-input form inverting interleave."""
+    """docs/ops/deinterleave.md's example (single input) and the two-input form inverting interleave."""
     x = ptocpu.asarray(np.array([[0, 10, 1, 11, 2, 12, 3, 13], [4, 14, 5, 15, 6, 16, 7, 17]], dtype=np.float32))
     out0, out1 = ptocpu.deinterleave(x)
     a, b = ptocpu.interleave(out0, out1)
     back0, back1 = ptocpu.deinterleave(a, b)
-    _show("deinterleave (SPEC 5.3): out0, out1 = deinterleave(x) (even / odd elements of each row); "
+    _show("deinterleave (docs/ops/deinterleave.md): out0, out1 = deinterleave(x) (even / odd elements of each row); "
           "two inputs: a, b = interleave(out0, out1), back0, back1 = deinterleave(a, b) == (out0, out1)",
           x=x, out0=out0, out1=out1, a=a, b=b, back0=back0, back1=back1)
 
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     verify.add_argument("--platform", action="append", help="only this platform (repeatable)")
     verify.add_argument("--quick", action="store_true", help="fewer shapes per dtype")
     verify.add_argument("--json", metavar="PATH", help="also write every case's result as JSON")
-    bench = sub.add_parser("bench", help="the BENCH.md cases against torch and numpy")
+    bench = sub.add_parser("bench", help="the docs/benchmarks.md cases against torch and numpy")
     bench.add_argument("--case", action="append", help="run only these case ids (repeatable)")
     bench.add_argument("--threads", type=int, help="thread count for every peer")
     bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")

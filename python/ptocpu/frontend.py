@@ -1,4 +1,4 @@
-"""PyPTO's kernel front end on the CPU (SPEC 7): `@pypto.frontend.jit` kernels run eagerly.
+"""PyPTO's kernel front end on the CPU (docs/kernel_model.md): `@pypto.frontend.jit` kernels run eagerly.
 
 There is no compilation: calling a jit kernel runs its Python body once, on ptocpu tensors that
 share memory with the caller's arrays, so `pypto.assemble(..., out)` and `out[:] = ...` write
@@ -145,14 +145,17 @@ def jit(func: Optional[Callable] = None, /, **options):
     scope = dict(caller.f_locals) if caller.f_locals is not caller.f_globals else {}
     del caller
 
+    from . import debug
+
     def decorate(f: Callable) -> Callable:
         if not callable(f) or isinstance(f, type):
             raise TypeError(f"jit can only decorate functions, got {type(f).__name__}")
         kernel = _Kernel(f, options, scope)
+        call = debug.kernel_runner(kernel)  # tracing and golden checks (docs/tracing.md)
 
         @functools.wraps(f)
         def wrapper(*args, **kwargs):
-            return kernel(*args, **kwargs)
+            return call(*args, **kwargs)
 
         wrapper.options = options
         wrapper.kernel = kernel

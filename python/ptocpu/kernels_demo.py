@@ -40,7 +40,7 @@ def gather_onboard_2d_2input_2d_output_kernel(
             pypto.assemble(result, output_offset, output0)
 
 
-# SPEC 5.1's seed data, gathered along dim 0 and along dim 1; tile = the output (fits any UB).
+# docs/ops/index_select.md's seed data, gathered along dim 0 and along dim 1; tile = the output (fits any UB).
 SEED_X = np.array([[0.1427, 0.0231, -0.5414, -1.0009],
                    [-0.4664, 0.2647, -0.1228, -1.1068],
                    [-1.1734, -0.6571, 0.7230, -0.6004]], dtype=np.float32)
@@ -54,7 +54,7 @@ CONFIGS = {
 
 
 def run_seed_kernel(axis: int, platform: str = "ascend950") -> np.ndarray:
-    """The seed kernel on SPEC 5.1's data along `axis`, on `platform`; returns output0."""
+    """The seed kernel on docs/ops/index_select.md's data along `axis`, on `platform`; returns output0."""
     config = CONFIGS[axis]
     shape = list(SEED_X.shape)
     shape[axis] = SEED_INDEX.shape[0]

@@ -1,8 +1,8 @@
 """`ptocpu verify`: a conformance run over built-in cases for every operator x dtype x platform.
 
 Each case runs ptocpu and an independent reference (numpy; torch when installed; the seed 003
-reference code for strided_slice) and compares the results bit for bit (SPEC 8). Error rules
-are cases too: the call must raise the SPEC 4 exception and name the offending value. For
+reference code for strided_slice) and compares the results bit for bit (docs/precision.md). Error rules
+are cases too: the call must raise the docs/errors.md exception and name the offending value. For
 floating outputs cann-bench's MERE / MARE against a float64 reference are reported beside.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ except ImportError:  # pragma: no cover - torch is optional
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 OPS = ["index_select", "interleave", "deinterleave", "scatter_", "strided_slice", "gather", "scatter_update",
        "index_add_", "gathermask"]
-# cann-bench thresholds T per dtype (SPEC 8); a case passes cann-bench when MERE < T, MARE < 10 T.
+# cann-bench thresholds T per dtype (docs/precision.md); a case passes cann-bench when MERE < T, MARE < 10 T.
 THRESHOLDS = {"DT_FP16": 2**-10, "DT_BF16": 2**-7, "DT_FP32": 2**-13, "DT_FP8E4M3": 2**-3, "DT_FP8E5M2": 2**-2}
 
 
@@ -175,7 +175,7 @@ def _index_select_cases(rng, quick) -> Iterator[Case]:
             idx = np.array([0, 2], np.int32)
             return _compare([(ptocpu.index_select(x_seed, 0, idx), x_seed[[0, 2]]),
                              (ptocpu.index_select(x_seed, 1, idx), x_seed[:, [0, 2]])])
-        yield Case("index_select", platform, "DT_FP32", "seed example (SPEC 5.1)", seed)
+        yield Case("index_select", platform, "DT_FP32", "seed example (docs/ops/index_select.md)", seed)
         max_rank = 8 if platform == "cpu" else 4
         shapes = [(7,), (5, 6), (3, 4, 5), (2, 3, 2, 4)] + ([(2, 1, 3, 2, 2, 1, 2, 3)] if max_rank == 8 else [])
         if quick:
@@ -239,7 +239,7 @@ def _interleave_cases(rng, quick) -> Iterator[Case]:
             s = np.array([[0, 10, 1, 11, 2, 12, 3, 13], [4, 14, 5, 15, 6, 16, 7, 17]], np.float32)
             d0, d1 = ptocpu.deinterleave(s)
             return _compare([(o0, w0), (o1, w1), (d0, a), (d1, b)])
-        yield Case("interleave", platform, "DT_FP32", "seed examples (SPEC 5.2, 5.3)", seeds)
+        yield Case("interleave", platform, "DT_FP32", "seed examples (docs/ops/interleave.md, docs/ops/deinterleave.md)", seeds)
         shapes = [(6,), (3, 8), (2, 3, 4)] + ([(2, 1, 2, 1, 2, 3, 1, 6)] if platform == "cpu" else [(2, 2, 2, 6)])
         if quick:
             shapes = shapes[1:3]
@@ -285,7 +285,7 @@ def _scatter_cases(rng, quick) -> Iterator[Case]:
             out = ptocpu.scatter_(x, 0, np.array([[1, 2], [0, 1]], np.int64), 2.0)
             want = np.array([[2, 0, 0, 0, 0], [2, 2, 0, 0, 0], [0, 2, 0, 0, 0]], np.float32)
             return _compare([(out, want), (x, want)])
-        yield Case("scatter_", platform, "DT_FP32", "seed example (SPEC 5.4)", seed)
+        yield Case("scatter_", platform, "DT_FP32", "seed example (docs/ops/scatter.md)", seed)
         shapes = [(6,), (4, 5), (3, 4, 5)]
         if quick:
             shapes = shapes[1:2]

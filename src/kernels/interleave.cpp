@@ -1,4 +1,4 @@
-// interleave / deinterleave kernels (SPEC 5.2, 5.3): pure data movement, dispatched on element
+// interleave / deinterleave kernels (docs/ops/interleave.md, docs/ops/deinterleave.md): pure data movement, dispatched on element
 // width. Each op is a walk over "units" of the last axis (a pair of elements of the stream):
 //   zip   (interleave):    unit j of row r reads input[r, j], other[r, j] and writes them
 //                          adjacently into out0 (j < n/2) or out1 (j >= n/2);

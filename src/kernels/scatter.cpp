@@ -1,4 +1,4 @@
-// scatter_ kernels (SPEC 5.4). Threads own disjoint target lines (the non-dim coordinates), so
+// scatter_ kernels (docs/ops/scatter.md). Threads own disjoint target lines (the non-dim coordinates), so
 // the result does not depend on the thread count:
 //  * row mode (no index axis after dim, e.g. dim == last axis): a work item is one index row;
 //    its contributions all land in one input line and are applied in index order. The line

@@ -4,7 +4,7 @@
 
 namespace pto::kernels {
 
-// What the scatter kernel consumes; everything has been validated (SPEC 5.4 / 6 / 7) and every
+// What the scatter kernel consumes; everything has been validated (docs/ops/scatter.md, docs/platforms.md, docs/kernel_model.md) and every
 // index value checked, so the kernel neither checks nor throws.
 struct ScatterArgs {
   Tensor out;             // written in place; any strides, no two elements at one address

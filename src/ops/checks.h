@@ -1,4 +1,4 @@
-// Argument checks shared by the ops' validate functions. Each throws the SPEC 4 error with
+// Argument checks shared by the ops' validate functions. Each throws the docs/errors.md error with
 // a message naming the op, the parameter, the value and what is allowed.
 #pragma once
 #include <cstdint>

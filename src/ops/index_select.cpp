@@ -1,4 +1,4 @@
-// index_select (SPEC 5.1): checks and shape inference, then the gather kernel.
+// index_select (docs/ops/index_select.md): checks and shape inference, then the gather kernel.
 #include "kernels/index_select.h"
 #include "ops/checks.h"
 #include "ptocpu/error.h"
@@ -16,7 +16,7 @@ struct IndexSelectPlan {
   Shape out_shape;
 };
 
-// Everything SPEC 5.1 / 6 / 7 asks, in the order the device checks it; touches no data.
+// Everything docs/ops/index_select.md, docs/platforms.md, docs/kernel_model.md asks, in the order the device checks it; touches no data.
 IndexSelectPlan validate_index_select(const Tensor& input, int64_t dim, const Tensor& index) {
   const OpLimits& limits = require_offered(Op::IndexSelect);
   checks::check_dtype(kOp, "input", input.dtype(), limits.dtypes);

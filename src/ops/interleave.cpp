@@ -1,4 +1,4 @@
-// interleave and deinterleave (SPEC 5.2, 5.3): checks and shape inference, then the kernels.
+// interleave and deinterleave (docs/ops/interleave.md, docs/ops/deinterleave.md): checks and shape inference, then the kernels.
 #include "kernels/interleave.h"
 #include "ops/checks.h"
 #include "ptocpu/error.h"
@@ -20,7 +20,7 @@ void check_even_last_dim(const char* op, const Tensor& input) {
                         ") must be even");
 }
 
-// interleave(input, other) and deinterleave(input, other): every rule of SPEC 5.2 / 5.3 / 6 / 7;
+// interleave(input, other) and deinterleave(input, other): every rule of docs/ops/interleave.md, docs/ops/deinterleave.md, docs/platforms.md, docs/kernel_model.md;
 // touches no data.
 InterleavePlan validate_interleave(Op op, const Tensor& input, const Tensor& other) {
   const char* name = op_name(op);
@@ -48,7 +48,7 @@ InterleavePlan validate_interleave(Op op, const Tensor& input, const Tensor& oth
   return {input.shape()};
 }
 
-// deinterleave(input): SPEC 5.3 / 6 / 7; touches no data.
+// deinterleave(input): docs/ops/deinterleave.md, docs/platforms.md, docs/kernel_model.md; touches no data.
 InterleavePlan validate_deinterleave(const Tensor& input) {
   const char* name = op_name(Op::Deinterleave);
   const OpLimits& limits = require_offered(Op::Deinterleave);
@@ -72,6 +72,11 @@ InterleavePlan validate_deinterleave(const Tensor& input) {
     const int64_t in_bytes = tiling::buffer_bytes(tile, {"input tile", input.shape(), input.itemsize()});
     const int64_t out_bytes = tiling::buffer_bytes(out_tile, {"output tiles", plan.out_shape, input.itemsize(), 2});
     const Platform& platform = current_platform();
+    if (platform.ub_bytes != 0) {
+      tiling::begin_ub_use(name, platform.ub_bytes);
+      tiling::note_ub_buffer("input tile", in_bytes);
+      tiling::note_ub_buffer("output tiles", out_bytes);
+    }
     if (platform.ub_bytes != 0 && in_bytes + out_bytes > platform.ub_bytes)
       fail<TileError>(name, ": tile shape ", shape_to_string(tile), " needs ", in_bytes + out_bytes,
                       " UB bytes (input tile ", in_bytes, " + output tiles ", out_bytes, ") but platform ",

@@ -1,4 +1,4 @@
-// The PyPTO kernel model (SPEC 7): view, assemble, loop bounds and the jit argument check.
+// The PyPTO kernel model (docs/kernel_model.md): view, assemble, loop bounds and the jit argument check.
 // Every function checks all its arguments before it creates a view or writes a byte.
 #include <sstream>
 

@@ -1,4 +1,4 @@
-// scatter_ / scatter (SPEC 5.4): checks, scalar conversion and tile rules, then the index
+// scatter_ / scatter (docs/ops/scatter.md): checks, scalar conversion and tile rules, then the index
 // values, then the kernel. Nothing is written before every check has passed.
 #include <cmath>
 
@@ -25,7 +25,7 @@ struct ScatterPlan {
   alignas(8) unsigned char scalar[8] = {};  // the converted scalar src
 };
 
-// Everything SPEC 5.4 / 6 / 7 asks, touching no tensor data. src is a tensor or a scalar.
+// Everything docs/ops/scatter.md, docs/platforms.md, docs/kernel_model.md asks, touching no tensor data. src is a tensor or a scalar.
 ScatterPlan validate_scatter(const char* op, const Tensor& input, int64_t dim, const Tensor& index, const Tensor* src,
                              const Scalar* scalar, ScatterReduce reduce, bool in_place) {
   const OpLimits& limits = require_offered(Op::Scatter);
@@ -109,7 +109,7 @@ ScatterPlan validate_scatter(const char* op, const Tensor& input, int64_t dim, c
 Tensor scatter_impl(const char* op, bool in_place, const Tensor& input, int64_t dim, const Tensor& index,
                     const Tensor* src, const Scalar* scalar, ScatterReduce reduce) {
   const ScatterPlan plan = validate_scatter(op, input, dim, index, src, scalar, reduce, in_place);
-  // SPEC 5.4: index and src are read as if completely before any write, so whatever shares
+  // docs/ops/scatter.md: index and src are read as if completely before any write, so whatever shares
   // memory with the written tensor is copied first.
   Tensor idx = index.contiguous();
   if (in_place && idx.may_overlap(input)) {

@@ -1,4 +1,4 @@
-// strided_slice (SPEC 5.5): one validation function turns begin / end / strides / masks into
+// strided_slice (docs/ops/strided_slice.md): one validation function turns begin / end / strides / masks into
 // a canonical plan (output shape; per output dim the input dim, first index and step; the
 // index of every shrunk dim). The view is that plan applied through Tensor::as_strided; the
 // copy is copy_into(new, view).
@@ -65,7 +65,7 @@ int64_t range_length(int64_t b, int64_t e, int64_t s) {
   return b > e ? static_cast<int64_t>(static_cast<uint64_t>(b - e - 1) / step + 1) : 0;
 }
 
-// Every rule of SPEC 4-6 for strided_slice, and the plan; touches no data.
+// Every rule of docs/errors.md-6 for strided_slice, and the plan; touches no data.
 StridedSlicePlan validate_strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
                                         const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
                                         const Masks& m) {

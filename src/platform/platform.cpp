@@ -12,7 +12,7 @@ namespace {
 using D = DType;
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
-// SPEC 6, one entry per platform. Ops are listed in the order of the Op enum.
+// docs/platforms.md, one entry per platform. Ops are listed in the order of the Op enum.
 std::vector<Platform> build_tables() {
   const DTypeSet index_select_950{D::INT8, D::INT16, D::INT32, D::UINT8, D::UINT16, D::UINT32, D::FP16,
                                   D::FP32, D::BF16, D::BOOL, D::FP8E4M3, D::FP8E5M2, D::FP8E8M0};

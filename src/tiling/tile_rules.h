@@ -1,4 +1,4 @@
-// Tile rules shared by every op (SPEC 7): rank checks and the UB budget.
+// Tile rules shared by every op (docs/kernel_model.md): rank checks and the UB budget.
 #pragma once
 #include <initializer_list>
 #include <string>
@@ -23,6 +23,10 @@ int64_t buffer_bytes(const Shape& tile, const Buffer& buffer);
 void check_rank(const char* op, const Shape& tile, int rank, const char* of_what);
 // TileError unless rank(tile) >= rank (ops that tile with the first `rank` dims).
 void check_min_rank(const char* op, const Shape& tile, int rank, const char* of_what);
+
+// Starts this thread's record of an op's UB use (last_ub_use); add each buffer with note_ub_buffer.
+void begin_ub_use(const char* op, int64_t limit);
+void note_ub_buffer(const char* what, int64_t bytes);
 
 // TileError unless the buffers fit the current platform's UB; the message names the op,
 // the tile, each buffer's bytes, the total and the limit.

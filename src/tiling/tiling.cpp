@@ -10,6 +10,7 @@
 namespace pto {
 namespace {
 thread_local std::vector<int64_t> t_tile;
+thread_local UbUse t_ub_use;
 }
 
 void set_vec_tile_shapes(const std::vector<int64_t>& dims) {
@@ -24,6 +25,9 @@ void set_vec_tile_shapes(const std::vector<int64_t>& dims) {
 const std::vector<int64_t>& get_vec_tile_shapes() { return t_tile; }
 void reset_vec_tile_shapes() { t_tile.clear(); }
 
+const UbUse& last_ub_use() { return t_ub_use; }
+void clear_ub_use() { t_ub_use.op = nullptr; }
+
 namespace tiling {
 
 int64_t buffer_bytes(const Shape& tile, const Buffer& buffer) {
@@ -33,6 +37,18 @@ int64_t buffer_bytes(const Shape& tile, const Buffer& buffer) {
   for (size_t i = 0; i + 1 < n; ++i) rows *= std::min(tile[i], buffer.extent[i]);
   const int64_t last = std::min(tile[n - 1], buffer.extent[n - 1]) * static_cast<int64_t>(buffer.elem_bytes);
   return rows * ((last + 31) / 32 * 32) * buffer.copies;
+}
+
+void begin_ub_use(const char* op, int64_t limit) {
+  t_ub_use.op = op;
+  t_ub_use.limit = limit;
+  t_ub_use.total = 0;
+  t_ub_use.buffers.clear();  // keeps its capacity: no allocation per call
+}
+
+void note_ub_buffer(const char* what, int64_t bytes) {
+  t_ub_use.buffers.push_back({what, bytes});
+  t_ub_use.total += bytes;
 }
 
 void check_rank(const char* op, const Shape& tile, int rank, const char* of_what) {
@@ -50,12 +66,14 @@ void check_min_rank(const char* op, const Shape& tile, int rank, const char* of_
 void check_ub(const char* op, const Shape& tile, std::initializer_list<Buffer> buffers) {
   const Platform& platform = current_platform();
   if (platform.ub_bytes == 0) return;
+  begin_ub_use(op, platform.ub_bytes);
   int64_t total = 0;
   std::ostringstream parts;
   for (const Buffer& b : buffers) {
     const int64_t bytes = buffer_bytes(b.tile.empty() ? tile : b.tile, b);
     parts << (total || parts.tellp() > 0 ? " + " : "") << b.what << ' ' << bytes;
     total += bytes;
+    note_ub_buffer(b.what, bytes);
   }
   if (total > platform.ub_bytes)
     fail<TileError>(op, ": tile shape ", shape_to_string(tile), " needs ", total, " UB bytes (", parts.str(),

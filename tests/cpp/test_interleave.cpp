@@ -30,7 +30,7 @@ bool same_element(const Tensor& a, int64_t i, const Tensor& b, int64_t j) {
   return std::memcmp(element(a, i), element(b, j), a.itemsize()) == 0;
 }
 
-// SPEC 5.2 elementwise, bit for bit.
+// docs/ops/interleave.md elementwise, bit for bit.
 void expect_interleaved(const Tensor& a, const Tensor& b, const Tensor& o0, const Tensor& o1) {
   ASSERT_EQ(o0.shape(), a.shape());
   ASSERT_EQ(o1.shape(), a.shape());

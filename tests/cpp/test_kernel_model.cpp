@@ -1,5 +1,5 @@
-// SPEC 7, the kernel model in C++: view, assemble, loop bounds, the jit argument check, and
-// seed 000's kernel pattern passing on ascend950 and failing on atlas_a2 where SPEC 6 says so.
+// docs/kernel_model.md, the kernel model in C++: view, assemble, loop bounds, the jit argument check, and
+// seed 000's kernel pattern passing on ascend950 and failing on atlas_a2 where docs/platforms.md says so.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -259,6 +259,31 @@ TEST(KernelModelInterleaveKernel, PassesOnAscend950AndIsNotOfferedOnAtlasA2) {
   expect_error<pto::UnsupportedError>([&] { interleave_kernel("atlas_a2", a, b, z0, z1, 3); },
                                       "interleave: not offered on platform atlas_a2", {"ascend950"});
   EXPECT_TRUE(all_zero(z0) && all_zero(z1));
+}
+
+// ---- the UB use record tracing reads (docs/tracing.md) ------------------------------------
+
+TEST(UbUse, RecordsTheLastCheckedOpsBuffers) {
+  Tensor input = arange_f32({32, 64});
+  Tensor index = index_i64({3, 1});
+  pto::clear_ub_use();
+  {
+    pto::PlatformScope platform("ascend950");
+    pto::TileShapeScope tile({8, 64});
+    pto::index_select(input, 0, index);
+  }
+  const pto::UbUse& use = pto::last_ub_use();
+  ASSERT_NE(use.op, nullptr);
+  EXPECT_STREQ(use.op, "index_select");
+  EXPECT_EQ(use.limit, 253952);
+  EXPECT_EQ(use.total, 2 * 256);  // output tile [8, 64] clipped to [2, 64]: 2 * roundup(64 * 4, 32)
+  ASSERT_EQ(use.buffers.size(), 1u);
+  EXPECT_STREQ(use.buffers[0].what, "output tile");
+
+  pto::clear_ub_use();
+  pto::TileShapeScope tile({8, 64});
+  pto::index_select(input, 0, index);  // cpu: no UB limit, no check, nothing recorded
+  EXPECT_EQ(pto::last_ub_use().op, nullptr);
 }
 
 }  // namespace

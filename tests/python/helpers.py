@@ -2,13 +2,17 @@
 on sys.path, as it does for conftest.py)."""
 from __future__ import annotations
 
+import importlib.util
+import pathlib
+import types
+
 import ml_dtypes
 import numpy as np
 import torch
 
 import ptocpu
 
-# (ptocpu dtype, numpy / ml_dtypes type, torch dtype), SPEC 2.
+# (ptocpu dtype, numpy / ml_dtypes type, torch dtype), docs/dtypes.md.
 DTYPES = [
     (ptocpu.DT_INT8, np.int8, torch.int8), (ptocpu.DT_INT16, np.int16, torch.int16),
     (ptocpu.DT_INT32, np.int32, torch.int32), (ptocpu.DT_INT64, np.int64, torch.int64),
@@ -21,3 +25,14 @@ DTYPES = [
     (ptocpu.DT_FP8E5M2, ml_dtypes.float8_e5m2, torch.float8_e5m2),
     (ptocpu.DT_FP8E8M0, ml_dtypes.float8_e8m0fnu, torch.float8_e8m0fnu),
 ]
+
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+
+
+def load_example(name: str) -> types.ModuleType:
+    """examples/<name>.py as a fresh module (its kernels and run() helpers)."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,5 +1,5 @@
 """Tensor arguments that an op writes: read-only memory is refused, a copy never stands in for
-the caller's memory, and conversion errors name the op and the parameter (SPEC 3, SPEC 4)."""
+the caller's memory, and conversion errors name the op and the parameter (docs/tensors.md, docs/errors.md)."""
 import numpy as np
 import pytest
 

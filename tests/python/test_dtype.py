@@ -1,4 +1,4 @@
-"""SPEC 2: the 16 dtypes, how Python names them, and the bit-exact float conversions.
+"""docs/dtypes.md: the 16 dtypes, how Python names them, and the bit-exact float conversions.
 
 Decoding is checked for every code of every small float, encoding for a dense float32 sweep
 plus every rounding boundary; references are numpy / ml_dtypes (and, where ml_dtypes itself
@@ -25,7 +25,7 @@ MINIFLOATS = [
 ]
 MINIFLOAT_IDS = [m[3] for m in MINIFLOATS]
 
-# Every dtype of SPEC 2 with its numpy / ml_dtypes and torch counterparts.
+# Every dtype of docs/dtypes.md with its numpy / ml_dtypes and torch counterparts.
 ALL_DTYPES = [
     ("DT_INT8", np.int8, torch.int8, 1),
     ("DT_INT16", np.int16, torch.int16, 2),
@@ -225,7 +225,7 @@ def test_encode_boundaries_ties_overflow_and_specials(dt, ml, ut, name):
 
 
 def test_encode_documented_overflow_and_nan():
-    """SPEC 2: overflow follows ml_dtypes (E4M3FN -> NaN, E5M2 -> inf); NaN stays NaN."""
+    """docs/dtypes.md: overflow follows ml_dtypes (E4M3FN -> NaN, E5M2 -> inf); NaN stays NaN."""
     x = np.array([448.0, 464.0, 465.0, 1e6, -1e6, np.inf, np.nan], dtype=np.float32)
     e4 = ptocpu.from_numpy(x).astype("fp8e4m3").numpy().astype(np.float32)
     assert e4[0] == 448 and e4[1] == 448  # 464 is the tie between 448 and the first overflow

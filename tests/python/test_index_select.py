@@ -1,6 +1,6 @@
-"""index_select (SPEC 5.1) against numpy.take and torch.index_select, bit for bit, over every
+"""index_select (docs/ops/index_select.md) against numpy.take and torch.index_select, bit for bit, over every
 dtype, input rank, dim, index rank and layout each platform allows; then one test per rule of
-SPEC 5.1 / 6 / 7, each checking the exception class and that the message names the value."""
+docs/ops/index_select.md, docs/platforms.md, docs/kernel_model.md, each checking the exception class and that the message names the value."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -11,11 +11,11 @@ from hypothesis import assume, given, settings, strategies as st
 
 import ptocpu
 
-from helpers import DTYPES  # (ptocpu dtype, numpy / ml_dtypes type, torch dtype), SPEC 2
+from helpers import DTYPES  # (ptocpu dtype, numpy / ml_dtypes type, torch dtype), docs/dtypes.md
 
 BY_NAME = {d[0].name: d for d in DTYPES}
 
-# SPEC 6, written out here (not read from ptocpu.platform_table()).
+# docs/platforms.md, written out here (not read from ptocpu.platform_table()).
 _A2_DTYPES = {"DT_INT8", "DT_INT16", "DT_INT32", "DT_UINT8", "DT_UINT16", "DT_UINT32", "DT_FP16", "DT_FP32", "DT_BF16"}
 PLATFORMS = {
     "cpu": dict(dtypes=set(BY_NAME), max_rank=8, max_index_rank=8, ub=None, empty_ok=True),
@@ -170,7 +170,7 @@ def test_cpu_matches_numpy_and_torch(dtype, rank, data):
     x, ref = make_input(data.draw, shape, npt, tdt, rng)
     d = dim % rank
     index, idx = make_index(data.draw, index_shape, shape[d], rng)
-    if rank - 1 + len(index_shape) > 8:  # SPEC 6: output rank <= 8 on cpu
+    if rank - 1 + len(index_shape) > 8:  # docs/platforms.md: output rank <= 8 on cpu
         with pytest.raises(ptocpu.ArgumentError, match=f"output rank {rank - 1 + len(index_shape)}"):
             ptocpu.index_select(x, dim, index)
         return
@@ -237,7 +237,7 @@ def test_fp8_on_ascend950_but_not_atlas_a2():
         ptocpu.index_select(x, 0, [1])
 
 
-# ------------------------------------------------------------------------------ SPEC 5.1 seed
+# ------------------------------------------------------------------------------ docs/ops/index_select.md seed
 SEED_X = [[0.1427, 0.0231, -0.5414, -1.0009], [-0.4664, 0.2647, -0.1228, -1.1068],
           [-1.1734, -0.6571, 0.7230, -0.6004]]
 
@@ -409,7 +409,7 @@ def test_no_extent_limit_on_cpu():
 
 # ------------------------------------------------------------------------------ tile rules
 def tile_bytes(tile, out_shape, itemsize):
-    """SPEC 7: prod(t[:-1]) * roundup(t[-1] * itemsize, 32), t = tile clipped to the output."""
+    """docs/kernel_model.md: prod(t[:-1]) * roundup(t[-1] * itemsize, 32), t = tile clipped to the output."""
     t = [min(a, b) for a, b in zip(tile, out_shape)]
     rows = int(np.prod(t[:-1])) if len(t) > 1 else 1
     return rows * ((t[-1] * itemsize + 31) // 32 * 32)

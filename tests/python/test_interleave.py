@@ -1,6 +1,6 @@
-"""interleave (SPEC 5.2) and deinterleave (SPEC 5.3) against numpy and the torch expressions of
-BENCH.md, bit for bit, for every dtype, rank 1-8 and non-contiguous inputs; the seed examples;
-round trips; one test per error rule (SPEC 4 / 6) and the tile rules (SPEC 7)."""
+"""interleave (docs/ops/interleave.md) and deinterleave (docs/ops/deinterleave.md) against numpy and the torch expressions of
+docs/benchmarks.md, bit for bit, for every dtype, rank 1-8 and non-contiguous inputs; the seed examples;
+round trips; one test per error rule (docs/errors.md, docs/platforms.md) and the tile rules (docs/kernel_model.md)."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -20,7 +20,7 @@ NUMPY_DTYPES = {
     "DT_FP8E8M0": ml_dtypes.float8_e8m0fnu,
 }
 ALL = list(NUMPY_DTYPES)
-# SPEC 6: interleave / deinterleave on ascend950.
+# docs/platforms.md: interleave / deinterleave on ascend950.
 ASCEND950 = ["DT_INT8", "DT_UINT8", "DT_INT16", "DT_UINT16", "DT_INT32", "DT_UINT32", "DT_FP16", "DT_FP32",
              "DT_BF16"]
 NOT_ON_950 = [d for d in ALL if d not in ASCEND950]
@@ -57,7 +57,7 @@ def torch_of_bits(a: np.ndarray) -> torch.Tensor:
 
 
 def torch_interleave(a, b):
-    """BENCH.md's peer: torch.stack((a, b), -1).flatten(-2) split in two contiguous halves."""
+    """docs/benchmarks.md's peer: torch.stack((a, b), -1).flatten(-2) split in two contiguous halves."""
     ta, tb = torch_of_bits(a), torch_of_bits(b)
     n = a.shape[-1]
     s = torch.stack((ta, tb), -1).flatten(-2)
@@ -65,7 +65,7 @@ def torch_interleave(a, b):
 
 
 def torch_deinterleave(a, b=None):
-    """BENCH.md's peer: x[..., 0::2].contiguous(), x[..., 1::2].contiguous() (torch.cat first)."""
+    """docs/benchmarks.md's peer: x[..., 0::2].contiguous(), x[..., 1::2].contiguous() (torch.cat first)."""
     x = torch_of_bits(a) if b is None else torch.cat((torch_of_bits(a), torch_of_bits(b)), -1)
     return x[..., 0::2].contiguous().numpy(), x[..., 1::2].contiguous().numpy()
 
@@ -115,7 +115,7 @@ def test_seed_example_deinterleave_single_input():
 
 
 def test_seed_example_deinterleave_two_inputs_inverts_interleave():
-    # SPEC 5.3: deinterleave(*interleave(a, b)) == (a, b), on the seed data
+    # docs/ops/deinterleave.md: deinterleave(*interleave(a, b)) == (a, b), on the seed data
     out0, out1 = ptocpu.deinterleave(*ptocpu.interleave(SEED_INPUT, SEED_OTHER))
     assert out0.tolist() == SEED_INPUT
     assert out1.tolist() == SEED_OTHER
@@ -130,7 +130,7 @@ def test_cli_prints_the_seed_examples(capsys):
         assert example in cli.EXAMPLES
         example()
     text = capsys.readouterr().out
-    assert "interleave (SPEC 5.2)" in text and "deinterleave (SPEC 5.3)" in text
+    assert "interleave (docs/ops/interleave.md)" in text and "deinterleave (docs/ops/deinterleave.md)" in text
     assert "[ 2., 12.,  3., 13.]" in text
 
 
@@ -302,7 +302,7 @@ def test_empty_inputs_on_cpu():
         assert out0.shape == shape[:-1] + (shape[-1] // 2,) and out1.numel == 0
 
 
-# ---------------------------------------------------------------- errors (SPEC 4 / 5 / 6)
+# ---------------------------------------------------------------- errors (docs/errors.md, docs/README.md#operators, docs/platforms.md)
 OPS = {
     "interleave": lambda a, b: ptocpu.interleave(a, b),
     "deinterleave": lambda a, b: ptocpu.deinterleave(a, b),
@@ -399,7 +399,7 @@ def test_failed_calls_raise_before_touching_data():
     np.testing.assert_array_equal(a, 0)
 
 
-# ---------------------------------------------------------------- tile rules (SPEC 7)
+# ---------------------------------------------------------------- tile rules (docs/kernel_model.md)
 @pytest.mark.parametrize("op", list(OPS))
 def test_tile_rules_two_inputs(op):
     a = np.zeros((64, 1024), np.float32)

@@ -1,5 +1,5 @@
-"""SPEC 7, the PyPTO kernel model on the CPU: view, assemble, loop, frontend.jit, the examples,
-and the same kernels passing on ascend950 and failing on atlas_a2 where SPEC 6 says they must."""
+"""docs/kernel_model.md, the PyPTO kernel model on the CPU: view, assemble, loop, frontend.jit, the examples,
+and the same kernels passing on ascend950 and failing on atlas_a2 where docs/platforms.md says they must."""
 from __future__ import annotations
 
 import importlib.util
@@ -140,7 +140,7 @@ def test_scatter_kernel_matches_torch(platform):
     ex = load_example("scatter_kernel")
     x, index, src, out = ex.run(platform)
     np.testing.assert_array_equal(out, ex.reference(x, index, src))
-    # SPEC 8's numpy reference as well
+    # docs/precision.md's numpy reference as well
     ref = x.copy()
     np.add.at(ref, (index, np.arange(x.shape[1])[None, :]), src)
     np.testing.assert_array_equal(out, ref)
@@ -155,7 +155,7 @@ def test_scatter_kernel_with_torch_arguments_and_a_tile_too_short():
 
     @pypto.frontend.jit
     def short_tile(x: pypto.Tensor(), index: pypto.Tensor(), src: pypto.Tensor()):
-        pypto.set_vec_tile_shapes(4, 32)  # tile[0] < input.shape[0]: SPEC 7's scatter_ rule
+        pypto.set_vec_tile_shapes(4, 32)  # tile[0] < input.shape[0]: docs/kernel_model.md's scatter_ rule
         pypto.scatter_(x, 0, index, src, reduce="add")
 
     before = x.clone()
@@ -165,7 +165,7 @@ def test_scatter_kernel_with_torch_arguments_and_a_tile_too_short():
 
 
 # ---------------------------------------------------------------------------------------------
-# The same kernel on ascend950 and atlas_a2 (SPEC 6).
+# The same kernel on ascend950 and atlas_a2 (docs/platforms.md).
 
 def _gather_kernel():
     ex = load_example("seed000_index_select_kernel")

@@ -1,4 +1,4 @@
-"""SPEC 6 / 7 runtime state and threads: platforms (names, aliases, scope, per thread), vector
+"""docs/platforms.md, docs/kernel_model.md runtime state and threads: platforms (names, aliases, scope, per thread), vector
 tile shapes (set / get / reset / scope, errors, per thread), the thread count
 (set_num_threads, PTOCPU_NUM_THREADS), and kernels that release the GIL and give correct
 results when several Python threads call them at once."""

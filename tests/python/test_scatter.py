@@ -1,4 +1,4 @@
-"""scatter_ / scatter (SPEC 5.4) against a numpy reference that follows SPEC 8 (np.add.at /
+"""scatter_ / scatter (docs/ops/scatter.md) against a numpy reference that follows docs/precision.md (np.add.at /
 np.multiply.at on a copy in the accumulator dtype, then one cast), against torch and numpy's
 own scatter functions, over every dtype of each platform table; one test per error rule."""
 from __future__ import annotations
@@ -51,7 +51,7 @@ def random_values(rng, shape, dt: np.dtype, reduce=None) -> np.ndarray:
 
 
 def convert_scalar(value, dt: np.dtype) -> np.ndarray:
-    """SPEC 5.4's scalar conversion for the values these tests use (in range, exact in fp32)."""
+    """docs/ops/scatter.md's scalar conversion for the values these tests use (in range, exact in fp32)."""
     if dt == np.bool_:
         return np.array(bool(value))
     if dt.kind in "iu":
@@ -229,7 +229,7 @@ def test_against_torch(name, reduce):
             want = tx.view(torch.uint16).numpy().view(dt) if tdt == torch.bfloat16 else tx.numpy()
             if reduce is None or dt.kind in "iub":
                 assert_same_bits(got, want)  # data movement and integer wrap-around are exact
-            else:  # torch may round per step or in another order; SPEC 8's reference is exact
+            else:  # torch may round per step or in another order; docs/precision.md's reference is exact
                 np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-2, atol=1e-2)
 
 
@@ -265,7 +265,7 @@ def test_against_numpy_peers(dim):
     assert_same_bits(ptocpu.scatter(x, dim, index, src, reduce="multiply"), want)
 
 
-# ---------------------------------------------------------------- precision (SPEC 5.4 / 8)
+# ---------------------------------------------------------------- precision (docs/ops/scatter.md, docs/precision.md)
 @pytest.mark.parametrize("dt", [np.float16, ml_dtypes.bfloat16])
 @pytest.mark.parametrize("reduce", ["add", "multiply"])
 def test_low_precision_accumulates_in_fp32_and_rounds_once(dt, reduce):
@@ -615,7 +615,7 @@ def test_error_non_tensor_arguments():
                             1.0)
 
 
-# ---------------------------------------------------------------- tile rules (SPEC 7)
+# ---------------------------------------------------------------- tile rules (docs/kernel_model.md)
 def test_tile_rank_must_match_input():
     x, index = small()
     with ptocpu.vec_tile_shapes(4):

@@ -1,4 +1,4 @@
-"""strided_slice / strided_slice_view (SPEC 5.5) against the seed 003 reference, numpy slicing
+"""strided_slice / strided_slice_view (docs/ops/strided_slice.md) against the seed 003 reference, numpy slicing
 (negative strides too), torch, and one test per error rule."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ptocpu._reference import seed003_strided_slice  # the seed's golden code
 MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "shrink_axis_mask", "new_axis_mask")
 
 
-# ---------------------------------------------------------------- an independent SPEC 5.5 model
+# ---------------------------------------------------------------- an independent docs/ops/strided_slice.md model
 class Expected(Exception):
     """The reference's verdict that a call must fail with `cls`."""
 
@@ -26,8 +26,8 @@ class Expected(Exception):
 
 def spec_reference(x: np.ndarray, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0,
                    shrink_axis_mask=0, new_axis_mask=0) -> np.ndarray:
-    """SPEC 5.5 written out literally in numpy (np.take with explicit index ranges, so no
-    Python slice wrapping is involved). Raises Expected(cls) where the SPEC asks for an error."""
+    """docs/ops/strided_slice.md written out literally in numpy (np.take with explicit index ranges, so no
+    Python slice wrapping is involved). Raises Expected(cls) where docs/ops/strided_slice.md asks for an error."""
     n = len(begin)
     if len(end) != n or len(strides) != n or n > 32:
         raise Expected(ptocpu.ArgumentError)
@@ -142,7 +142,7 @@ def assert_same(got, want: np.ndarray):
 
 
 def check_both(x: np.ndarray, *args, **masks):
-    """strided_slice equals the SPEC model and numpy; the view equals the copy."""
+    """strided_slice equals the documented model (docs/ops/strided_slice.md) and numpy; the view equals the copy."""
     want = spec_reference(x, *args, **masks)
     out = ptocpu.strided_slice(x, *args, **masks)
     assert out.is_contiguous()
@@ -151,7 +151,7 @@ def check_both(x: np.ndarray, *args, **masks):
     return out
 
 
-# ---------------------------------------------------------------- seed 003 and the SPEC examples
+# ---------------------------------------------------------------- seed 003 and the documented examples
 def test_seed_examples():
     x = torch.randn(1024, 1024, dtype=torch.float16)
     got = ptocpu.strided_slice(x, [0, 0], [512, 512], [2, 2], 0, 0, 0, 0, 0)

@@ -1,4 +1,4 @@
-"""SPEC 3: ptocpu.Tensor — properties, numpy / DLPack exchange (zero-copy both ways, with numpy
+"""docs/tensors.md: ptocpu.Tensor — properties, numpy / DLPack exchange (zero-copy both ways, with numpy
 and torch), asarray / from_numpy, basic indexing views, assignment and creation."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 import ptocpu
 
-from helpers import DTYPES  # (ptocpu dtype, numpy / ml_dtypes type, torch dtype), SPEC 2
+from helpers import DTYPES  # (ptocpu dtype, numpy / ml_dtypes type, torch dtype), docs/dtypes.md
 
 IDS = [d[0].name for d in DTYPES]
 NUMPY_NATIVE = [d for d in DTYPES if np.dtype(d[1]).kind in "iubf" and np.dtype(d[1]).type.__module__ == "numpy"]

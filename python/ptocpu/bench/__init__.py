@@ -1,6 +1,6 @@
-"""`ptocpu bench`: the published cases of BENCH.md against PyTorch and NumPy, in one run.
+"""`ptocpu bench`: the published cases of docs/benchmarks.md against PyTorch and NumPy, in one run.
 
-Every case reports the bytes it must move (BENCH.md's count), ptocpu's median time, its roofline
+Every case reports the bytes it must move (docs/benchmarks.md's count), ptocpu's median time, its roofline
 fraction (bytes / copy bandwidth / time) and each peer's median time with the speedup over it.
 Runs of ptocpu, the peers and the reference copy (256 MiB, all threads) are interleaved
 (round-robin) within each case, so a burst of load on a shared machine hits every tool and the

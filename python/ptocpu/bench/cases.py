@@ -1,4 +1,4 @@
-"""The benchmark cases: BENCH.md's published set, their inputs, the peers' calls and the bytes each must move."""
+"""The benchmark cases: docs/benchmarks.md's published set, their inputs, the peers' calls and the bytes each must move."""
 from __future__ import annotations
 
 import functools
@@ -22,7 +22,7 @@ _DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16), "bf16": B
            "int32": np.dtype(np.int32), "int64": np.dtype(np.int64)}
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
-COPY_BYTES = 256 << 20  # the copy-bandwidth buffer (BENCH.md: >= 256 MiB)
+COPY_BYTES = 256 << 20  # the copy-bandwidth buffer (docs/benchmarks.md: >= 256 MiB)
 CASE_BUDGET_S = 2.5     # timed seconds per big case (all tools together) beyond the minimum runs
 MAX_RUNS = 60
 
@@ -120,7 +120,7 @@ class Tool:
 class Case:
     id: str
     op: str       # the ptocpu function
-    call: str     # BENCH.md's description
+    call: str     # docs/benchmarks.md's description
     dtype: str
     build: Callable[[np.random.Generator], dict]
     tools: Callable[[dict], dict]        # name -> Tool, ptocpu first; a tool missing is skipped
@@ -283,7 +283,7 @@ def _sc_bytes(inp):
 def _sc_case(id_, xshape, dtype, dim, ishape, idtype, src, reduce, call, unique=False, tiny=False):
     d = dim % len(xshape)
     tol = None
-    if reduce is not None:  # the peers accumulate in another order / precision than SPEC 5.4
+    if reduce is not None:  # the peers accumulate in another order / precision than docs/ops/scatter.md
         tol = {"fp32": (1e-5, 1e-6), "fp16": (2.0 ** -8, 1e-3), "bf16": (2.0 ** -5, 1e-2)}[dtype]
     return Case(id_, "scatter_", call, dtype, _sc_build(xshape, dtype, d, ishape, idtype, src, reduce, unique),
                 _sc_tools, _sc_bytes, tol=tol, tiny=tiny)

@@ -104,7 +104,7 @@ def format_table(header: dict, results: list[dict], peers: list[str]) -> str:
         row += [str(p.get("runs", "-")), "; ".join(checks) if checks else "equal"]
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
-    lines.append("Bytes moved (BENCH.md): index_select 2·out + index; interleave / deinterleave 2·(inputs); "
+    lines.append("Bytes moved (docs/benchmarks.md): index_select 2·out + index; interleave / deinterleave 2·(inputs); "
                  "scatter_ index + src (index-shaped) + 2·written (add / multiply) or 1·written (None), written = "
                  "one element per index position; strided_slice 2·out; gather 2·out + index; scatter_update 2·(rows written) + "
                  "index; index_add_ 2·source + index; gathermask 2·out. MB = 1e6 bytes, GB/s = 1e9 bytes/s. "

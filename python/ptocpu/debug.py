@@ -1,0 +1,101 @@
+"""jit's `debug_options` and `verify_options` on the CPU (see docs/tracing.md).
+
+- `debug_options={"runtime_debug_mode": 1}` (PyPTO's swimlane switch), or
+  `pypto.set_debug_options(runtime_debug_mode=1)` for every kernel: each call of the kernel is
+  traced. Inside an open `ptocpu.trace.recording` the call joins it; otherwise its trace is
+  written to `$PTOCPU_TRACE_DIR` (default `output/`) as `swimlane_<kernel>_<time>_<n>.json` and
+  the per-op summary printed.
+- `verify_options={"enable_pass_verify": True}` (or `pypto.set_verify_options(...)`) with
+  `pypto.set_verify_golden_data(goldens=[...])` before the call: the call's tensors are checked
+  against the goldens (ptocpu.golden).
+
+A kernel with neither switch, called with no recording open, runs as it is.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, List, Optional, Tuple
+
+from . import golden, trace
+
+__all__ = ["set_debug_options", "get_debug_options", "kernel_runner", "DEBUG_OPTIONS"]
+
+DEBUG_OPTIONS = ("compile_debug_mode", "runtime_debug_mode", "dump_pass_graph")
+SWIMLANE = 1  # runtime_debug_mode 1: PyPTO's swimlane; here the Chrome trace of each call
+
+_global: dict = {}
+_swimlane_all = False
+_swimlane_files = 0
+
+
+def set_debug_options(*, compile_debug_mode: Optional[int] = None, runtime_debug_mode: Optional[int] = None,
+                      dump_pass_graph: Optional[list] = None) -> None:
+    """`pypto.set_debug_options(...)`: runtime_debug_mode 1 traces every kernel call; the other
+    modes and options are accepted and change nothing on the CPU."""
+    global _swimlane_all
+    for name, value in (("compile_debug_mode", compile_debug_mode), ("runtime_debug_mode", runtime_debug_mode)):
+        if value is not None and (not isinstance(value, int) or not 0 <= value <= 4):
+            raise ValueError(f"set_debug_options: {name} must be an int in 0..4, got {value!r}")
+        if value is not None:
+            _global[name] = value
+    if dump_pass_graph is not None:
+        _global["dump_pass_graph"] = list(dump_pass_graph)
+    _swimlane_all = _global.get("runtime_debug_mode") == SWIMLANE
+
+
+def get_debug_options() -> dict:
+    """The options set with set_debug_options, as a dict (only the keys that were set)."""
+    return dict(_global)
+
+
+def _swimlane_path(kernel_name: str) -> str:
+    global _swimlane_files
+    _swimlane_files += 1
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in kernel_name)
+    return os.path.join(os.environ.get("PTOCPU_TRACE_DIR", "output"), f"swimlane_{safe}_{stamp}_{_swimlane_files}.json")
+
+
+def _tensor_arguments(kernel, args: tuple, kwargs: dict, result: Any) -> List[Tuple[str, Any]]:
+    """The call's tensors in parameter order, then the tensors it returned: what goldens align with."""
+    from .frontend import _is_array
+    named = []
+    for name, value in kernel.signature().bind(*args, **kwargs).arguments.items():
+        values = value if isinstance(value, tuple) and not _is_array(value) else (value,)
+        named += [(name, v) for v in values if _is_array(v)]
+    returned = result if isinstance(result, (tuple, list)) else (result,)
+    named += [(f"return[{i}]" if len(returned) > 1 else "return", v) for i, v in enumerate(returned) if _is_array(v)]
+    return named
+
+
+def _verified_call(kernel, verify: Optional[dict], args: tuple, kwargs: dict):
+    _, goldens = golden.take_goldens() or (None, [])
+    result = kernel(*args, **kwargs)
+    golden.check(f"kernel {kernel.name}", _tensor_arguments(kernel, args, kwargs, result), goldens, verify)
+    return result
+
+
+def kernel_runner(kernel) -> Callable:
+    """How a jit kernel is called: as it is unless a recording is open, the kernel's (or the
+    global) debug options ask for a trace, or goldens are waiting for a verifying kernel."""
+    swimlane = (kernel.options.get("debug_options") or {}).get("runtime_debug_mode")
+    verify = kernel.options.get("verify_options")
+
+    def call(*args, **kwargs):
+        traced = trace._recorder is not None or swimlane == SWIMLANE or (swimlane is None and _swimlane_all)
+        verifying = golden.wanted(verify)
+        if not traced and not verifying:
+            return kernel(*args, **kwargs)
+        run = (lambda: _verified_call(kernel, verify, args, kwargs)) if verifying else (lambda: kernel(*args, **kwargs))
+        if not traced:
+            return run()
+        shapes = [list(a.shape) for a in list(args) + list(kwargs.values()) if hasattr(a, "shape")]
+        if trace._recorder is not None:
+            with trace.kernel_call(kernel.name, "jit", {"argument_shapes": shapes}):
+                return run()
+        with trace.recording(_swimlane_path(kernel.name), summary=True):  # prints the path and the summary
+            with trace.kernel_call(kernel.name, "jit", {"argument_shapes": shapes}):
+                return run()
+
+    return call
