@@ -21,18 +21,41 @@
 namespace pto::kernels {
 namespace {
 
-// ---- one step per dtype: A is alpha's compute type ----------------------------------------
+// ---- one step per dtype ----------------------------------------------------------------------
+// Step<T>::A is alpha's compute type; alpha(p) reads alpha (already in T) as A.
+
+template <class T>
+T load(const void* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+inline float widen(fp16_t h) { return static_cast<float>(std::bit_cast<_Float16>(h.bits)); }
+inline float widen(bf16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b.bits) << 16); }
+template <class H>
+H narrow(float f);
+template <>
+inline fp16_t narrow<fp16_t>(float f) {
+  return {std::bit_cast<uint16_t>(static_cast<_Float16>(f))};
+}
+template <>
+inline bf16_t narrow<bf16_t>(float f) {  // round to nearest even; a NaN stays a (quiet) NaN
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1)) >> 16;
+  const uint32_t quiet_nan = (bits >> 16) | 0x40;
+  return {static_cast<uint16_t>((bits & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded)};
+}
+
+template <class T>
+inline constexpr bool kHalf = std::is_same_v<T, fp16_t> || std::is_same_v<T, bf16_t>;
 
 template <class T, class = void>
-struct Step {  // integers: alpha truncated to the dtype; wrap-around (no signed overflow)
+struct Step {  // integers: wrap-around (unsigned arithmetic, no signed overflow)
   using A = T;
   using U = std::make_unsigned_t<T>;
   using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U>;
-  static A alpha(const void* p) {
-    T a;
-    std::memcpy(&a, p, sizeof a);
-    return a;
-  }
+  static A alpha(const void* p) { return load<T>(p); }
   template <bool kOne>
   static T apply(T x, T s, A a) {
     const W v = kOne ? W(U(s)) : W(W(U(a)) * W(U(s)));
@@ -43,11 +66,7 @@ struct Step {  // integers: alpha truncated to the dtype; wrap-around (no signed
 template <class T>
 struct Step<T, std::enable_if_t<std::is_floating_point_v<T>>> {  // fp32 in fp32, fp64 in fp64
   using A = T;
-  static A alpha(const void* p) {
-    T a;
-    std::memcpy(&a, p, sizeof a);
-    return a;
-  }
+  static A alpha(const void* p) { return load<T>(p); }
   template <bool kOne>
   static T apply(T x, T s, A a) {
     const T v = kOne ? s : a * s;
@@ -55,44 +74,14 @@ struct Step<T, std::enable_if_t<std::is_floating_point_v<T>>> {  // fp32 in fp32
   }
 };
 
-inline float widen(fp16_t h) { return static_cast<float>(std::bit_cast<_Float16>(h.bits)); }
-inline fp16_t narrow_fp16(float f) { return {std::bit_cast<uint16_t>(static_cast<_Float16>(f))}; }
-
-template <>
-struct Step<fp16_t> {  // both roundings to fp16, each computed in fp32
+template <class T>
+struct Step<T, std::enable_if_t<kHalf<T>>> {  // fp16 / bf16: both roundings to T, each computed in fp32
   using A = float;
-  static A alpha(const void* p) {
-    fp16_t a;
-    std::memcpy(&a, p, sizeof a);
-    return widen(a);
-  }
+  static A alpha(const void* p) { return widen(load<T>(p)); }
   template <bool kOne>
-  static fp16_t apply(fp16_t x, fp16_t s, A a) {
-    const float v = kOne ? widen(s) : widen(narrow_fp16(a * widen(s)));
-    return narrow_fp16(widen(x) + v);
-  }
-};
-
-inline float widen(bf16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b.bits) << 16); }
-inline bf16_t narrow_bf16(float f) {  // round to nearest even; a NaN stays a (quiet) NaN
-  const uint32_t bits = std::bit_cast<uint32_t>(f);
-  const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1)) >> 16;
-  const uint32_t quiet_nan = (bits >> 16) | 0x40;
-  return {static_cast<uint16_t>((bits & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded)};
-}
-
-template <>
-struct Step<bf16_t> {  // both roundings to bf16, each computed in fp32
-  using A = float;
-  static A alpha(const void* p) {
-    bf16_t a;
-    std::memcpy(&a, p, sizeof a);
-    return widen(a);
-  }
-  template <bool kOne>
-  static bf16_t apply(bf16_t x, bf16_t s, A a) {
-    const float v = kOne ? widen(s) : widen(narrow_bf16(a * widen(s)));
-    return narrow_bf16(widen(x) + v);
+  static T apply(T x, T s, A a) {
+    const float v = kOne ? widen(s) : widen(narrow<T>(a * widen(s)));
+    return narrow<T>(widen(x) + v);
   }
 };
 
@@ -209,8 +198,7 @@ void run(const IndexAddArgs& args, const Geometry& g) {
 
 template <class T>
 bool is_one(const void* alpha) {
-  if constexpr (std::is_same_v<T, fp16_t> || std::is_same_v<T, bf16_t>) return Step<T>::alpha(alpha) == 1.0f;
-  else return Step<T>::alpha(alpha) == T(1);
+  return Step<T>::alpha(alpha) == typename Step<T>::A(1);
 }
 
 }  // namespace
@@ -223,8 +211,7 @@ void index_add(const IndexAddArgs& args) {
     visit_dtype(args.out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       // bool and fp8 take no index_add (validated before the kernel)
-      if constexpr ((std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) || std::is_same_v<T, fp16_t> ||
-                    std::is_same_v<T, bf16_t>) {
+      if constexpr ((std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) || kHalf<T>) {
         if (is_one<T>(args.alpha)) run<T, I, true>(args, g);
         else run<T, I, false>(args, g);
       }

@@ -8,6 +8,7 @@
 #include "ptocpu/error.h"
 #include "ptocpu/parallel.h"
 #include "copy/simd.h"
+#include "kernels/scatter.h"
 
 namespace pto::checks {
 
@@ -48,6 +49,24 @@ void check_extent(const char* op, const char* param, const Shape& shape, bool is
   if (n > platform.max_extent)
     fail<ArgumentError>(op, ": ", param, " shape ", shape_to_string(shape), " has ", n,
                         " elements, above the platform ", platform.name, " limit of ", platform.max_extent);
+}
+
+void check_writable_in_place(const char* op, const Tensor& input, const char* alternative) {
+  if (input.read_only())
+    fail<ArgumentError>(op, ": input (shape ", shape_to_string(input.shape()),
+                        ") is read-only memory; it cannot be written in place (", alternative, ")");
+  if (kernels::has_internal_overlap(input))
+    fail<ArgumentError>(op, ": input (shape ", shape_to_string(input.shape()), ", strides ",
+                        shape_to_string(input.strides()),
+                        ") has elements that share memory; writing it in place needs distinct elements (", alternative,
+                        ", or a contiguous copy)");
+}
+
+Tensor unaliased(const Tensor& t, const Tensor& written) {
+  if (!t.may_overlap(written)) return t;
+  Tensor copy = Tensor::empty(t.shape(), t.dtype());
+  copy_into(copy, t);
+  return copy;
 }
 
 int normalize_dim(const char* op, int64_t dim, int rank) {

@@ -15,6 +15,12 @@ void check_index_dtype(const char* op, const char* param, DType dt);  // int32 /
 void check_rank(const char* op, const char* param, int rank, int min_rank, int max_rank);
 // The platform's extent limit on every dim and the numel; its empty-input rule when is_input.
 void check_extent(const char* op, const char* param, const Shape& shape, bool is_input);
+// ArgumentError unless `input`, which op writes in place, is writable memory whose elements
+// all have distinct addresses; `alternative` ends the message, e.g. "use scatter".
+void check_writable_in_place(const char* op, const Tensor& input, const char* alternative);
+// t, or a copy of it when it shares memory with `written`: an op that reads t and writes
+// `written` then sees t as it was before the first write.
+Tensor unaliased(const Tensor& t, const Tensor& written);
 // dim in [-rank, rank) (IndexError), normalised to [0, rank).
 int normalize_dim(const char* op, int64_t dim, int rank);
 

@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "kernels/index_add.h"
-#include "kernels/scatter.h"
 #include "ops/checks.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
@@ -95,14 +94,7 @@ IndexAddPlan validate_index_add(const char* op, const Tensor& input, int64_t dim
                           shape_to_string(input.shape()), " at axis ", a, " (", source.shape(a), " != ",
                           input.shape(a), "); only dim ", d, " may differ");
   encode_alpha(op, alpha, input.dtype(), plan.alpha);
-  if (in_place && input.read_only())
-    fail<ArgumentError>(op, ": input (shape ", shape_to_string(input.shape()),
-                        ") is read-only memory; it cannot be written in place (use index_add)");
-  if (in_place && kernels::has_internal_overlap(input))
-    fail<ArgumentError>(op, ": input (shape ", shape_to_string(input.shape()), ", strides ",
-                        shape_to_string(input.strides()),
-                        ") has elements that share memory; an in-place add needs distinct elements "
-                        "(use index_add, or a contiguous copy)");
+  if (in_place) checks::check_writable_in_place(op, input, "use index_add");
 
   const Shape& tile = get_vec_tile_shapes();
   if (!tile.empty()) {
@@ -124,12 +116,7 @@ Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_
   const IndexAddPlan plan = validate_index_add(op, input, dim, index, source, alpha, in_place);
   // index and source are read as if completely before any write: what shares memory with the
   // written tensor is copied first.
-  Tensor idx = index.contiguous();
-  if (in_place && idx.may_overlap(input)) {
-    Tensor copy = Tensor::empty(idx.shape(), idx.dtype());
-    copy_into(copy, idx);
-    idx = copy;
-  }
+  const Tensor idx = in_place ? checks::unaliased(index.contiguous(), input) : index.contiguous();
   const int64_t bound = input.shape(plan.dim);
   if (!checks::index_values_in_range(idx, bound))
     checks::check_index_values(
@@ -140,12 +127,7 @@ Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_
     out = Tensor::empty(input.shape(), input.dtype());
     copy_into(out, input);
   }
-  Tensor src = source;
-  if (src.may_overlap(out)) {
-    src = Tensor::empty(source.shape(), source.dtype());
-    copy_into(src, source);
-  }
-  kernels::index_add({out, plan.dim, idx, src, plan.alpha});
+  kernels::index_add({out, plan.dim, idx, checks::unaliased(source, out), plan.alpha});
   return out;
 }
 

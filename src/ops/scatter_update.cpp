@@ -3,7 +3,6 @@
 // then the kernel. Nothing is written before every check has passed.
 #include <algorithm>
 
-#include "kernels/scatter.h"
 #include "kernels/scatter_update.h"
 #include "ops/checks.h"
 #include "ptocpu/error.h"
@@ -81,13 +80,7 @@ void validate_scatter_update(const Tensor& input, int64_t dim, const Tensor& ind
   if (r == 4 && (src.shape(0) < b || src.shape(1) < s))
     fail<ArgumentError>(kOp, ": src shape ", shape_to_string(src.shape()), " is smaller than index shape ",
                         shape_to_string(index.shape()), " on its first two axes");
-  if (input.read_only())
-    fail<ArgumentError>(kOp, ": input (shape ", shape_to_string(input.shape()),
-                        ") is read-only memory; it cannot be written in place");
-  if (kernels::has_internal_overlap(input))
-    fail<ArgumentError>(kOp, ": input (shape ", shape_to_string(input.shape()), ", strides ",
-                        shape_to_string(input.strides()),
-                        ") has elements that share memory; an in-place write needs distinct elements");
+  checks::check_writable_in_place(kOp, input, "write a copy and assign it back");
   check_tile(input, index, src);
 }
 
@@ -99,13 +92,7 @@ Tensor readable_index(const Tensor& index, const Tensor& input) {
     std::copy(narrow.data_as<int16_t>(), narrow.data_as<int16_t>() + narrow.numel(), wide.data_as<int32_t>());
     return wide;
   }
-  Tensor idx = index.contiguous();
-  if (idx.may_overlap(input)) {
-    Tensor copy = Tensor::empty(idx.shape(), idx.dtype());
-    copy_into(copy, idx);
-    idx = copy;
-  }
-  return idx;
+  return checks::unaliased(index.contiguous(), input);
 }
 
 }  // namespace
@@ -125,13 +112,7 @@ Tensor scatter_update(const Tensor& input, int64_t dim, const Tensor& index, con
   Shape used = src.shape();  // the rows src contributes
   if (r == 2) used[0] = b * s;
   else used[0] = b, used[1] = s;
-  Tensor rows = src.as_strided(used, src.strides(), 0);
-  if (rows.may_overlap(input)) {
-    Tensor copy = Tensor::empty(rows.shape(), rows.dtype());
-    copy_into(copy, rows);
-    rows = copy;
-  }
-  kernels::scatter_update({input, idx, rows});
+  kernels::scatter_update({input, idx, checks::unaliased(src.as_strided(used, src.strides(), 0), input)});
   return input;
 }
 

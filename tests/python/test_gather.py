@@ -2,40 +2,16 @@
 each platform table, upstream's doc example and official test rows, one test per error rule."""
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, strategies as st
 
 import ptocpu
+from helpers import assert_same_bits, np_dtype, op_table, random_bits
 from ptocpu import _reference as ref
 
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
-
-
-def table(platform: str) -> dict:
-    return next(p for p in ptocpu.platform_table() if p["name"] == platform)["ops"]["gather"]
-
-
-def npdt(name: str) -> np.dtype:
-    return np.dtype(ptocpu.numpy_dtype(getattr(ptocpu, name)))
-
-
-def bits(a) -> np.ndarray:
-    a = np.ascontiguousarray(a.numpy() if isinstance(a, ptocpu.Tensor) else a)
-    return a.view(f"u{a.dtype.itemsize}")
-
-
-def assert_same_bits(got, want: np.ndarray):
-    got = got.numpy() if isinstance(got, ptocpu.Tensor) else np.asarray(got)
-    assert got.shape == want.shape and got.dtype == want.dtype
-    assert np.array_equal(bits(got), bits(want))
-
-
-def random_values(rng, shape, dt: np.dtype) -> np.ndarray:
-    """Any bit pattern: gather moves bits, so NaNs and odd bools must come through unchanged."""
-    return rng.integers(0, 256, size=(*shape, dt.itemsize), dtype=np.uint8).view(dt).reshape(shape)
 
 
 def random_case(rng, rank, dt, index_dtype):
@@ -43,18 +19,18 @@ def random_case(rng, rank, dt, index_dtype):
     d = int(rng.integers(0, rank))
     ishape = [int(rng.integers(1, n + 1)) for n in shape]
     ishape[d] = int(rng.integers(1, 2 * shape[d] + 2))  # free along dim
-    x = random_values(rng, shape, dt)
+    x = random_bits(rng, shape, dt)
     index = rng.integers(0, shape[d], size=ishape).astype(index_dtype)
     return x, d - rank if rng.integers(0, 2) else d, index
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_every_platform_dtype_and_rank(platform):
-    lo, hi = table(platform)["rank"]
+    lo, hi = op_table(platform, "gather")["rank"]
     rng = np.random.default_rng(PLATFORMS.index(platform))
     with ptocpu.platform(platform):
-        for name in table(platform)["dtypes"].split(", "):
-            dt = npdt(name)
+        for name in op_table(platform, "gather")["dtypes"].split(", "):
+            dt = np_dtype(name)
             for rank in range(lo, min(hi, 5) + 1):
                 for index_dtype in (np.int32, np.int64):
                     x, dim, index = random_case(rng, rank, dt, index_dtype)
@@ -63,10 +39,10 @@ def test_every_platform_dtype_and_rank(platform):
 
 def test_cpu_rank_8_and_strided_inputs():
     rng = np.random.default_rng(1)
-    x = random_values(rng, (2, 3, 1, 2, 3, 2, 1, 4), np.dtype(np.float32))
+    x = random_bits(rng, (2, 3, 1, 2, 3, 2, 1, 4), np.dtype(np.float32))
     index = rng.integers(0, 3, size=(2, 2, 1, 2, 5, 2, 1, 3))
     assert_same_bits(ptocpu.gather(x, 4, index), ref.gather(x, 4, index))
-    base = random_values(rng, (20, 30), np.dtype(np.int16))
+    base = random_bits(rng, (20, 30), np.dtype(np.int16))
     view = base[::-2, 3::3]  # negative and non-unit strides
     for dim in (0, 1):
         index = rng.integers(0, view.shape[dim], size=(7, 6))
@@ -134,7 +110,7 @@ OFFICIAL = [
 @pytest.mark.parametrize("case,shape,ishape,name,bound,dim,tile", OFFICIAL)
 def test_official_rows(platform, case, shape, ishape, name, bound, dim, tile):
     rng = np.random.default_rng(len(case))
-    x = (rng.uniform(-10, 10, size=shape)).astype(npdt(name))
+    x = (rng.uniform(-10, 10, size=shape)).astype(np_dtype(name))
     index = rng.integers(0, bound, size=ishape)
     with ptocpu.platform(platform), ptocpu.vec_tile_shapes(*tile):
         got = ptocpu.gather(x, dim, index)

@@ -8,44 +8,22 @@ import pytest
 import torch
 
 import ptocpu
+from helpers import assert_same_bits, np_dtype, op_table, random_bits
 from ptocpu import _reference as ref
 
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 
 
-def table(platform: str) -> dict:
-    return next(p for p in ptocpu.platform_table() if p["name"] == platform)["ops"]["gathermask"]
-
-
-def npdt(name: str) -> np.dtype:
-    return np.dtype(ptocpu.numpy_dtype(getattr(ptocpu, name)))
-
-
-def bits(a) -> np.ndarray:
-    a = np.ascontiguousarray(a.numpy() if isinstance(a, ptocpu.Tensor) else a)
-    return a.view(f"u{a.dtype.itemsize}")
-
-
-def assert_same_bits(got, want: np.ndarray):
-    got = got.numpy() if isinstance(got, ptocpu.Tensor) else np.asarray(got)
-    assert got.shape == want.shape and got.dtype == want.dtype
-    assert np.array_equal(bits(got), bits(want))
-
-
-def random_values(rng, shape, dt: np.dtype) -> np.ndarray:
-    return rng.integers(0, 256, size=(*shape, dt.itemsize), dtype=np.uint8).view(dt).reshape(shape)
-
-
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_every_platform_dtype_rank_and_mode(platform):
-    lo, hi = table(platform)["rank"]
+    lo, hi = op_table(platform, "gathermask")["rank"]
     rng = np.random.default_rng(PLATFORMS.index(platform))
     with ptocpu.platform(platform):
-        for name in table(platform)["dtypes"].split(", "):
-            dt = npdt(name)
+        for name in op_table(platform, "gathermask")["dtypes"].split(", "):
+            dt = np_dtype(name)
             for rank in range(lo, min(hi, 5) + 1):
                 shape = [int(rng.integers(1, 4)) for _ in range(rank - 1)] + [4 * int(rng.integers(1, 5))]
-                x = random_values(rng, shape, dt)
+                x = random_bits(rng, shape, dt)
                 for mode in range(1, 8):
                     assert_same_bits(ptocpu.gathermask(x, mode), ref.gathermask(x, mode))
 
@@ -98,7 +76,7 @@ def test_official_rows(platform, case):
     shape, name, mode, tile = OFFICIAL[case]
     rng = np.random.default_rng(case)
     lo, hi = (50, 100) if case == 18 else (-1, 1)
-    x = rng.uniform(lo, hi, size=shape).astype(npdt(name))
+    x = rng.uniform(lo, hi, size=shape).astype(np_dtype(name))
     if case == 19:  # the migrated row: randint(-1, 1) as int64, then cast to uint32 -> {0, 4294967295}
         x = rng.integers(-1, 1, size=shape).astype(np.uint32)
     with ptocpu.platform(platform), ptocpu.vec_tile_shapes(*tile):

@@ -12,32 +12,11 @@ import torch
 from hypothesis import given, strategies as st
 
 import ptocpu
+from helpers import assert_same_bits, np_dtype, op_table
 from ptocpu import _reference as ref
 
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 BF16 = np.dtype(ml_dtypes.bfloat16)
-
-
-def table(platform: str) -> dict:
-    return next(p for p in ptocpu.platform_table() if p["name"] == platform)["ops"]["index_add_"]
-
-
-def npdt(name: str) -> np.dtype:
-    return np.dtype(ptocpu.numpy_dtype(getattr(ptocpu, name)))
-
-
-def bits(a) -> np.ndarray:
-    a = np.ascontiguousarray(a.numpy() if isinstance(a, ptocpu.Tensor) else a)
-    return a.view(f"u{a.dtype.itemsize}")
-
-
-def assert_same_bits(got, want: np.ndarray):
-    got = got.numpy() if isinstance(got, ptocpu.Tensor) else np.asarray(got)
-    assert got.shape == want.shape and got.dtype == want.dtype
-    same = bits(got) == bits(want)
-    if want.dtype.kind == "f" or want.dtype == BF16:
-        same |= np.isnan(got.astype(np.float64)) & np.isnan(want.astype(np.float64))
-    assert same.all(), f"{(~same).sum()} elements differ"
 
 
 def random_values(rng, shape, dt: np.dtype) -> np.ndarray:
@@ -59,11 +38,11 @@ def random_case(rng, rank, dt, index_dtype):
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_every_platform_dtype_against_reference(platform):
-    lo, hi = table(platform)["rank"]
+    lo, hi = op_table(platform, "index_add_")["rank"]
     rng = np.random.default_rng(PLATFORMS.index(platform))
     with ptocpu.platform(platform):
-        for name in table(platform)["dtypes"].split(", "):
-            dt = npdt(name)
+        for name in op_table(platform, "index_add_")["dtypes"].split(", "):
+            dt = np_dtype(name)
             for rank in range(lo, min(hi, 5) + 1):
                 for alpha in (1, 2.5, 3) if dt.kind == "u" else (1, -1.2, 3):
                     x, dim, index, src = random_case(rng, rank, dt, (np.int32, np.int64)[rank % 2])
@@ -147,7 +126,7 @@ def test_large_blocks_rows_and_threads(dt, alpha):
 @given(st.data())
 def test_hypothesis_per_step_rule(data):
     name = data.draw(st.sampled_from(["DT_FP16", "DT_BF16", "DT_FP32", "DT_INT16", "DT_UINT8"]))
-    dt = npdt(name)
+    dt = np_dtype(name)
     rank = data.draw(st.integers(1, 4))
     shape = data.draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
     d = data.draw(st.integers(0, rank - 1))
@@ -236,7 +215,7 @@ OFFICIAL = [
 @pytest.mark.parametrize("case,shape,sshape,name,idt,dim,alpha,tile", OFFICIAL)
 def test_official_rows(platform, case, shape, sshape, name, idt, dim, alpha, tile):
     rng = np.random.default_rng(len(case))
-    dt = npdt(name)
+    dt = np_dtype(name)
     bound = 100 if dt == np.int8 and alpha == 127 else 10
     x = rng.uniform(-bound, bound, size=shape).astype(dt)
     src = rng.uniform(-bound, bound, size=sshape).astype(dt)
@@ -261,7 +240,7 @@ def small():
 
 @pytest.mark.parametrize("name", ["DT_BOOL", "DT_FP8E4M3"])
 def test_error_dtype_without_adds(name):
-    x = np.zeros((2, 2), npdt(name))
+    x = np.zeros((2, 2), np_dtype(name))
     assert_raises_unchanged(ptocpu.DTypeError, rf"index_add_: input dtype {name} is not supported on platform cpu",
                             x, 0, np.array([0]), x[:1])
 

@@ -11,32 +11,10 @@ import pytest
 import torch
 
 import ptocpu
+from helpers import assert_same_bits, np_dtype, op_table, random_bits
 from ptocpu import _reference as ref
 
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
-
-
-def table(platform: str) -> dict:
-    return next(p for p in ptocpu.platform_table() if p["name"] == platform)["ops"]["scatter_update"]
-
-
-def npdt(name: str) -> np.dtype:
-    return np.dtype(ptocpu.numpy_dtype(getattr(ptocpu, name)))
-
-
-def bits(a) -> np.ndarray:
-    a = np.ascontiguousarray(a.numpy() if isinstance(a, ptocpu.Tensor) else a)
-    return a.view(f"u{a.dtype.itemsize}")
-
-
-def assert_same_bits(got, want: np.ndarray):
-    got = got.numpy() if isinstance(got, ptocpu.Tensor) else np.asarray(got)
-    assert got.shape == want.shape and got.dtype == want.dtype
-    assert np.array_equal(bits(got), bits(want))
-
-
-def random_values(rng, shape, dt: np.dtype) -> np.ndarray:
-    return rng.integers(0, 256, size=(*shape, dt.itemsize), dtype=np.uint8).view(dt).reshape(shape)
 
 
 def random_case(rng, four_d: bool, dt, index_dtype, negatives=True, unique=False):
@@ -54,15 +32,15 @@ def random_case(rng, four_d: bool, dt, index_dtype, negatives=True, unique=False
         index = rng.permutation(slots)[:s].reshape(1, s)
     else:
         index = rng.integers(-2 if negatives else 0, slots, size=(b, s))
-    return random_values(rng, cache_shape, dt), index.astype(index_dtype), random_values(rng, src_shape, dt)
+    return random_bits(rng, cache_shape, dt), index.astype(index_dtype), random_bits(rng, src_shape, dt)
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_every_platform_dtype_2d_and_4d(platform):
     rng = np.random.default_rng(PLATFORMS.index(platform))
     with ptocpu.platform(platform):
-        for name in table(platform)["dtypes"].split(", "):
-            dt = npdt(name)
+        for name in op_table(platform, "scatter_update")["dtypes"].split(", "):
+            dt = np_dtype(name)
             for four_d in (False, True):
                 for index_dtype in (np.int16, np.int32, np.int64):
                     cache, index, src = random_case(rng, four_d, dt, index_dtype, negatives=platform == "cpu")
@@ -80,13 +58,13 @@ def test_duplicates_last_write_wins_and_negatives_skip(threads, four_d):
     ptocpu.set_num_threads(threads)
     rng = np.random.default_rng(threads)
     if four_d:
-        cache = random_values(rng, (40, 16, 2, 24), np.dtype(np.float32))
+        cache = random_bits(rng, (40, 16, 2, 24), np.dtype(np.float32))
         index = rng.integers(-50, 640, size=(30, 400))
-        src = random_values(rng, (31, 401, 2, 24), np.dtype(np.float32))
+        src = random_bits(rng, (31, 401, 2, 24), np.dtype(np.float32))
     else:
-        cache = random_values(rng, (500, 96), np.dtype(np.float16))
+        cache = random_bits(rng, (500, 96), np.dtype(np.float16))
         index = rng.integers(-100, 500, size=(40, 300))
-        src = random_values(rng, (12000, 96), np.dtype(np.float16))
+        src = random_bits(rng, (12000, 96), np.dtype(np.float16))
     want = ref.scatter_update(cache, index, src)
     t = ptocpu.asarray(cache)
     assert ptocpu.scatter_update(t, -2, index, src) is t
@@ -113,10 +91,10 @@ def test_against_torch_index_copy_and_row_assignment(dt):
 
 def test_strided_cache_and_src():
     rng = np.random.default_rng(5)
-    base = random_values(rng, (12, 20), np.dtype(np.int32))
+    base = random_bits(rng, (12, 20), np.dtype(np.int32))
     before = base.copy()
     view = ptocpu.asarray(base)[::2, 1:13:2]  # cache [6, 6], strides [40, 2]
-    src = random_values(rng, (8, 12), np.dtype(np.int32))[::2, ::2]  # [4, 6], strided
+    src = random_bits(rng, (8, 12), np.dtype(np.int32))[::2, ::2]  # [4, 6], strided
     index = np.array([[5, -1], [0, 3]])
     ptocpu.scatter_update(view, -2, index, src)
     want = before.copy()
