@@ -51,6 +51,7 @@ nb::object to_dlpack(const pto::Tensor& t, nb::handle max_version, nb::handle co
 pto::Tensor from_dlpack(nb::handle obj);
 // Basic indexing (indexing.cpp): t[key] as a view; t[key] = value.
 pto::Tensor basic_index(const pto::Tensor& t, nb::handle key);
+pto::Tensor get_item(const pto::Tensor& t, nb::handle key);  // basic indexing, or t[dim:index] as gather
 void assign(const pto::Tensor& t, nb::handle key, nb::handle value);
 
 }  // namespace ptobind

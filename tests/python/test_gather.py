@@ -90,6 +90,25 @@ def test_doc_example_and_method_form():
     assert ptocpu.gather(x, 0, index).dtype == ptocpu.DT_INT32
 
 
+def test_dim_colon_index_sugar():
+    """t[dim:index] is gather(t, dim, index) (upstream's Tensor.__getitem__); other slices stay views."""
+    x = ptocpu.asarray(np.arange(15, dtype=np.int32).reshape(3, 5))
+    index = np.array([[4], [0], [1]])
+    want = ref.gather(x.numpy(), 1, index)
+    assert_same_bits(x[1:index], want)
+    assert_same_bits(x[-1:ptocpu.asarray(index)], want)
+    assert_same_bits(x[1:torch.from_numpy(index)], want)
+    assert_same_bits(x[1:index.tolist()], want)
+    assert x[np.int64(1):np.array(3)].shape == (2, 5)  # integer stops (0-d arrays too) slice as before
+    with pytest.raises(ptocpu.DTypeError, match=r"gather: dim \(the slice start of t\[dim:index\]\) must be an "
+                                                 r"integer, got NoneType"):
+        x[:index]
+    with pytest.raises(ptocpu.ArgumentError, match=r"gather: t\[dim:index\] takes no step, got 2"):
+        x[1:index:2]
+    with pytest.raises(ptocpu.IndexOutOfRange, match=r"gather: index value 7 at index position \(0, 0\)"):
+        x[0:[[7]]]
+
+
 def test_index_sharing_memory_with_input():
     x = np.array([[1, 0, 2], [2, 2, 0]], dtype=np.int64)
     assert_same_bits(ptocpu.gather(x, 1, x), ref.gather(x, 1, x.copy()))
