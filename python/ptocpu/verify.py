@@ -381,11 +381,8 @@ def _gather_cases(rng, quick) -> Iterator[Case]:
                                              ((32, 32), (32, 32), 1, (16, 32))):
                 x = rng.uniform(-1, 1, size=shape).astype(np.float32)
                 index = rng.integers(0, shape[dim], size=ishape)
-                ptocpu.set_vec_tile_shapes(*tile)
-                try:
+                with ptocpu.vec_tile_shapes(*tile):
                     pairs.append((ptocpu.gather(x, dim, index), _reference.gather(x, dim, index)))
-                finally:
-                    ptocpu.reset_vec_tile_shapes()
             return _compare(pairs)
         yield Case("gather", platform, "DT_FP32", "official rows GatherElement_test_0/4/14 with tiles", official)
         shapes = [(9,), (5, 6), (3, 4, 5)] if quick else [(9,), (5, 6), (3, 4, 5), (2, 3, 2, 4), (2, 2, 3, 2, 3)]
@@ -434,6 +431,21 @@ def _scatter_update_cases(rng, quick) -> Iterator[Case]:
                     return _compare([(out, want), (cache, want)])
                 yield Case("scatter_update", platform, dtype, f"{'4-D' if four_d else '2-D'} cache, one padding slot", run)
 
+        def official_su():  # ScatterUpdate_test_1 (4-D) and _test_2 (2-D) with their tiles
+            pairs = []
+            for cache_shape, src_shape, index_shape, tile in (((2, 1, 1, 64), (1, 1, 1, 64), (1, 1), (1, 1, 1, 64)),
+                                                              ((15, 8), (10, 8), (5, 2), (2, 8))):
+                slots = cache_shape[0] * (cache_shape[1] if len(cache_shape) == 4 else 1)
+                cache = np.zeros(cache_shape, np.float32)
+                src = rng.uniform(-10, 10, size=src_shape).astype(np.float32)
+                index = rng.permutation(slots)[:int(np.prod(index_shape))].reshape(index_shape)
+                want = _reference.scatter_update(cache, index, src)
+                with ptocpu.vec_tile_shapes(*tile):
+                    ptocpu.scatter_update(cache, -2, index, src)
+                pairs.append((cache, want))
+            return _compare(pairs)
+        yield Case("scatter_update", platform, "DT_FP32", "official rows ScatterUpdate_test_1/2 with tiles", official_su)
+
         def bad_last_index():
             cache = np.zeros((6, 4), np.float32)
             index = np.array([[0, 1], [2, 6]])
@@ -473,6 +485,19 @@ def _index_add_cases(rng, quick) -> Iterator[Case]:
                                 lambda tx, ti, ts: tx.index_add(dim, ti, ts), want, x0, index, src)]
                         return _compare(pairs)
                     yield Case("index_add_", platform, dtype, f"x{list(shape)} alpha {alpha}", run)
+        def official_ia():  # IndexAddInplace_test_7 (fp32, alpha 1.2) and _test_18 (int8, alpha 127): the CI rows
+            pairs = []
+            for shape, sshape, dtype, dim, alpha, bound, tile in (((10, 10), (13, 10), np.float32, 0, 1.2, 10, (3, 8)),
+                                                                  ((10, 10), (10, 5), np.int8, 1, 127, 100, (10, 32))):
+                x = rng.uniform(-bound, bound, size=shape).astype(dtype)
+                src = rng.uniform(-bound, bound, size=sshape).astype(dtype)
+                index = rng.integers(0, 10, size=sshape[dim]).astype(np.int32)
+                want = _reference.index_add(x, dim, index, src, alpha)
+                with ptocpu.vec_tile_shapes(*tile):
+                    ptocpu.index_add_(x, dim, index, src, alpha=alpha)
+                pairs.append((x, want))
+            return _compare(pairs)
+        yield Case("index_add_", platform, "DT_FP32", "official rows IndexAddInplace_test_7/18 with tiles", official_ia)
         yield Case("index_add_", platform, "DT_FP16", "error: alpha not representable",
                    lambda: _expect_error(lambda: ptocpu.index_add_(np.zeros((2, 2), np.float16), 0, np.array([0]),
                                                                    np.ones((1, 2), np.float16), alpha=65505.0),
@@ -492,6 +517,15 @@ def _gathermask_cases(rng, quick) -> Iterator[Case]:
                     x = _random(rng, shape, dtype)
                     return _compare([(ptocpu.gathermask(x, m), _reference.gathermask(x, m)) for m in range(1, 8)])
                 yield Case("gathermask", platform, dtype, f"x{list(shape)} modes 1-7", run)
+        def official_gm():  # GatherMask_test_18 / 19, the CI rows, with their tiles
+            x18 = rng.uniform(50, 100, size=(8, 3, 112)).astype(np.uint32)
+            x19 = rng.integers(-1, 1, size=(4, 8, 8, 780)).astype(np.uint32)
+            pairs = []
+            for x, mode, tile in ((x18, 2, (1, 1, 8)), (x19, 3, (2, 3, 5, 136))):
+                with ptocpu.vec_tile_shapes(*tile):
+                    pairs.append((ptocpu.gathermask(x, mode), _reference.gathermask(x, mode)))
+            return _compare(pairs)
+        yield Case("gathermask", platform, "DT_UINT32", "official rows GatherMask_test_18/19 with tiles", official_gm)
         yield Case("gathermask", platform, "DT_FP32", "error: pattern_mode 8",
                    lambda: _expect_error(lambda: ptocpu.gathermask(np.zeros((2, 8), np.float32), 8),
                                          ptocpu.ArgumentError, "pattern_mode 8"))
