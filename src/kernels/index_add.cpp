@@ -2,8 +2,9 @@
 // rounds: v = round(alpha * s), x = round(x + v), no wider accumulator. This file is compiled
 // with -ffp-contract=off (CMakeLists.txt) so that the compiler never fuses the two roundings
 // into one FMA.
-//  * block mode (axes after dim): a work item is (outer position, block of inner positions);
-//    for each index entry in order, a run of the block is updated (vectorised per dtype).
+//  * block mode (axes after dim): a work item is (outer position, block of inner positions,
+//    range of target lines); for each index entry in order whose target lies in the range, a
+//    run of the block is updated (vectorised per dtype).
 //  * row mode (dim is the last axis): a work item is one outer line; its steps land at random
 //    positions of that line, in index order.
 #include "kernels/index_add.h"
@@ -162,11 +163,16 @@ void run(const IndexAddArgs& args, const Geometry& g) {
     return;
   }
 
-  // block mode: whole inner runs unless the threads need the inner axis split
-  int64_t block = g.inner.count;
+  // block mode. Work items: (outer position, block of inner positions, range of target lines
+  // along dim); an item applies, in index order, the entries whose target lies in its range.
+  // When there are too few outer positions for the threads, the targets are split into ranges
+  // (each item then reads whole source lines) or, with few target lines, the inner axis is.
+  int64_t block = g.inner.count, ranges = 1;
+  const int64_t nd = args.out.shape(args.dim);
   if (threads > 1 && g.outer.count < 2 * threads) {
     const int64_t parts = (2 * threads + g.outer.count - 1) / g.outer.count;
-    block = std::max<int64_t>(64, (g.inner.count + parts - 1) / parts / 16 * 16);
+    if (nd >= 4 * parts) ranges = parts;
+    else block = std::max<int64_t>(64, (g.inner.count + parts - 1) / parts / 16 * 16);
   }
   const int64_t blocks = (g.inner.count + block - 1) / block;
   // Inner offsets of a strided layout, computed once for all items.
@@ -176,14 +182,18 @@ void run(const IndexAddArgs& args, const Geometry& g) {
     inner_src.reset(new int64_t[g.inner.count]);
     for (int64_t k = 0; k < g.inner.count; ++k) g.inner.offsets(k, inner_out[k], inner_src[k]);
   }
-  const int64_t min_items = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.m * block));
-  parallel_for(g.outer.count * blocks, min_items, [&](int64_t begin, int64_t end) {
+  const int64_t min_items = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.m * block / ranges));
+  parallel_for(g.outer.count * blocks * ranges, min_items, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t o = item / blocks, k0 = (item % blocks) * block, kn = std::min(block, g.inner.count - k0);
+      const int64_t r = item % ranges, b = item / ranges % blocks, o = item / ranges / blocks;
+      const int64_t k0 = b * block, kn = std::min(block, g.inner.count - k0);
+      const int64_t t0 = nd * r / ranges, t1 = nd * (r + 1) / ranges;
       int64_t oo, so;
       g.outer.offsets(o, oo, so);
       for (int64_t i = 0; i < g.m; ++i) {
-        T* dst = out + oo + static_cast<int64_t>(idx[i]) * g.out_sd;
+        const int64_t t = idx[i];
+        if (t < t0 || t >= t1) continue;
+        T* dst = out + oo + t * g.out_sd;
         const T* s = src + so + i * g.src_sd;
         if (g.inner_dense) {
           add_run<T, kOne>(dst + k0, s + k0, kn, a);
