@@ -2,13 +2,15 @@
 // elements; 4-D: an [n, d] slice) into its slot. So that threads never write one slot twice
 // and duplicates keep "the last write wins", a serial pass first records the last position that
 // names each slot; the copies then run in parallel, each position copying only where it is that
-// last writer.
+// last writer. Large caches are written with streaming stores.
 #include "kernels/scatter_update.h"
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
 
+#include "copy/simd.h"
+#include "copy/stream.h"
 #include "copy/strided_copy.h"
 #include "ptocpu/parallel.h"
 
@@ -68,7 +70,12 @@ Geometry geometry(const ScatterUpdateArgs& a) {
   return g;
 }
 
-template <class I>
+// Rows of at least kStreamRow bytes written to a cache of at least the streaming threshold go
+// with streaming stores: the cache lines are not read first and the rest of the cache (and src)
+// stays in the CPU caches.
+constexpr int64_t kStreamRow = 256;
+
+template <Isa isa, class I>
 void run(const ScatterUpdateArgs& a, const Geometry& g) {
   const I* idx = a.index.data_as<I>();
   const int64_t n = a.index.numel();
@@ -76,16 +83,20 @@ void run(const ScatterUpdateArgs& a, const Geometry& g) {
   auto* in = static_cast<std::byte*>(a.input.data());
   const auto* src = static_cast<const std::byte*>(a.src.data());
   const int64_t row_bytes = g.row_elems * static_cast<int64_t>(item);
+  const int64_t cache_bytes = a.input.numel() * static_cast<int64_t>(item);
+  const bool stream = g.row_contiguous && row_bytes >= kStreamRow && cache_bytes >= kernel_tuning().stream_bytes;
   auto copy_row = [&](int64_t k, int64_t slot) {
     std::byte* dst = in + g.input_offset(slot) * static_cast<int64_t>(item);
     const std::byte* from = src + g.src_offset(k) * static_cast<int64_t>(item);
-    if (g.row_contiguous) std::memcpy(dst, from, row_bytes);
+    if (stream) stream_copy<isa>(dst, from, row_bytes);
+    else if (g.row_contiguous) std::memcpy(dst, from, row_bytes);
     else strided_copy(dst, g.in_row_strides, from, g.src_row_strides, g.row_shape, g.row_ndim, item);
   };
   const int64_t min_rows = std::max<int64_t>(1, (int64_t(64) << 10) / std::max<int64_t>(1, row_bytes));
   if (get_num_threads() == 1 || n <= min_rows) {  // one thread: row-major order is the rule itself
     for (int64_t k = 0; k < n; ++k)
       if (idx[k] >= 0) copy_row(k, idx[k]);
+    if (stream) stream_fence();
     return;
   }
   int64_t slots = 0;  // the largest slot named + 1: the last writer per slot
@@ -98,6 +109,7 @@ void run(const ScatterUpdateArgs& a, const Geometry& g) {
       const int64_t slot = idx[k];
       if (slot >= 0 && last[slot] == k) copy_row(k, slot);
     }
+    if (stream) stream_fence();
   });
 }
 
@@ -107,7 +119,16 @@ void scatter_update(const ScatterUpdateArgs& args) {
   if (args.index.numel() == 0) return;
   const Geometry g = geometry(args);
   if (g.row_elems == 0) return;
-  visit_index_dtype(args.index.dtype(), [&](auto itag) { run<typename decltype(itag)::type>(args, g); });
+  visit_index_dtype(args.index.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    switch (kernel_tuning().isa) {
+#if PTO_X86
+      case Isa::Avx512: return run<Isa::Avx512, I>(args, g);
+      case Isa::Avx2: return run<Isa::Avx2, I>(args, g);
+#endif
+      default: return run<Isa::Baseline, I>(args, g);
+    }
+  });
 }
 
 }  // namespace pto::kernels

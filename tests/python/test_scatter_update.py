@@ -71,6 +71,26 @@ def test_duplicates_last_write_wins_and_negatives_skip(threads, four_d):
     assert_same_bits(cache, want)
 
 
+@pytest.mark.parametrize("isa", ["baseline", "avx2", "avx512"])
+def test_streaming_rows_every_isa(isa):
+    """Rows of >= 256 bytes into a cache above the streaming threshold (lowered to 0 here) go with
+    streaming stores: unaligned rows, duplicates and skipped slots, each instruction set."""
+    rng = np.random.default_rng(8)
+    cache = random_bits(rng, (300, 1, 3, 37), np.dtype(np.float32))  # 444-byte rows: lines split every way
+    index = rng.integers(-20, 300, size=(20, 40))
+    src = random_bits(rng, (20, 40, 3, 37), np.dtype(np.float32))
+    want = ref.scatter_update(cache, index, src)
+    ptocpu._core._set_kernel_tuning(0, isa)
+    try:
+        for threads in (1, 2):
+            ptocpu.set_num_threads(threads)
+            got = cache.copy()
+            ptocpu.scatter_update(got, -2, index, src)
+            assert_same_bits(got, want)
+    finally:
+        ptocpu._core._set_kernel_tuning(-1, None)
+
+
 @pytest.mark.parametrize("dt", [torch.float32, torch.bfloat16, torch.int8])
 def test_against_torch_index_copy_and_row_assignment(dt):
     rng = np.random.default_rng(4)
