@@ -30,10 +30,21 @@ cmake --build build/ci-consumer-sub -j "$jobs" >/dev/null
 build/ci-consumer-sub/seed_index_select >/dev/null
 
 step "C++ tests (AddressSanitizer + UndefinedBehaviorSanitizer)"
-cmake -S . -B build/ci-asan -DCMAKE_BUILD_TYPE=Debug -DPTOCPU_SANITIZE=ON -DPTOCPU_BUILD_TESTS=ON >/dev/null
+# The same build also makes the Python extension for the sanitized Python step below.
+cmake -S . -B build/ci-asan -DCMAKE_BUILD_TYPE=Debug -DPTOCPU_SANITIZE=ON -DPTOCPU_BUILD_TESTS=ON \
+  -DPTOCPU_BUILD_PYTHON=ON >/dev/null
 cmake --build build/ci-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/ci-asan --output-on-failure -j "$jobs"
+
+step "Python boundary, bad-argument and fuzz suites (AddressSanitizer + UndefinedBehaviorSanitizer)"
+# Python is not built with ASan: its runtime is preloaded (libstdc++ too, so that ASan finds the
+# real __cxa_throw). Leak checking is off: the interpreter keeps objects until exit by design.
+LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so.6)" \
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:alloc_dealloc_mismatch=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 PYTHONPATH="$PWD/python:$PWD/build/ci-asan" \
+  python3 -m pytest -q -p no:cacheprovider tests/python/test_boundary.py tests/python/test_bad_arguments.py \
+  tests/python/test_fuzz.py
 
 step "Python package (pip install .)"
 python3 -m pip install -q --disable-pip-version-check .

@@ -35,19 +35,44 @@ enum class Access { Read, Write };
 pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access access = Access::Read);
 // Keeps a Python object alive while a tensor views its memory; safe to release from any thread.
 std::shared_ptr<void> keep_python_alive(nb::handle owner);
+// The shape and dtype of anything that has them (torch fake tensors, numpy arrays, ptocpu
+// tensors) as a tensor without storage, for the output_shape functions, which read no data.
+pto::Tensor to_metadata(nb::handle obj, const char* op, const char* param);
 // DT_* constants, numpy / ml_dtypes / torch dtypes and names.
 pto::DType to_dtype(nb::handle obj);
 // A Python int or numpy integer; anything else is a DTypeError naming op and param.
 int64_t to_int(nb::handle obj, const char* op, const char* param);
+// A dim argument: as to_int, but a value beyond int64 is an IndexOutOfRange like any
+// out-of-range dim (docs/errors.md).
+int64_t to_dim(nb::handle obj, const char* op);
 std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* param);
-// A Python int / float / bool or numpy scalar, else nullopt.
+// A Python int / float / bool or a real numpy scalar, else nullopt (complex numbers are not
+// scalars here: the caller's tensor conversion then names them as a dtype without a ptocpu dtype).
 std::optional<pto::Scalar> to_scalar(nb::handle obj);
 nb::tuple to_tuple(const std::vector<int64_t>& v);
+
+// Releases the GIL around a call into the core, like nb::gil_scoped_release, except once the
+// interpreter has begun to exit: a daemon thread that took the GIL back after that would be
+// ended by Python inside this destructor, which aborts the process. So the exit waits for the
+// calls that released it (runtime.cpp), and later calls keep it (docs/tensors.md, threads).
+class ReleaseGil {
+ public:
+  ReleaseGil();
+  ~ReleaseGil();
+  ReleaseGil(const ReleaseGil&) = delete;
+  ReleaseGil& operator=(const ReleaseGil&) = delete;
+
+ private:
+  PyThreadState* saved_ = nullptr;
+};
+
+// True for an instance of ptocpu.Error (errors.cpp).
+bool is_ptocpu_error(nb::handle exception);
 
 // Tensor() is only an annotation placeholder for jit kernels: using it as data is a DTypeError.
 const pto::Tensor& require_storage(const pto::Tensor& t, const char* what);
 // DLPack (dlpack.cpp): export as a capsule (legacy or versioned by max_version), import zero-copy.
-nb::object to_dlpack(const pto::Tensor& t, nb::handle max_version, nb::handle copy);
+nb::object to_dlpack(const pto::Tensor& t, nb::handle max_version, nb::handle dl_device, nb::handle copy);
 pto::Tensor from_dlpack(nb::handle obj);
 // Basic indexing (indexing.cpp): t[key] as a view; t[key] = value.
 pto::Tensor basic_index(const pto::Tensor& t, nb::handle key);

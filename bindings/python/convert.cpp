@@ -105,16 +105,21 @@ pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access 
     nb::object copy = access == Access::Write ? nb::object(nb::bool_(false)) : nb::none();
     return nb::cast<pto::Tensor>(cached(g_asarray, "ptocpu._convert", "asarray")(obj, nb::arg("copy") = copy));
   } catch (nb::python_error& e) {
-    // The same exception class, its message led by the op and the parameter (docs/errors.md).
+    // The message led by the op and the parameter; the class a ptocpu one (docs/errors.md):
+    // kept when it is one, else a wrong type is a DTypeError and a wrong value an ArgumentError.
     const std::string message = std::string(op) + ": " + param + ": " + nb::str(e.value()).c_str();
+    if (!is_ptocpu_error(e.value())) {
+      if (e.matches(PyExc_TypeError)) pto::fail<pto::DTypeError>(message);
+      if (e.matches(PyExc_ValueError) || e.matches(PyExc_BufferError)) pto::fail<pto::ArgumentError>(message);
+    }
     PyErr_SetString(e.type().ptr(), message.c_str());
     throw nb::python_error();
   }
 }
 
 pto::DType to_dtype(nb::handle obj) {
-  pto::DType dt;
-  if (nb::try_cast<pto::DType>(obj, dt)) return dt;
+  // Strictly a DType member here: nanobind would also cast a plain int to the enum.
+  if (PyObject_IsInstance(obj.ptr(), nb::type<pto::DType>().ptr()) == 1) return nb::cast<pto::DType>(obj);
   return nb::cast<pto::DType>(cached(g_to_dtype, "ptocpu._convert", "to_dtype")(obj));
 }
 
@@ -129,6 +134,14 @@ int64_t to_int(nb::handle obj, const char* op, const char* param) {
   const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow) pto::fail<pto::ArgumentError>(op, ": ", param, " value ", nb::repr(obj).c_str(), " does not fit int64");
   return v;
+}
+
+int64_t to_dim(nb::handle obj, const char* op) {
+  try {
+    return to_int(obj, op, "dim");
+  } catch (const pto::ArgumentError& e) {
+    pto::fail<pto::IndexError>(e.what(), ", so it is outside [-rank, rank) for every rank");
+  }
 }
 
 std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* param) {
@@ -172,11 +185,23 @@ std::optional<pto::Scalar> to_scalar(nb::handle obj) {
     const std::string kind = nb::cast<std::string>(obj.attr("dtype").attr("kind"));
     if (kind == "b") return pto::Scalar::of_bool(PyObject_IsTrue(p) == 1);
     if (kind == "i" || kind == "u") return to_scalar(nb::steal(PyNumber_Index(p)));
+    // Real floats only (numpy's, and ml_dtypes' bf16 / fp8 of kind 'V'): float() of a complex
+    // drops its imaginary part, and of a numpy string parses it.
+    if (kind != "f" && kind != "V") return std::nullopt;
     nb::object f = nb::steal(PyNumber_Float(p));
     if (f.is_valid()) return pto::Scalar::of_float(PyFloat_AsDouble(f.ptr()));
     PyErr_Clear();
   }
   return std::nullopt;
+}
+
+pto::Tensor to_metadata(nb::handle obj, const char* op, const char* param) {
+  nb::object shape = nb::getattr(obj, "shape", nb::none()), dtype = nb::getattr(obj, "dtype", nb::none());
+  if (shape.is_none() || dtype.is_none())
+    pto::fail<pto::DTypeError>(op, ": ", param, " must be a tensor (an object with shape and dtype), got ",
+                               python_type_name(obj));
+  const pto::Shape dims = to_int_list(shape, op, param);
+  return pto::Tensor::from_blob(nullptr, dims, pto::contiguous_strides(dims), to_dtype(dtype), nullptr);
 }
 
 nb::tuple to_tuple(const std::vector<int64_t>& v) {

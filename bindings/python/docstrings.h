@@ -325,8 +325,9 @@ inline constexpr Doc reset_vec_tile_shapes{"def reset_vec_tile_shapes() -> None"
 
 inline constexpr Doc set_num_threads{
     "def set_num_threads(n: int) -> None",
-    R"(The number of threads every kernel runs on (the PTOCPU_NUM_THREADS environment variable
-sets it at start; default: the number of cores). Kernels release the GIL.
+    R"(The number of threads every kernel runs on, 1 to 1024 (ArgumentError otherwise; the
+PTOCPU_NUM_THREADS environment variable sets it at start; default: the number of cores). Kernels
+release the GIL.
 
 >>> ptocpu.set_num_threads(2); ptocpu.get_num_threads()
 2)"};
@@ -362,8 +363,9 @@ Negative dims are an ArgumentError; an unknown dtype is a DTypeError.
 inline constexpr Doc from_dlpack{
     "def from_dlpack(x: typing.Any) -> Tensor",
     R"(A zero-copy tensor over anything with __dlpack__ (torch CPU tensors, numpy arrays, ...).
-Read-only memory gives a read-only tensor. Objects without __dlpack__ are a DTypeError;
-dtypes without a ptocpu dtype are a DTypeError; non-CPU devices an ArgumentError.)"};
+Read-only memory (and a torch tensor that requires grad) gives a read-only tensor. Objects without
+__dlpack__ are a DTypeError; dtypes without a ptocpu dtype are a DTypeError; non-CPU devices,
+malformed capsules and producers that refuse to export an ArgumentError.)"};
 
 inline constexpr Doc dtype_from_name{
     "def dtype_from_name(name: str) -> DType",

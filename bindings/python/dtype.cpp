@@ -27,7 +27,8 @@ void bind_dtype(nb::module_& m) {
     }
     return out;
   }, nb::sig(docs::dtype_table.sig), docs::dtype_table.text);
-  m.def("itemsize", [](nb::handle dt) { return pto::dtype_size(to_dtype(dt)); }, nb::sig(docs::itemsize.sig), docs::itemsize.text);
+  m.def("itemsize", [](nb::handle dt) { return pto::dtype_size(to_dtype(dt)); }, nb::arg("dtype").none(),
+        nb::sig(docs::itemsize.sig), docs::itemsize.text);
 }
 
 }  // namespace ptobind

@@ -23,6 +23,8 @@ PyObject* make(nb::module_& m, const char* name, PyObject* builtin) {
 }
 }  // namespace
 
+bool is_ptocpu_error(nb::handle exception) { return PyObject_IsInstance(exception.ptr(), g_error) == 1; }
+
 void bind_errors(nb::module_& m) {
   g_error = make(m, "Error", nullptr);
   g_dtype = make(m, "DTypeError", PyExc_TypeError);
@@ -45,6 +47,9 @@ void bind_errors(nb::module_& m) {
       PyErr_SetString(g_unsupported, e.what());
     } catch (const pto::Error& e) {
       PyErr_SetString(g_error, e.what());
+    } catch (const nb::cast_error&) {
+      // A nanobind cast of an argument that is not of the type it must be.
+      PyErr_SetString(g_dtype, "an argument has the wrong Python type (nanobind could not convert it)");
     }
   });
 }

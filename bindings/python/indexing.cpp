@@ -39,7 +39,12 @@ pto::Tensor basic_index(const pto::Tensor& t, nb::handle key) {
       strides.push_back(0);
     } else if (PySlice_Check(p)) {
       Py_ssize_t start, stop, step;
-      if (PySlice_Unpack(p, &start, &stop, &step) < 0) throw nb::python_error();
+      if (PySlice_Unpack(p, &start, &stop, &step) < 0) {
+        nb::python_error e;  // a zero step (ValueError) or a bound that is not an integer (TypeError)
+        if (e.matches(PyExc_ValueError))
+          pto::fail<pto::ArgumentError>("Tensor index: slice step cannot be zero, got ", nb::repr(h).c_str());
+        pto::fail<pto::DTypeError>("Tensor index: slice bounds must be integers or None, got ", nb::repr(h).c_str());
+      }
       const Py_ssize_t len = PySlice_AdjustIndices(t.shape(dim), &start, &stop, step);
       shape.push_back(len);
       strides.push_back(t.stride(dim) * step);
@@ -122,7 +127,7 @@ void assign(const pto::Tensor& t, nb::handle key, nb::handle value) {
     }
     src = v.as_strided(view.shape(), strides, 0);
   }
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   pto::copy_into(view, src, "Tensor assignment");
 }
 

@@ -14,7 +14,7 @@ void bind_interleave(nb::module_& m) {
         [](nb::handle input, nb::handle other) {
           pto::require_offered(pto::Op::Interleave);
           const pto::Tensor a = to_tensor(input, "interleave", "input"), b = to_tensor(other, "interleave", "other");
-          nb::gil_scoped_release release;
+          ReleaseGil release;
           return pto::interleave(a, b);
         },
         nb::arg("input").none(), nb::arg("other").none(),
@@ -24,11 +24,25 @@ void bind_interleave(nb::module_& m) {
           pto::require_offered(pto::Op::Deinterleave);
           const pto::Tensor a = to_tensor(input, "deinterleave", "input");
           const pto::Tensor b = other.is_none() ? pto::Tensor() : to_tensor(other, "deinterleave", "other");
-          nb::gil_scoped_release release;
+          ReleaseGil release;
           return pto::deinterleave(a, b);
         },
         nb::arg("input").none(), nb::arg("other").none() = nb::none(),
         nb::sig(docs::deinterleave.sig), docs::deinterleave.text);
+  m.def("_interleave_shape",
+        [](nb::handle input, nb::handle other) {
+          return to_tuple(pto::output_shape::interleave(to_metadata(input, "interleave", "input"),
+                                                        to_metadata(other, "interleave", "other")));
+        },
+        nb::arg("input").none(), nb::arg("other").none(),
+        "The shape of each output from shapes and dtypes alone, under every platform's rules (see docs/torch.md)");
+  m.def("_deinterleave_shape",
+        [](nb::handle input, nb::handle other) {
+          const pto::Tensor b = other.is_none() ? pto::Tensor() : to_metadata(other, "deinterleave", "other");
+          return to_tuple(pto::output_shape::deinterleave(to_metadata(input, "deinterleave", "input"), b));
+        },
+        nb::arg("input").none(), nb::arg("other").none() = nb::none(),
+        "The shape of each output from shapes and dtypes alone, under every platform's rules (see docs/torch.md)");
 }
 
 }  // namespace ptobind

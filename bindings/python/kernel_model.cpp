@@ -62,7 +62,7 @@ void assemble(nb::args args, nb::kwargs kwargs) {
   if (!list_form) {
     const pto::Tensor src = to_tensor(input, "assemble", "src");
     const pto::Shape off = to_int_list(offsets, "assemble", "offsets");
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     pto::assemble(src, off, dst);
     return;
   }
@@ -79,7 +79,7 @@ void assemble(nb::args args, nb::kwargs kwargs) {
     nb::object off = nb::steal(PySequence_GetItem(item.ptr(), 1));
     parts.push_back({to_tensor(src, "assemble", (where + " src").c_str()), to_int_list(off, "assemble", (where + " offsets").c_str())});
   }
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   pto::assemble(parts, dst);
 }
 
@@ -121,7 +121,8 @@ void bind_kernel_model(nb::module_& m) {
           if (!valid_shape.is_none()) v = to_int_list(valid_shape, "view", "valid_shape");
           return pto::view(t, s, o, v);
         },
-        nb::arg("input"), nb::arg("shape"), nb::arg("offsets"), nb::kw_only(), nb::arg("valid_shape") = nb::none(),
+        nb::arg("input").none(), nb::arg("shape").none(), nb::arg("offsets").none(), nb::kw_only(),
+        nb::arg("valid_shape") = nb::none(),
         nb::sig(docs::view.sig), docs::view.text);
   m.def("assemble", &assemble, nb::sig(docs::assemble.sig), docs::assemble.text);
   m.def("loop", &loop, nb::sig(docs::loop.sig), docs::loop.text);

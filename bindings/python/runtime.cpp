@@ -3,7 +3,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <limits>
+#include <condition_variable>
+#include <mutex>
 
 #include "bind.h"
 #include "docstrings.h"
@@ -14,9 +15,55 @@
 #include "ptocpu/tiling.h"
 
 namespace ptobind {
+namespace {
+
+// Calls that have released the GIL, and whether the interpreter has begun to exit. The flag is
+// written with the GIL held and read by ReleaseGil's constructor with the GIL held.
+std::mutex g_released_mutex;
+std::condition_variable g_released_done;
+int g_released = 0;
+bool g_exiting = false;
+
+// Runs at exit (atexit, before the interpreter finalizes): from now on calls keep the GIL, and
+// the calls that released it take it back while that is still allowed.
+void wait_for_released_calls() {
+  g_exiting = true;
+  // Daemon threads still running keep their tensors: not leaks of the binding, so no report.
+  if (nb::cast<int>(nb::module_::import_("threading").attr("active_count")()) > 1) nb::set_leak_warnings(false);
+  nb::gil_scoped_release release;  // not finalizing yet: taking it back is safe
+  std::unique_lock lock(g_released_mutex);
+  g_released_done.wait(lock, [] { return g_released == 0; });
+}
+
+}  // namespace
+
+ReleaseGil::ReleaseGil() {
+  if (g_exiting) return;
+  {
+    std::lock_guard lock(g_released_mutex);
+    ++g_released;
+  }
+  saved_ = PyEval_SaveThread();
+}
+
+ReleaseGil::~ReleaseGil() {
+  if (!saved_) return;
+  PyEval_RestoreThread(saved_);
+  std::lock_guard lock(g_released_mutex);
+  if (--g_released == 0) g_released_done.notify_all();
+}
 
 void bind_runtime(nb::module_& m) {
-  m.def("set_platform", [](const std::string& name) { pto::set_platform(name); }, nb::arg("name"), nb::sig(docs::set_platform.sig), docs::set_platform.text);
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function(&wait_for_released_calls));
+
+  m.def("set_platform",
+        [](nb::handle name) {
+          if (!PyUnicode_Check(name.ptr()))
+            pto::fail<pto::DTypeError>("set_platform: name must be a string, got ", nb::type_name(name.type()).c_str(),
+                                       " ", nb::repr(name).c_str());
+          pto::set_platform(nb::cast<std::string>(name));
+        },
+        nb::arg("name").none(), nb::sig(docs::set_platform.sig), docs::set_platform.text);
   m.def("get_platform", [] { return pto::current_platform().name; }, nb::sig(docs::get_platform.sig), docs::get_platform.text);
   m.def("platform_table", [] {
     nb::list out;
@@ -65,14 +112,8 @@ void bind_runtime(nb::module_& m) {
   m.def("reset_vec_tile_shapes", &pto::reset_vec_tile_shapes, nb::sig(docs::reset_vec_tile_shapes.sig), docs::reset_vec_tile_shapes.text);
 
   m.def("set_num_threads",
-        [](nb::handle n) {
-          const int64_t v = to_int(n, "set_num_threads", "num_threads");
-          if (v < 1 || v > std::numeric_limits<int>::max())
-            pto::fail<pto::ArgumentError>("set_num_threads: num_threads must be in [1, ",
-                                          std::numeric_limits<int>::max(), "], got ", v);
-          pto::set_num_threads(static_cast<int>(v));
-        },
-        nb::arg("n"), nb::sig(docs::set_num_threads.sig), docs::set_num_threads.text);
+        [](nb::handle n) { pto::set_num_threads(to_int(n, "set_num_threads", "num_threads")); },
+        nb::arg("n").none(), nb::sig(docs::set_num_threads.sig), docs::set_num_threads.text);
   m.def("get_num_threads", &pto::get_num_threads, nb::sig(docs::get_num_threads.sig), docs::get_num_threads.text);
 
   m.def("build_info", [] {

@@ -25,15 +25,15 @@ pto::Tensor call(bool in_place, nb::handle input, nb::handle dim, nb::handle ind
   const char* op = in_place ? "scatter_" : "scatter";
   pto::require_offered(pto::Op::Scatter);
   const pto::Tensor x = to_tensor(input, op, "input", in_place ? Access::Write : Access::Read);
-  const int64_t d = to_int(dim, op, "dim");
+  const int64_t d = to_dim(dim, op);
   const pto::Tensor idx = to_tensor(index, op, "index");
   const pto::ScatterReduce r = to_reduce(reduce, op);
   if (const std::optional<pto::Scalar> s = to_scalar(src)) {
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     return in_place ? pto::scatter_(x, d, idx, *s, r) : pto::scatter(x, d, idx, *s, r);
   }
   const pto::Tensor v = to_tensor(src, op, "src");
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   return in_place ? pto::scatter_(x, d, idx, v, r) : pto::scatter(x, d, idx, v, r);
 }
 

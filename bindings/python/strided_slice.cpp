@@ -18,19 +18,36 @@ struct Form {
   const docs::Doc& doc;
 };
 
-// Converts the arguments (DTypeError for non-integers, naming the parameter) and forwards.
+// begin / end / strides and the masks (DTypeError for non-integers, naming the parameter).
+struct SliceArgs {
+  std::vector<int64_t> begin, end, strides;
+  int64_t begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask;
+};
+
+SliceArgs to_slice_args(nb::handle begin, nb::handle end, nb::handle strides, nb::handle begin_mask,
+                        nb::handle end_mask, nb::handle ellipsis_mask, nb::handle shrink_axis_mask,
+                        nb::handle new_axis_mask) {
+  return {to_int_list(begin, kOp, "begin"),
+          to_int_list(end, kOp, "end"),
+          to_int_list(strides, kOp, "strides"),
+          to_int(begin_mask, kOp, "begin_mask"),
+          to_int(end_mask, kOp, "end_mask"),
+          to_int(ellipsis_mask, kOp, "ellipsis_mask"),
+          to_int(shrink_axis_mask, kOp, "shrink_axis_mask"),
+          to_int(new_axis_mask, kOp, "new_axis_mask")};
+}
+
+// Converts the arguments and forwards.
 pto::Tensor call(const Form& form, nb::handle x, nb::handle begin, nb::handle end, nb::handle strides,
                  nb::handle begin_mask, nb::handle end_mask, nb::handle ellipsis_mask, nb::handle shrink_axis_mask,
                  nb::handle new_axis_mask) {
   pto::require_offered(pto::Op::StridedSlice);
   const pto::Tensor t = to_tensor(x, form.name, "x", form.access);
-  const std::vector<int64_t> b = to_int_list(begin, kOp, "begin"), e = to_int_list(end, kOp, "end"),
-                             s = to_int_list(strides, kOp, "strides");
-  const int64_t bm = to_int(begin_mask, kOp, "begin_mask"), em = to_int(end_mask, kOp, "end_mask"),
-                elm = to_int(ellipsis_mask, kOp, "ellipsis_mask"), sm = to_int(shrink_axis_mask, kOp, "shrink_axis_mask"),
-                nm = to_int(new_axis_mask, kOp, "new_axis_mask");
-  nb::gil_scoped_release release;
-  return form.op(t, b, e, s, bm, em, elm, sm, nm);
+  const SliceArgs a =
+      to_slice_args(begin, end, strides, begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask);
+  ReleaseGil release;
+  return form.op(t, a.begin, a.end, a.strides, a.begin_mask, a.end_mask, a.ellipsis_mask, a.shrink_axis_mask,
+                 a.new_axis_mask);
 }
 
 }  // namespace
@@ -47,9 +64,23 @@ void bind_strided_slice(nb::module_& m) {
             return call(form, x, begin, end, strides, begin_mask, end_mask, ellipsis_mask, shrink_axis_mask,
                         new_axis_mask);
           },
-          nb::arg("x"), nb::arg("begin"), nb::arg("end"), nb::arg("strides"), nb::arg("begin_mask") = 0,
-          nb::arg("end_mask") = 0, nb::arg("ellipsis_mask") = 0, nb::arg("shrink_axis_mask") = 0,
-          nb::arg("new_axis_mask") = 0, nb::sig(form.doc.sig), form.doc.text);
+          nb::arg("x").none(), nb::arg("begin").none(), nb::arg("end").none(), nb::arg("strides").none(),
+          nb::arg("begin_mask").none() = 0, nb::arg("end_mask").none() = 0, nb::arg("ellipsis_mask").none() = 0,
+          nb::arg("shrink_axis_mask").none() = 0, nb::arg("new_axis_mask").none() = 0, nb::sig(form.doc.sig),
+          form.doc.text);
+  m.def("_strided_slice_shape",
+        [](nb::handle x, nb::handle begin, nb::handle end, nb::handle strides, nb::handle begin_mask,
+           nb::handle end_mask, nb::handle ellipsis_mask, nb::handle shrink_axis_mask, nb::handle new_axis_mask) {
+          const pto::Tensor t = to_metadata(x, kOp, "x");
+          const SliceArgs a =
+              to_slice_args(begin, end, strides, begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask);
+          return to_tuple(pto::output_shape::strided_slice(t, a.begin, a.end, a.strides, a.begin_mask, a.end_mask,
+                                                           a.ellipsis_mask, a.shrink_axis_mask, a.new_axis_mask));
+        },
+        nb::arg("x"), nb::arg("begin"), nb::arg("end"), nb::arg("strides"), nb::arg("begin_mask") = 0,
+        nb::arg("end_mask") = 0, nb::arg("ellipsis_mask") = 0, nb::arg("shrink_axis_mask") = 0,
+        nb::arg("new_axis_mask") = 0,
+        "The output shape from x's shape and dtype alone, under every platform's rules (see docs/torch.md)");
 }
 
 }  // namespace ptobind

@@ -21,9 +21,21 @@ const pto::Tensor& require_storage(const pto::Tensor& t, const char* what) {
 
 namespace {
 
+// numpy's limit on a shape: the product of its nonzero dims times the itemsize fits intp
+// (an empty shape with a huge dim is still too big for numpy).
+bool numpy_can_hold(const pto::Tensor& t) {
+  int64_t bytes = static_cast<int64_t>(t.itemsize());
+  for (int64_t d : t.shape())
+    if (d != 0 && __builtin_mul_overflow(bytes, d, &bytes)) return false;
+  return true;
+}
+
 // A numpy array over the tensor's memory (bf16 / fp8 as ml_dtypes arrays), owned by `self`.
 nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
   require_storage(t, "Tensor.numpy");
+  if (!numpy_can_hold(t))
+    pto::fail<pto::ArgumentError>("Tensor.numpy: shape ", pto::shape_to_string(t.shape()),
+                                  " is too large for a numpy array (its nonzero dims times the itemsize exceed int64)");
   std::vector<size_t> shape(t.shape().begin(), t.shape().end());
   dlpack::DataType d = to_dl(t.dtype());
   nb::dlpack::dtype nd{d.code, d.bits, 1};
@@ -46,7 +58,7 @@ void bind_tensor(nb::module_& m) {
            [](pto::Tensor* self, nb::handle shape, nb::handle dtype) {
              new (self) pto::Tensor(pto::Tensor::zeros(to_int_list(shape, "Tensor", "shape"), to_dtype(dtype)));
            },
-           nb::arg("shape"), nb::arg("dtype").none(), "A zero-filled tensor")
+           nb::arg("shape").none(), nb::arg("dtype").none(), "A zero-filled tensor")
       .def_prop_ro("shape", [](const pto::Tensor& t) { return to_tuple(t.shape()); })
       .def_prop_ro("strides", [](const pto::Tensor& t) { return to_tuple(t.strides()); }, "Strides in elements")
       .def_prop_ro("dtype", &pto::Tensor::dtype)
@@ -57,23 +69,31 @@ void bind_tensor(nb::module_& m) {
       .def("contiguous",
            [](const pto::Tensor& t) {
              require_storage(t, "Tensor.contiguous");
-             nb::gil_scoped_release release;
+             ReleaseGil release;
              return t.contiguous();
            })
       .def("astype",
            [](const pto::Tensor& t, nb::handle dtype) {
              require_storage(t, "Tensor.astype");
              const pto::DType dt = to_dtype(dtype);
-             nb::gil_scoped_release release;
+             ReleaseGil release;
              return pto::astype(t, dt);
            },
            nb::arg("dtype").none())
       .def("numpy", [](nb::handle self) { return to_numpy(self, nb::cast<const pto::Tensor&>(self)); },
            "A numpy array over the same memory (bf16 / fp8 as ml_dtypes arrays)")
+      // numpy's protocol: copy=True always copies, None copies only for a dtype change, False
+      // never does (a ValueError, here an ArgumentError, when a dtype change needs a copy).
       .def("__array__",
-           [](nb::handle self, nb::handle dtype, nb::handle) {
+           [](nb::handle self, nb::handle dtype, nb::handle copy) {
              nb::object a = to_numpy(self, nb::cast<const pto::Tensor&>(self));
-             return dtype.is_none() ? a : a.attr("astype")(dtype);
+             const bool always = PyObject_IsTrue(copy.ptr()) == 1;
+             const nb::object have = a.attr("dtype");
+             if (copy.ptr() == Py_False && !dtype.is_none() && !have.equal(nb::module_::import_("numpy").attr("dtype")(dtype)))
+               pto::fail<pto::ArgumentError>("Tensor.__array__: converting ", nb::str(nb::handle(have)).c_str(), " to ",
+                                             nb::str(dtype).c_str(), " needs a copy, but copy=False");
+             if (dtype.is_none()) return always ? a.attr("copy")() : a;
+             return a.attr("astype")(dtype, nb::arg("copy") = always);
            },
            nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
       .def("tolist", [](nb::handle self) { return to_numpy(self, nb::cast<const pto::Tensor&>(self)).attr("tolist")(); })
@@ -89,9 +109,8 @@ void bind_tensor(nb::module_& m) {
            nb::arg("key").none(), nb::arg("value").none())
       .def("__dlpack__",
            [](const pto::Tensor& t, nb::handle stream, nb::handle max_version, nb::handle dl_device, nb::handle copy) {
-             (void)stream;
-             (void)dl_device;
-             return to_dlpack(t, max_version, copy);
+             (void)stream;  // CPU memory: nothing to synchronise
+             return to_dlpack(t, max_version, dl_device, copy);
            },
            nb::kw_only(), nb::arg("stream") = nb::none(), nb::arg("max_version") = nb::none(),
            nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none())
@@ -99,6 +118,8 @@ void bind_tensor(nb::module_& m) {
       .def("__repr__", [](nb::handle self) {
         const auto& t = nb::cast<const pto::Tensor&>(self);
         if (!t.defined()) return std::string("Tensor()");
+        if (!numpy_can_hold(t))  // only empty tensors get here: there is no memory that large
+          return "Tensor([], shape=" + pto::shape_to_string(t.shape()) + ", dtype=" + pto::dtype_name(t.dtype()) + ")";
         nb::object np = nb::module_::import_("numpy");
         nb::object body = np.attr("array2string")(to_numpy(self, t), nb::arg("separator") = ", ",
                                                   nb::arg("prefix") = "Tensor(");
@@ -109,8 +130,8 @@ void bind_tensor(nb::module_& m) {
         [](nb::handle shape, nb::handle dtype) {
           return pto::Tensor::zeros(to_int_list(shape, "tensor", "shape"), to_dtype(dtype));
         },
-        nb::arg("shape"), nb::arg("dtype").none(), nb::sig(docs::tensor.sig), docs::tensor.text);
-  m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
+        nb::arg("shape").none(), nb::arg("dtype").none(), nb::sig(docs::tensor.sig), docs::tensor.text);
+  m.def("from_dlpack", &from_dlpack, nb::arg("x").none(), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
   m.def("_from_pointer",
         [](uintptr_t ptr, nb::handle shape, nb::handle strides, nb::handle dtype, nb::handle owner, bool read_only) {
           pto::Tensor t = pto::Tensor::from_blob(reinterpret_cast<void*>(ptr), to_int_list(shape, "from_numpy", "shape"),

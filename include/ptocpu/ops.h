@@ -87,4 +87,19 @@ std::pair<Tensor, Tensor> deinterleave(const Tensor& input, const Tensor& other)
 // docs/ops/deinterleave.md, single input (last dim 2m): out0 = input[..., 0::2], out1 = input[..., 1::2].
 std::pair<Tensor, Tensor> deinterleave(const Tensor& input);
 
+// Output shapes from the arguments' shapes and dtypes alone, for callers that trace a graph
+// once and run it under any platform and tile shape (torch.compile, see docs/torch.md): the
+// checks every platform makes (the cpu platform's, no tile shape), never the index values, no
+// data read, so the tensors may have no storage. The op checks the platform and tile rules
+// when it runs. Each throws the error the op would throw for the same arguments.
+namespace output_shape {
+Shape index_select(const Tensor& input, int64_t dim, const Tensor& index);
+Shape interleave(const Tensor& input, const Tensor& other);  // of each of the two outputs
+// Of each of the two outputs; an undefined other means the single-input form.
+Shape deinterleave(const Tensor& input, const Tensor& other);
+Shape strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+                    const std::vector<int64_t>& strides, int64_t begin_mask = 0, int64_t end_mask = 0,
+                    int64_t ellipsis_mask = 0, int64_t shrink_axis_mask = 0, int64_t new_axis_mask = 0);
+}  // namespace output_shape
+
 }  // namespace pto

@@ -6,7 +6,9 @@
 
 namespace pto {
 
-void set_num_threads(int n);  // n >= 1, else ArgumentError
+constexpr int kMaxThreads = 1024;
+
+void set_num_threads(int64_t n);  // 1 <= n <= kMaxThreads, else ArgumentError
 int get_num_threads();
 
 // Runs body(begin, end) over disjoint chunks covering [0, n). Work of fewer than

@@ -12,11 +12,12 @@ void set_vec_tile_shapes(const std::vector<int64_t>& dims);  // >= 1 dim, each >
 const std::vector<int64_t>& get_vec_tile_shapes();          // empty when none is set
 void reset_vec_tile_shapes();
 
-// Sets the tile shape for the current scope and restores the previous one.
+// Sets the tile shape for the current scope (empty dims: none) and restores the previous one.
 class TileShapeScope {
  public:
   explicit TileShapeScope(const std::vector<int64_t>& dims) : previous_(get_vec_tile_shapes()) {
-    set_vec_tile_shapes(dims);
+    if (dims.empty()) reset_vec_tile_shapes();
+    else set_vec_tile_shapes(dims);
   }
   ~TileShapeScope() {
     if (previous_.empty()) reset_vec_tile_shapes();

@@ -1,6 +1,8 @@
 """Turning Python objects into ptocpu tensors and dtypes (zero-copy where the layout allows)."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import ml_dtypes
 
@@ -27,6 +29,10 @@ def to_dtype(obj) -> _core.DType:
         return _core.dtype_from_name(obj)
     if obj is None:
         raise _core.DTypeError("dtype: None is not a dtype")
+    if isinstance(obj, (numbers.Number, np.generic)):
+        # numpy would read a scalar as "the dtype of this value"; an int or bool is not a dtype.
+        raise _core.DTypeError(f"dtype: {obj!r} is a number, not a dtype; use a DT_* constant, a numpy / torch "
+                               "dtype or a name such as 'float16'")
     module = type(obj).__module__
     if module.startswith("torch"):
         try:
@@ -71,6 +77,16 @@ def from_numpy(a: np.ndarray, *, copy: bool | None = None) -> _core.Tensor:
     return _core._from_pointer(ptr, a.shape, [s // item for s in a.strides], dtype, a, not a.flags.writeable)
 
 
+def _to_numpy(obj) -> np.ndarray:
+    """np.asarray(obj), numpy's refusals raised as ptocpu errors (ragged lists, odd objects)."""
+    try:
+        return np.asarray(obj)
+    except (ValueError, OverflowError) as e:
+        raise _core.ArgumentError(f"asarray: cannot make an array of this {type(obj).__name__}: {e}") from None
+    except TypeError as e:
+        raise _core.DTypeError(f"asarray: cannot make an array of this {type(obj).__name__}: {e}") from None
+
+
 def asarray(obj, dtype=None, *, copy: bool | None = None) -> _core.Tensor:
     """A tensor from a ptocpu.Tensor, numpy array, anything with __dlpack__ (torch CPU tensors),
     the buffer protocol, numpy scalars or nested lists (dtypes inferred as numpy does).
@@ -80,22 +96,29 @@ def asarray(obj, dtype=None, *, copy: bool | None = None) -> _core.Tensor:
     elif isinstance(obj, np.ndarray):
         t = from_numpy(obj, copy=copy)
     elif copy is False and not hasattr(obj, "__dlpack__"):
+        from_numpy(_to_numpy(obj))  # what is not a tensor at all is refused as such first
         raise _core.ArgumentError(f"asarray: a {type(obj).__name__} is not memory that can be written in place; "
                                   "pass a ptocpu.Tensor, a numpy array or a torch tensor")
+    elif copy is False and getattr(obj, "requires_grad", False) is True:
+        raise _core.ArgumentError("asarray: a torch tensor that requires grad cannot be written in place (torch "
+                                  "refuses that too); pass tensor.detach() to write its memory")
     elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic):
         try:
             t = _core.from_dlpack(obj)
-        except (BufferError, _core.DTypeError):
+        except (_core.ArgumentError, _core.DTypeError) as error:
             if type(obj).__module__.startswith("torch"):
                 raise
-            t = from_numpy(np.asarray(obj))
+            try:  # other producers may still convert through numpy
+                t = from_numpy(_to_numpy(obj))
+            except _core.Error:
+                raise error from None
     elif isinstance(obj, (bytes, memoryview)):
         # The buffer protocol (numpy would read bytes as a string); immutable memory is copied.
         view = memoryview(obj)
         a = np.asarray(view)
         t = from_numpy(a.copy() if view.readonly else a)
     else:
-        t = from_numpy(np.asarray(obj))
+        t = from_numpy(_to_numpy(obj))
     if dtype is not None and t.dtype != to_dtype(dtype):
         if copy is False:
             raise _core.ArgumentError(f"asarray: converting {t.dtype.name} to {to_dtype(dtype).name} needs a copy")

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <system_error>
 #include <thread>
-#include <vector>
 
 #include "ptocpu/error.h"
 
@@ -18,11 +18,12 @@ int default_threads() {
   if (const char* env = std::getenv("PTOCPU_NUM_THREADS")) {
     char* end = nullptr;
     long v = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && v >= 1 && v <= 1024) return static_cast<int>(v);
+    if (end != env && *end == '\0' && v >= 1 && v <= kMaxThreads) return static_cast<int>(v);
   }
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
+  const int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+                                                                 : static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cores, 1, kMaxThreads);
 }
 
 std::atomic<int> g_num_threads{0};
@@ -93,11 +94,18 @@ class Pool {
     }
   }
 
+  // Starts workers up to `workers`. A thread the system cannot start (a memory or process
+  // limit) is not an error: the caller runs the chunks no worker claims, so fewer workers
+  // only mean less parallelism.
   void grow(int workers) {
-    while (static_cast<int>(threads_.size()) < workers) {
+    while (workers_ < workers) {
       const uint64_t seen = generation_.load(std::memory_order_relaxed);  // before this job's bump
-      threads_.emplace_back([this, seen] { work(seen); });
-      threads_.back().detach();
+      try {
+        std::thread([this, seen] { work(seen); }).detach();
+      } catch (const std::system_error&) {
+        return;
+      }
+      ++workers_;
     }
   }
 
@@ -119,7 +127,7 @@ class Pool {
   }
 
   std::mutex mutex_;
-  std::vector<std::thread> threads_;
+  int workers_ = 0;
   std::atomic<uint64_t> generation_{0};
   std::atomic<uint64_t> claim_{0};  // generation (32 bits) | chunks (16) | next chunk (16)
   std::atomic<int> done_{0};        // chunks finished by workers in the current job
@@ -129,9 +137,10 @@ class Pool {
 
 }  // namespace
 
-void set_num_threads(int n) {
-  if (n < 1) fail<ArgumentError>("set_num_threads: num_threads must be >= 1, got ", n);
-  g_num_threads.store(n);
+void set_num_threads(int64_t n) {
+  if (n < 1 || n > kMaxThreads)
+    fail<ArgumentError>("set_num_threads: num_threads must be in [1, ", kMaxThreads, "], got ", n);
+  g_num_threads.store(static_cast<int>(n));
 }
 
 int get_num_threads() {
@@ -147,7 +156,7 @@ int get_num_threads() {
 void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;
   const int64_t by_size = n / std::max<int64_t>(1, min_chunk);
-  const int chunks = static_cast<int>(std::min<int64_t>({get_num_threads(), by_size, 1024}));
+  const int chunks = static_cast<int>(std::min<int64_t>({get_num_threads(), by_size, kMaxThreads}));
   if (chunks <= 1 || !Pool::instance().try_run(chunks, n, body)) body(0, n);
 }
 

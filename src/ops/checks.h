@@ -5,9 +5,17 @@
 #include <string>
 
 #include "ptocpu/platform.h"
+#include "ptocpu/tiling.h"
 #include "ptocpu/tensor.h"
 
 namespace pto::checks {
+
+// The rules every platform shares: the cpu platform (every other table only narrows it) with
+// no tile shape. A shape computed inside this scope holds on every platform and tile shape.
+class EveryPlatformScope {
+  PlatformScope platform_{"cpu"};
+  TileShapeScope tiles_{{}};
+};
 
 void check_dtype(const char* op, const char* param, DType dt, DTypeSet allowed);
 void check_same_dtype(const char* op, const char* param, DType got, const char* other_param, DType expected);

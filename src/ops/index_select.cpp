@@ -56,4 +56,9 @@ Tensor index_select(const Tensor& input, int64_t dim, const Tensor& index) {
   return out;
 }
 
+Shape output_shape::index_select(const Tensor& input, int64_t dim, const Tensor& index) {
+  const checks::EveryPlatformScope every_platform;
+  return validate_index_select(input, dim, index).out_shape;
+}
+
 }  // namespace pto

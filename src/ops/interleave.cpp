@@ -113,4 +113,14 @@ std::pair<Tensor, Tensor> deinterleave(const Tensor& input) {
   return {out0, out1};
 }
 
+Shape output_shape::interleave(const Tensor& input, const Tensor& other) {
+  const checks::EveryPlatformScope every_platform;
+  return validate_interleave(Op::Interleave, input, other).out_shape;
+}
+
+Shape output_shape::deinterleave(const Tensor& input, const Tensor& other) {
+  const checks::EveryPlatformScope every_platform;
+  return (other.defined() ? validate_interleave(Op::Deinterleave, input, other) : validate_deinterleave(input)).out_shape;
+}
+
 }  // namespace pto

@@ -184,4 +184,12 @@ Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const s
   return out;
 }
 
+Shape output_shape::strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+                                  const std::vector<int64_t>& strides, int64_t begin_mask, int64_t end_mask,
+                                  int64_t ellipsis_mask, int64_t shrink_axis_mask, int64_t new_axis_mask) {
+  const checks::EveryPlatformScope every_platform;
+  const Masks masks{begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask};
+  return validate_strided_slice(x, begin, end, strides, masks).shape;
+}
+
 }  // namespace pto

@@ -106,6 +106,8 @@ TEST(Runtime, PlatformsAndThreads) {
   EXPECT_EQ(pto::current_platform().name, "cpu");
   EXPECT_THROW(pto::set_platform("tpu"), pto::ArgumentError);
   EXPECT_THROW(pto::set_num_threads(0), pto::ArgumentError);
+  EXPECT_THROW(pto::set_num_threads(pto::kMaxThreads + 1), pto::ArgumentError);
+  EXPECT_THROW(pto::set_num_threads(int64_t(1) << 31), pto::ArgumentError);  // not truncated to an int
   EXPECT_THROW(pto::set_vec_tile_shapes({4, 0}), pto::TileError);
   EXPECT_THROW(pto::set_vec_tile_shapes({}), pto::TileError);
 }
