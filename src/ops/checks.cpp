@@ -62,6 +62,13 @@ void check_writable_in_place(const char* op, const Tensor& input, const char* al
                         ", or a contiguous copy)");
 }
 
+Tensor written_tensor(const Tensor& input, bool in_place) {
+  if (in_place) return input;
+  Tensor out = Tensor::empty(input.shape(), input.dtype());
+  copy_into(out, input);
+  return out;
+}
+
 Tensor unaliased(const Tensor& t, const Tensor& written) {
   if (!t.may_overlap(written)) return t;
   Tensor copy = Tensor::empty(t.shape(), t.dtype());
@@ -150,6 +157,12 @@ void check_index_values(const char* op, const Tensor& index, int64_t bound, cons
         fail<IndexError>(op, ": index value ", static_cast<int64_t>(v[i]), " at index position ",
                          position(i, index.shape()), " is out of range [0, ", bound, ") ", context);
   });
+}
+
+void check_index_for_dim(const char* op, const Tensor& index, const Tensor& input, int dim) {
+  if (index_values_in_range(index, input.shape(dim))) return;
+  check_index_values(op, index, input.shape(dim),
+                     "for dim " + std::to_string(dim) + " of input shape " + shape_to_string(input.shape()));
 }
 
 }  // namespace pto::checks

@@ -26,6 +26,8 @@ void check_extent(const char* op, const char* param, const Shape& shape, bool is
 // ArgumentError unless `input`, which op writes in place, is writable memory whose elements
 // all have distinct addresses; `alternative` ends the message, e.g. "use scatter".
 void check_writable_in_place(const char* op, const Tensor& input, const char* alternative);
+// The tensor an op writes: input itself (in place) or a new copy of it.
+Tensor written_tensor(const Tensor& input, bool in_place);
 // t, or a copy of it when it shares memory with `written`: an op that reads t and writes
 // `written` then sees t as it was before the first write.
 Tensor unaliased(const Tensor& t, const Tensor& written);
@@ -41,6 +43,9 @@ enum class Negatives { Error, Skip };
 // `context` ends the message, e.g. "for dim 0 of input shape [3, 4]".
 void check_index_values(const char* op, const Tensor& index, int64_t bound, const std::string& context,
                         Negatives negatives = Negatives::Error);
+// check_index_values with bound input.shape(dim) and the message ending "for dim d of input
+// shape [...]" (built only when a value is out of range).
+void check_index_for_dim(const char* op, const Tensor& index, const Tensor& input, int dim);
 // The pass alone: true when every value of the contiguous int32 / int64 `index` is in
 // [0, bound) (below bound, with Negatives::Skip). Callers that build `context` for the
 // message call this first.

@@ -55,9 +55,7 @@ int validate_gather(const Tensor& input, int64_t dim, const Tensor& index) {
 Tensor gather(const Tensor& input, int64_t dim, const Tensor& index) {
   const int d = validate_gather(input, dim, index);
   const Tensor idx = index.contiguous();
-  if (!checks::index_values_in_range(idx, input.shape(d)))  // the message is built only on failure
-    checks::check_index_values(kOp, idx, input.shape(d),
-                               "for dim " + std::to_string(d) + " of input shape " + shape_to_string(input.shape()));
+  checks::check_index_for_dim(kOp, idx, input, d);
   Tensor out = Tensor::empty(index.shape(), input.dtype());
   kernels::gather(input, d, idx, out);
   return out;

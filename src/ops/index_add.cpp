@@ -117,16 +117,9 @@ Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_
   // index and source are read as if completely before any write: what shares memory with the
   // written tensor is copied first.
   const Tensor idx = in_place ? checks::unaliased(index.contiguous(), input) : index.contiguous();
-  const int64_t bound = input.shape(plan.dim);
-  if (!checks::index_values_in_range(idx, bound))
-    checks::check_index_values(
-        op, idx, bound, "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape()));
+  checks::check_index_for_dim(op, idx, input, plan.dim);
   // Every check has passed: from here on the call succeeds.
-  Tensor out = input;
-  if (!in_place) {
-    out = Tensor::empty(input.shape(), input.dtype());
-    copy_into(out, input);
-  }
+  const Tensor out = checks::written_tensor(input, in_place);
   kernels::index_add({out, plan.dim, idx, checks::unaliased(source, out), plan.alpha});
   return out;
 }
