@@ -22,6 +22,10 @@ void bind_strided_slice(nb::module_& m);
 void bind_interleave(nb::module_& m);
 void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (docs/kernel_model.md)
 void bind_scatter(nb::module_& m);
+void bind_gather(nb::module_& m);
+void bind_scatter_update(nb::module_& m);
+void bind_index_add(nb::module_& m);
+void bind_gathermask(nb::module_& m);
 
 // How an op uses a tensor argument: only read (a copy of an awkward layout is fine), or
 // written in place (must be the caller's memory: no copy, else ArgumentError).
@@ -72,6 +76,7 @@ nb::object to_dlpack(const pto::Tensor& t, nb::handle max_version, nb::handle dl
 pto::Tensor from_dlpack(nb::handle obj);
 // Basic indexing (indexing.cpp): t[key] as a view; t[key] = value.
 pto::Tensor basic_index(const pto::Tensor& t, nb::handle key);
+pto::Tensor get_item(const pto::Tensor& t, nb::handle key);  // basic indexing, or t[dim:index] as gather
 void assign(const pto::Tensor& t, nb::handle key, nb::handle value);
 
 }  // namespace ptobind

@@ -105,6 +105,111 @@ inline constexpr Doc tensor_scatter{
     "def scatter(self, " PTO_SCATTER_PARAMS ") -> Tensor",
     "Scatter into a copy of this tensor; see ptocpu.scatter.\n\n" PTO_SCATTER_TEXT};
 
+#define PTO_GATHER_TEXT \
+  "Gather along dim (torch.gather) with checks: out has index's shape and input's dtype,\n" \
+  "out[p] = input[p with p[dim] := index[p]].\n" \
+  "\n" \
+  "index: int32 or int64, input's rank, index.shape[a] <= input.shape[a] for every a != dim\n" \
+  "(index.shape[dim] is free); every value in [0, input.shape[dim]), checked before any work.\n" \
+  "input: any dtype on the cpu platform (see docs/ops/gather.md for each chip).\n" \
+  "\n" \
+  "Raises IndexOutOfRange (dim or an index value), DTypeError, ArgumentError (ranks, shapes),\n" \
+  "TileError (tile rules when a tile shape is set)."
+
+inline constexpr Doc gather{
+    "def gather(input: " PTO_ARRAY ", dim: int, index: " PTO_ARRAY ") -> Tensor",
+    PTO_GATHER_TEXT R"(
+
+>>> x = ptocpu.asarray([[0, 1, 2], [3, 4, 5]])
+>>> ptocpu.gather(x, 1, [[2, 0], [1, 1]]).tolist()
+[[2, 0], [4, 4]])"};
+
+inline constexpr Doc tensor_gather{"def gather(self, dim: int, index: " PTO_ARRAY ") -> Tensor",
+                                   "Gather from this tensor along dim; see ptocpu.gather.\n\n" PTO_GATHER_TEXT};
+
+#define PTO_SCATTER_UPDATE_TEXT \
+  "Paged KV-cache write along dim -2, in place. index is [b, s] (int64 / int32 / int16).\n" \
+  "2-D input [rows, d], src with >= b*s rows: input[index[i][j], :] = src[i*s + j, :].\n" \
+  "4-D input [blocks, block_size, n, d], src [>= b, >= s, n, d]: with slot = index[i][j],\n" \
+  "input[slot // block_size][slot % block_size] = src[i][j].\n" \
+  "(i, j) run in row-major order: a negative slot skips its row (padding), a later write to a\n" \
+  "slot replaces an earlier one. dim must be -2; src has input's dtype and row shape.\n" \
+  "\n" \
+  "Raises IndexOutOfRange (a slot >= the number of cache rows; checked before any write),\n" \
+  "ArgumentError (dim, ranks, shapes, read-only input), DTypeError, TileError."
+
+inline constexpr Doc scatter_update{
+    "def scatter_update(input: " PTO_ARRAY ", dim: int, index: " PTO_ARRAY ", src: " PTO_ARRAY ") -> Tensor",
+    PTO_SCATTER_UPDATE_TEXT R"(
+
+Returns input: the same object for a ptocpu.Tensor, a ptocpu.Tensor over the same memory for a
+numpy array or torch tensor.
+
+>>> cache = ptocpu.tensor([4, 2], ptocpu.DT_INT64)
+>>> ptocpu.scatter_update(cache, -2, [[3, -1]], [[1, 2], [5, 6]]).tolist()
+[[0, 0], [0, 0], [0, 0], [1, 2]])"};
+
+inline constexpr Doc tensor_scatter_update{
+    "def scatter_update(self, dim: int, index: " PTO_ARRAY ", src: " PTO_ARRAY ") -> Tensor",
+    "Paged KV-cache write into this tensor; see ptocpu.scatter_update.\n\n" PTO_SCATTER_UPDATE_TEXT};
+
+#define PTO_INDEX_ADD_PARAMS "dim: int, index: " PTO_ARRAY ", source: " PTO_ARRAY ", *, alpha: int | float = 1"
+#define PTO_INDEX_ADD_TEXT \
+  "For i = 0 .. len(index)-1 in order: input[.., index[i], ..] += alpha * source[.., i, ..]\n" \
+  "along dim. index: 1-D int32 / int64, values in [0, input.shape[dim]); source: input's dtype\n" \
+  "and shape except source.shape[dim] == len(index).\n" \
+  "Rounding, as the device does it: alpha is converted to input's dtype, then each step computes\n" \
+  "v = round(alpha * s) and x = round(x + v) in fp32 (fp64 for fp64) -- one rounding each, no\n" \
+  "wider accumulator. Integers wrap. With alpha 1 this is torch's index_add wherever torch adds\n" \
+  "slice by slice. alpha must be finite and fit input's dtype; a bool alpha is a DTypeError.\n" \
+  "No BOOL or fp8 inputs.\n" \
+  "\n" \
+  "Raises IndexOutOfRange, DTypeError, ArgumentError (shapes, alpha), TileError; a failed call\n" \
+  "writes nothing."
+
+inline constexpr Doc index_add_inplace{
+    "def index_add_(input: " PTO_ARRAY ", " PTO_INDEX_ADD_PARAMS ") -> Tensor",
+    PTO_INDEX_ADD_TEXT R"(
+
+In place: writes input and returns it (the same object for a ptocpu.Tensor).
+
+>>> x = ptocpu.tensor([2, 3], ptocpu.DT_INT64)
+>>> ptocpu.index_add_(x, 0, [0, 1, 0], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]).tolist()
+[[2, 2, 2], [1, 1, 1]])"};
+
+inline constexpr Doc index_add{
+    "def index_add(input: " PTO_ARRAY ", " PTO_INDEX_ADD_PARAMS ") -> Tensor",
+    PTO_INDEX_ADD_TEXT R"(
+
+Out of place: returns a new tensor; input is left untouched.
+
+>>> ptocpu.index_add([1.0, 2.0], 0, [1, 1], [0.5, 0.25], alpha=2).tolist()
+[1.0, 3.5])"};
+
+inline constexpr Doc tensor_index_add_inplace{"def index_add_(self, " PTO_INDEX_ADD_PARAMS ") -> Tensor",
+                                              "index_add_ into this tensor; see ptocpu.index_add_.\n\n" PTO_INDEX_ADD_TEXT};
+
+inline constexpr Doc tensor_index_add{"def index_add(self, " PTO_INDEX_ADD_PARAMS ") -> Tensor",
+                                      "index_add on a copy of this tensor; see ptocpu.index_add.\n\n" PTO_INDEX_ADD_TEXT};
+
+#define PTO_GATHERMASK_TEXT \
+  "Lanes of the last axis by pattern_mode: 1 -> x[..., 0::2], 2 -> x[..., 1::2] (last dim even);\n" \
+  "3, 4, 5, 6 -> x[..., k::4] with k = mode - 3 (last dim divisible by 4); 7 -> a copy. Other axes\n" \
+  "unchanged, dtype of x; a new contiguous tensor.\n" \
+  "\n" \
+  "Raises ArgumentError (pattern_mode outside 1..7, last dim not divisible), DTypeError,\n" \
+  "TileError (a tile's last dim must be divisible by 2 or 4 likewise)."
+
+inline constexpr Doc gathermask{
+    "def gathermask(x: " PTO_ARRAY ", pattern_mode: int) -> Tensor",
+    PTO_GATHERMASK_TEXT R"(
+
+>>> ptocpu.gathermask([[0, 1, 2, 3, 4, 5, 6, 7]], 2).tolist()
+[[1, 3, 5, 7]])"};
+
+inline constexpr Doc tensor_gathermask{"def gathermask(self, pattern_mode: int) -> Tensor",
+                                       "Lanes of this tensor's last axis; see ptocpu.gathermask.\n\n" PTO_GATHERMASK_TEXT};
+
 #define PTO_SLICE_PARAMS                                                                            \
   "x: " PTO_ARRAY ", begin: collections.abc.Sequence[int], end: collections.abc.Sequence[int], strides: collections.abc.Sequence[int], begin_mask: int = 0, " \
   "end_mask: int = 0, ellipsis_mask: int = 0, shrink_axis_mask: int = 0, new_axis_mask: int = 0"

@@ -2,6 +2,7 @@
 // it (docs/tensors.md).
 #include "bind.h"
 #include "ptocpu/error.h"
+#include "ptocpu/ops.h"
 
 namespace ptobind {
 
@@ -67,6 +68,31 @@ pto::Tensor basic_index(const pto::Tensor& t, nb::handle key) {
     strides.push_back(t.stride(dim));
   }
   return t.as_strided(shape, strides, offset);
+}
+
+// A slice stop that is an index tensor (a ptocpu.Tensor, an array of rank >= 1, a list), not an
+// integer (0-d arrays included, as numpy reads them).
+bool is_index_tensor(nb::handle stop) {
+  if (nb::isinstance<pto::Tensor>(stop) || PyList_Check(stop.ptr())) return true;
+  return nb::hasattr(stop, "ndim") && nb::hasattr(stop, "__dlpack__") && nb::cast<int64_t>(stop.attr("ndim")) > 0;
+}
+
+// t[key]: t[dim:index] (a slice whose stop is an index tensor) is gather(t, dim, index), as
+// upstream's Tensor.__getitem__ has it (docs/ops/gather.md); anything else is basic indexing.
+pto::Tensor get_item(const pto::Tensor& t, nb::handle key) {
+  if (PySlice_Check(key.ptr())) {
+    const nb::object stop = key.attr("stop");
+    if (is_index_tensor(stop)) {
+      const nb::object start = key.attr("start"), step = key.attr("step");
+      if (!step.is_none())
+        pto::fail<pto::ArgumentError>("gather: t[dim:index] takes no step, got ", nb::repr(step).c_str());
+      const int64_t dim = to_int(start, "gather", "dim (the slice start of t[dim:index])");
+      const pto::Tensor index = to_tensor(stop, "gather", "index");
+      nb::gil_scoped_release release;
+      return pto::gather(require_storage(t, "Tensor index"), dim, index);
+    }
+  }
+  return basic_index(t, key);
 }
 
 // t[key] = value: a scalar, or a tensor of t's dtype broadcast like numpy.

@@ -14,4 +14,8 @@ NB_MODULE(_core, m) {
   ptobind::bind_interleave(m);
   ptobind::bind_kernel_model(m);
   ptobind::bind_scatter(m);
+  ptobind::bind_gather(m);
+  ptobind::bind_scatter_update(m);
+  ptobind::bind_index_add(m);
+  ptobind::bind_gathermask(m);
 }

@@ -133,7 +133,7 @@ void bind_tensor(nb::module_& m) {
              if (t.ndim() == 0) throw nb::type_error("len() of a 0-d tensor");
              return t.shape(0);
            })
-      .def("__getitem__", [](const pto::Tensor& t, nb::handle key) { return basic_index(t, key); },
+      .def("__getitem__", [](const pto::Tensor& t, nb::handle key) { return get_item(t, key); },
            nb::arg("key").none())
       .def("__setitem__", [](const pto::Tensor& t, nb::handle key, nb::handle value) { assign(t, key, value); },
            nb::arg("key").none(), nb::arg("value").none())

@@ -38,6 +38,27 @@ Tensor scatter(const Tensor& input, int64_t dim, const Tensor& index, const Tens
 Tensor scatter(const Tensor& input, int64_t dim, const Tensor& index, const Scalar& src,
                ScatterReduce reduce = ScatterReduce::None);
 
+// The indexing family next to the seeds (docs/ops/gather.md, scatter_update.md, index_add.md,
+// gathermask.md). Like the ops above, each checks everything (index values included) before it
+// writes anything, and reads index / src as if completely before any write.
+
+// gather (torch.gather): out has index's shape, out[p] = input[p with p[dim] := index[p]].
+Tensor gather(const Tensor& input, int64_t dim, const Tensor& index);
+// scatter_update: paged KV-cache write in place along dim -2 (input rank 2 or 4, index [b, s]).
+// 2-D: input[index[i][j], :] = src[i*s + j, :]; 4-D: input[slot / bs][slot % bs] = src[i][j]
+// with bs = input.shape[1]. A negative slot skips its row; duplicates: the last write wins.
+Tensor scatter_update(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src);
+// index_add_: for i in order, input[.., index[i], ..] += alpha * source[.., i, ..], one rounding
+// of the product and one of the sum per step (docs/ops/index_add.md). index_add_ writes input
+// in place and returns it; index_add returns a new tensor.
+Tensor index_add_(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& source,
+                  const Scalar& alpha = Scalar::of_int(1));
+Tensor index_add(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& source,
+                 const Scalar& alpha = Scalar::of_int(1));
+// gathermask: lanes of the last axis by pattern_mode: 1 -> 0::2, 2 -> 1::2, 3..6 -> (mode-3)::4,
+// 7 -> all.
+Tensor gathermask(const Tensor& x, int64_t pattern_mode);
+
 // The kernel model (docs/kernel_model.md). view: the block of `shape` at offsets; one entry per
 // input dim (ArgumentError); offsets + valid_shape inside input (TileError). Without valid_shape
 // the valid shape is the part of the block inside input. A fully valid block is a zero-copy view;

@@ -10,8 +10,8 @@
 
 namespace pto {
 
-enum class Op { IndexSelect, Interleave, Deinterleave, Scatter, StridedSlice };
-inline constexpr int kNumOps = 5;
+enum class Op { IndexSelect, Interleave, Deinterleave, Scatter, StridedSlice, Gather, ScatterUpdate, IndexAdd, GatherMask };
+inline constexpr int kNumOps = 9;
 const char* op_name(Op op);
 
 struct OpLimits {

@@ -17,8 +17,9 @@ from ._core import (  # noqa: E402,F401
     DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DT_BOOL,
     DT_FP16, DT_BF16, DT_FP32, DT_FP64, DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0,
     from_dlpack, itemsize,
-    # operators (docs/ops/; scatter_ / scatter are also Tensor methods)
+    # operators (docs/ops/; scatter_ / scatter and the indexing family are also Tensor methods)
     index_select, interleave, deinterleave, scatter_, scatter, strided_slice, strided_slice_view,
+    gather, scatter_update, index_add_, index_add, gathermask,
     # platforms (docs/platforms.md), tiles and the kernel model (docs/kernel_model.md), threads, build
     set_platform, get_platform, platform_table,
     set_vec_tile_shapes, get_vec_tile_shapes, reset_vec_tile_shapes,
@@ -87,6 +88,7 @@ __all__ = [
     "DT_FP16", "DT_BF16", "DT_FP32", "DT_FP64", "DT_FP8E4M3", "DT_FP8E5M2", "DT_FP8E8M0",
     "tensor", "from_dlpack", "from_numpy", "asarray", "dtype", "numpy_dtype", "itemsize",
     "index_select", "interleave", "deinterleave", "scatter_", "scatter", "strided_slice", "strided_slice_view",
+    "gather", "scatter_update", "index_add_", "index_add", "gathermask",
     "set_platform", "get_platform", "platform", "platform_table",
     "set_vec_tile_shapes", "get_vec_tile_shapes", "reset_vec_tile_shapes", "vec_tile_shapes",
     "view", "assemble", "loop", "loop_unroll", "frontend", "RunMode",

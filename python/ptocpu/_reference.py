@@ -160,3 +160,53 @@ def scatter(x: np.ndarray, dim: int, index: np.ndarray, src, reduce) -> np.ndarr
         ufunc.at(acc, target, v.astype(acc.dtype))
     flat[...] = acc.astype(x.dtype)
     return out
+
+
+def gather(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """docs/ops/gather.md in numpy: take_along_axis on x cropped to index's extent on every axis
+    but dim (index.shape[dim] is free)."""
+    d = dim % x.ndim
+    crop = tuple(slice(None) if a == d else slice(0, m) for a, m in enumerate(index.shape))
+    return np.take_along_axis(x[crop], index.astype(np.int64), axis=d)
+
+
+def scatter_update(cache: np.ndarray, index: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """docs/ops/scatter_update.md in numpy, on a copy of cache, one (i, j) at a time in row-major
+    order: a negative slot skips its row, a later write to a slot replaces an earlier one."""
+    out = cache.copy()
+    s = index.shape[1]
+    for (i, j), slot in np.ndenumerate(index):
+        if slot < 0:
+            continue
+        if cache.ndim == 2:
+            out[slot] = src[i * s + j]
+        else:
+            out[slot // cache.shape[1], slot % cache.shape[1]] = src[i, j]
+    return out
+
+
+def index_add(x: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray, alpha=1) -> np.ndarray:
+    """docs/ops/index_add.md in numpy, on a copy of x, one index entry at a time: alpha converted
+    to x's dtype (integers: truncated toward zero), then v = round(alpha * s) and x = round(x + v),
+    each computed in fp32 (fp64 for fp64) and rounded to the dtype; integers wrap."""
+    out = x.copy()
+    d = dim % x.ndim
+    integer = x.dtype.kind in "iu"
+    wide = x.dtype if integer else np.dtype(np.float64 if x.dtype == np.float64 else np.float32)
+    a = np.array(int(alpha) if integer else alpha).astype(x.dtype).astype(wide)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i, t in enumerate(index):
+            target = [slice(None)] * x.ndim
+            target[d] = t
+            v = (a * np.take(src, i, axis=d).astype(wide)).astype(x.dtype).astype(wide)
+            out[tuple(target)] = (out[tuple(target)].astype(wide) + v).astype(x.dtype)
+    return out
+
+
+GATHERMASK_LANES = {1: np.s_[..., 0::2], 2: np.s_[..., 1::2], 3: np.s_[..., 0::4], 4: np.s_[..., 1::4],
+                    5: np.s_[..., 2::4], 6: np.s_[..., 3::4], 7: np.s_[...]}
+
+
+def gathermask(x: np.ndarray, pattern_mode: int) -> np.ndarray:
+    """docs/ops/gathermask.md in numpy: the lanes of the last axis the pattern picks."""
+    return np.ascontiguousarray(x[GATHERMASK_LANES[pattern_mode]])

@@ -38,8 +38,9 @@ TRACED_FUNCTIONS = ("index_select", "interleave", "deinterleave", "scatter_", "s
                     "strided_slice_view", "gather", "scatter_update", "index_add_", "index_add", "gathermask",
                     "view", "assemble")
 # Tensor methods traced as ops, with the op name they get in the trace.
-TRACED_METHODS = (("scatter_", "scatter_"), ("scatter", "scatter"), ("__getitem__", "getitem"),
-                  ("__setitem__", "setitem"))
+TRACED_METHODS = (("scatter_", "scatter_"), ("scatter", "scatter"), ("gather", "gather"),
+                  ("scatter_update", "scatter_update"), ("index_add_", "index_add_"), ("index_add", "index_add"),
+                  ("gathermask", "gathermask"), ("__getitem__", "getitem"), ("__setitem__", "setitem"))
 TRACED_LOOPS = ("loop", "loop_unroll")
 
 OUTSIDE_KERNELS = 0  # the track of ops called outside any kernel
@@ -90,6 +91,21 @@ def _moved_scatter(args, kwargs, result, *, copies_input: bool) -> int:
     return moved + (2 * _tensor_bytes(target) if copies_input else 0)
 
 
+def _moved_scatter_update(args, kwargs, result) -> int:
+    given = dict(zip(("input", "dim", "index", "src"), args), **kwargs)
+    cache, index = given.get("input"), given.get("index")
+    if not isinstance(cache, _core.Tensor) or cache.ndim not in (2, 4):
+        return 0
+    row = cache.shape[1] if cache.ndim == 2 else cache.shape[2] * cache.shape[3]
+    return _tensor_bytes(index) + 2 * _elements(index) * row * cache.itemsize  # each row read and written
+
+
+def _moved_index_add(args, kwargs, result, *, copies_input: bool) -> int:
+    given = dict(zip(("input", "dim", "index", "source"), args), **kwargs)
+    moved = _tensor_bytes(given.get("index")) + 2 * _tensor_bytes(given.get("source"))  # each step reads and writes
+    return moved + (2 * _tensor_bytes(result) if copies_input else 0)
+
+
 def _moved_assemble(args, kwargs, result) -> int:
     sources = args[0] if isinstance(args[0], (list, tuple)) else [args[0]]
     return 2 * sum(_tensor_bytes(t) for t in _tensors(sources))
@@ -111,6 +127,10 @@ BYTES_MOVED: Dict[str, Callable[..., int]] = {
     "index_select": _moved_index_select,
     "scatter_": functools.partial(_moved_scatter, copies_input=False),
     "scatter": functools.partial(_moved_scatter, copies_input=True),
+    "gather": _moved_index_select,
+    "scatter_update": _moved_scatter_update,
+    "index_add_": functools.partial(_moved_index_add, copies_input=False),
+    "index_add": functools.partial(_moved_index_add, copies_input=True),
     "assemble": _moved_assemble,
     "setitem": _moved_setitem,
     "view": _moved_nothing, "strided_slice_view": _moved_nothing, "getitem": _moved_nothing,

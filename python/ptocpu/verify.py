@@ -28,7 +28,8 @@ except ImportError:  # pragma: no cover - torch is optional
     torch = None
 
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
-OPS = ["index_select", "interleave", "deinterleave", "scatter_", "strided_slice"]
+OPS = ["index_select", "interleave", "deinterleave", "scatter_", "strided_slice", "gather", "scatter_update",
+       "index_add_", "gathermask"]
 # cann-bench thresholds T per dtype (docs/precision.md); a case passes cann-bench when MERE < T, MARE < 10 T.
 THRESHOLDS = {"DT_FP16": 2**-10, "DT_BF16": 2**-7, "DT_FP32": 2**-13, "DT_FP8E4M3": 2**-3, "DT_FP8E5M2": 2**-2}
 
@@ -365,8 +366,175 @@ def _strided_slice_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.IndexOutOfRange, "5"))
 
 
+def _gather_cases(rng, quick) -> Iterator[Case]:
+    for platform in PLATFORMS:
+        def doc():
+            x = np.arange(15, dtype=np.int32).reshape(3, 5)
+            index = np.array([[0, 1, 2, 0], [1, 2, 0, 1], [2, 2, 1, 0]], np.int32)
+            want = np.array([[0, 6, 12, 3], [5, 11, 2, 8], [10, 11, 7, 3]], np.int32)
+            return _compare([(ptocpu.gather(x, 0, index), want)])
+        yield Case("gather", platform, "DT_INT32", "doc example", doc)
+
+        def official():  # GatherElement_test_0 / 4 / 14 with their tiles
+            pairs = []
+            for shape, ishape, dim, tile in (((10, 10), (5, 9), 0, (3, 8)), ((16, 16, 16), (8, 8, 8), 0, (16, 8, 8)),
+                                             ((32, 32), (32, 32), 1, (16, 32))):
+                x = rng.uniform(-1, 1, size=shape).astype(np.float32)
+                index = rng.integers(0, shape[dim], size=ishape)
+                with ptocpu.vec_tile_shapes(*tile):
+                    pairs.append((ptocpu.gather(x, dim, index), _reference.gather(x, dim, index)))
+            return _compare(pairs)
+        yield Case("gather", platform, "DT_FP32", "official rows GatherElement_test_0/4/14 with tiles", official)
+        shapes = [(9,), (5, 6), (3, 4, 5)] if quick else [(9,), (5, 6), (3, 4, 5), (2, 3, 2, 4), (2, 2, 3, 2, 3)]
+        for dtype in _platform_dtypes(platform, "gather"):
+            for shape in shapes:
+                def run(dtype=dtype, shape=shape):
+                    x = _random(rng, shape, dtype)
+                    dim = len(shape) - 1 if len(shape) % 2 else 0
+                    ishape = [max(1, n - 1) for n in shape]
+                    ishape[dim] = shape[dim] + 2
+                    index = rng.integers(0, shape[dim], size=ishape)
+                    out = ptocpu.gather(x, dim, index)
+                    want = _reference.gather(x, dim, index)
+                    torch_out = _torch_reference(lambda tx, ti: torch.gather(tx, dim, ti), x, x, index)
+                    return _compare([(out, want)] + [(out, t) for t in torch_out])
+                yield Case("gather", platform, dtype, f"x{list(shape)}", run)
+        yield Case("gather", platform, "DT_FP32", "error: index value out of range",
+                   lambda: _expect_error(lambda: ptocpu.gather(np.zeros((3, 4), np.float32), 0, np.array([[0, 3]])),
+                                         ptocpu.IndexOutOfRange, "index value 3"))
+
+
+def _scatter_update_cases(rng, quick) -> Iterator[Case]:
+    for platform in PLATFORMS:
+        def doc():
+            x = np.zeros((8, 3), np.int32)
+            out = ptocpu.scatter_update(x, -2, np.array([[1, 2], [4, 5]]), np.arange(1, 13, dtype=np.int32).reshape(4, 3))
+            want = np.zeros((8, 3), np.int32)
+            want[[1, 2, 4, 5]] = np.arange(1, 13).reshape(4, 3)
+            x4 = np.zeros((2, 6, 1, 3), np.int32)
+            ptocpu.scatter_update(x4, -2, np.array([[1, 8], [4, 10]]), np.arange(1, 13, dtype=np.int32).reshape(2, 2, 1, 3))
+            want4 = np.zeros((2, 6, 1, 3), np.int32)
+            want4[0, 1, 0], want4[1, 2, 0], want4[0, 4, 0], want4[1, 4, 0] = [1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]
+            return _compare([(out, want), (x, want), (x4, want4)])
+        yield Case("scatter_update", platform, "DT_INT32", "doc examples (2-D and 4-D)", doc)
+        for dtype in _platform_dtypes(platform, "scatter_update"):
+            for four_d in (False, True):
+                def run(dtype=dtype, four_d=four_d):
+                    shape = (3, 4, 2, 5) if four_d else (12, 5)
+                    slots = 12
+                    cache = _random(rng, shape, dtype)
+                    index = rng.permutation(slots)[:6].reshape(2, 3)
+                    index[1, 2] = -1  # a padding slot: skipped
+                    src = _random(rng, (2, 3, 2, 5) if four_d else (6, 5), dtype)
+                    want = _reference.scatter_update(cache, index, src)
+                    out = ptocpu.scatter_update(cache, -2, index, src)
+                    return _compare([(out, want), (cache, want)])
+                yield Case("scatter_update", platform, dtype, f"{'4-D' if four_d else '2-D'} cache, one padding slot", run)
+
+        def official_su():  # ScatterUpdate_test_1 (4-D) and _test_2 (2-D) with their tiles
+            pairs = []
+            for cache_shape, src_shape, index_shape, tile in (((2, 1, 1, 64), (1, 1, 1, 64), (1, 1), (1, 1, 1, 64)),
+                                                              ((15, 8), (10, 8), (5, 2), (2, 8))):
+                slots = cache_shape[0] * (cache_shape[1] if len(cache_shape) == 4 else 1)
+                cache = np.zeros(cache_shape, np.float32)
+                src = rng.uniform(-10, 10, size=src_shape).astype(np.float32)
+                index = rng.permutation(slots)[:int(np.prod(index_shape))].reshape(index_shape)
+                want = _reference.scatter_update(cache, index, src)
+                with ptocpu.vec_tile_shapes(*tile):
+                    ptocpu.scatter_update(cache, -2, index, src)
+                pairs.append((cache, want))
+            return _compare(pairs)
+        yield Case("scatter_update", platform, "DT_FP32", "official rows ScatterUpdate_test_1/2 with tiles", official_su)
+
+        def bad_last_index():
+            cache = np.zeros((6, 4), np.float32)
+            index = np.array([[0, 1], [2, 6]])
+            ok, detail, _ = _expect_error(lambda: ptocpu.scatter_update(cache, -2, index, np.ones((4, 4), np.float32)),
+                                          ptocpu.IndexOutOfRange, "index value 6")
+            if ok and cache.any():
+                return False, "the cache was written before the error", []
+            return ok, detail, []
+        yield Case("scatter_update", platform, "DT_FP32", "error: slot too large at the end, cache unchanged",
+                   bad_last_index)
+
+
+def _index_add_cases(rng, quick) -> Iterator[Case]:
+    for platform in PLATFORMS:
+        def doc():
+            x = np.zeros((2, 3), np.int32)
+            out = ptocpu.index_add(x, 0, np.array([0, 1, 0], np.int32), np.ones((3, 3), np.int32))
+            return _compare([(out, np.array([[2, 2, 2], [1, 1, 1]], np.int32)), (x, np.zeros((2, 3), np.int32))])
+        yield Case("index_add_", platform, "DT_INT32", "doc example (index_add leaves input untouched)", doc)
+        shapes = [(6,), (4, 5), (3, 4, 5)] if quick else [(6,), (4, 5), (3, 4, 5), (2, 3, 2, 4), (2, 2, 3, 2, 3)]
+        for dtype in _platform_dtypes(platform, "index_add_"):
+            for shape in shapes:
+                for alpha in (1, 3) if dtype.startswith("DT_UINT") else (1, -1.5):
+                    def run(dtype=dtype, shape=shape, alpha=alpha):
+                        x = _random(rng, shape, dtype)
+                        dim = len(shape) // 2
+                        sshape = list(shape)
+                        sshape[dim] = 2 * shape[dim] + 1
+                        src = _random(rng, sshape, dtype)
+                        index = rng.integers(0, shape[dim], size=sshape[dim]).astype(np.int32)
+                        want = _reference.index_add(x, dim, index, src, alpha)
+                        x0 = x.copy()
+                        ptocpu.index_add_(x, dim, index, src, alpha=alpha)
+                        pairs = [(x, want)]
+                        if alpha == 1:  # torch adds slice by slice with an int32 index: one rounding per step
+                            pairs += [(x, t) for t in _torch_reference(
+                                lambda tx, ti, ts: tx.index_add(dim, ti, ts), want, x0, index, src)]
+                        return _compare(pairs)
+                    yield Case("index_add_", platform, dtype, f"x{list(shape)} alpha {alpha}", run)
+        def official_ia():  # IndexAddInplace_test_7 (fp32, alpha 1.2) and _test_18 (int8, alpha 127): the CI rows
+            pairs = []
+            for shape, sshape, dtype, dim, alpha, bound, tile in (((10, 10), (13, 10), np.float32, 0, 1.2, 10, (3, 8)),
+                                                                  ((10, 10), (10, 5), np.int8, 1, 127, 100, (10, 32))):
+                x = rng.uniform(-bound, bound, size=shape).astype(dtype)
+                src = rng.uniform(-bound, bound, size=sshape).astype(dtype)
+                index = rng.integers(0, 10, size=sshape[dim]).astype(np.int32)
+                want = _reference.index_add(x, dim, index, src, alpha)
+                with ptocpu.vec_tile_shapes(*tile):
+                    ptocpu.index_add_(x, dim, index, src, alpha=alpha)
+                pairs.append((x, want))
+            return _compare(pairs)
+        yield Case("index_add_", platform, "DT_FP32", "official rows IndexAddInplace_test_7/18 with tiles", official_ia)
+        yield Case("index_add_", platform, "DT_FP16", "error: alpha not representable",
+                   lambda: _expect_error(lambda: ptocpu.index_add_(np.zeros((2, 2), np.float16), 0, np.array([0]),
+                                                                   np.ones((1, 2), np.float16), alpha=65505.0),
+                                         ptocpu.ArgumentError, "65505"))
+
+
+def _gathermask_cases(rng, quick) -> Iterator[Case]:
+    for platform in PLATFORMS:
+        def doc():
+            x = np.arange(18, dtype=np.int32).reshape(3, 6)
+            return _compare([(ptocpu.gathermask(x, 1), np.array([[0, 2, 4], [6, 8, 10], [12, 14, 16]], np.int32))])
+        yield Case("gathermask", platform, "DT_INT32", "doc example", doc)
+        shapes = [(8,), (3, 12)] if quick else [(8,), (3, 12), (2, 3, 16), (2, 2, 3, 8)]
+        for dtype in _platform_dtypes(platform, "gathermask"):
+            for shape in shapes:
+                def run(dtype=dtype, shape=shape):
+                    x = _random(rng, shape, dtype)
+                    return _compare([(ptocpu.gathermask(x, m), _reference.gathermask(x, m)) for m in range(1, 8)])
+                yield Case("gathermask", platform, dtype, f"x{list(shape)} modes 1-7", run)
+        def official_gm():  # GatherMask_test_18 / 19, the CI rows, with their tiles
+            x18 = rng.uniform(50, 100, size=(8, 3, 112)).astype(np.uint32)
+            x19 = rng.integers(-1, 1, size=(4, 8, 8, 780)).astype(np.uint32)
+            pairs = []
+            for x, mode, tile in ((x18, 2, (1, 1, 8)), (x19, 3, (2, 3, 5, 136))):
+                with ptocpu.vec_tile_shapes(*tile):
+                    pairs.append((ptocpu.gathermask(x, mode), _reference.gathermask(x, mode)))
+            return _compare(pairs)
+        yield Case("gathermask", platform, "DT_UINT32", "official rows GatherMask_test_18/19 with tiles", official_gm)
+        yield Case("gathermask", platform, "DT_FP32", "error: pattern_mode 8",
+                   lambda: _expect_error(lambda: ptocpu.gathermask(np.zeros((2, 8), np.float32), 8),
+                                         ptocpu.ArgumentError, "pattern_mode 8"))
+
+
 GENERATORS = {"index_select": _index_select_cases, "interleave": _interleave_cases, "deinterleave": _interleave_cases,
-              "scatter_": _scatter_cases, "strided_slice": _strided_slice_cases}
+              "scatter_": _scatter_cases, "strided_slice": _strided_slice_cases, "gather": _gather_cases,
+              "scatter_update": _scatter_update_cases, "index_add_": _index_add_cases,
+              "gathermask": _gathermask_cases}
 
 
 def collect(ops: list[str], platforms: list[str], quick: bool) -> list[Case]:

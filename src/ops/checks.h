@@ -23,15 +23,32 @@ void check_index_dtype(const char* op, const char* param, DType dt);  // int32 /
 void check_rank(const char* op, const char* param, int rank, int min_rank, int max_rank);
 // The platform's extent limit on every dim and the numel; its empty-input rule when is_input.
 void check_extent(const char* op, const char* param, const Shape& shape, bool is_input);
+// ArgumentError unless `input`, which op writes in place, is writable memory whose elements
+// all have distinct addresses; `alternative` ends the message, e.g. "use scatter".
+void check_writable_in_place(const char* op, const Tensor& input, const char* alternative);
+// The tensor an op writes: input itself (in place) or a new copy of it.
+Tensor written_tensor(const Tensor& input, bool in_place);
+// t, or a copy of it when it shares memory with `written`: an op that reads t and writes
+// `written` then sees t as it was before the first write.
+Tensor unaliased(const Tensor& t, const Tensor& written);
 // dim in [-rank, rank) (IndexError), normalised to [0, rank).
 int normalize_dim(const char* op, int64_t dim, int rank);
 
-// IndexError unless every value of the contiguous int32 / int64 `index` is in [0, bound).
+// What a negative index value means: an error (most ops), or a row to skip (scatter_update).
+enum class Negatives { Error, Skip };
+
+// IndexError unless every value of the contiguous int32 / int64 `index` is in [0, bound)
+// (below bound, with Negatives::Skip).
 // One branch-free pass (parallel); only a failing call rescans to name the first bad value.
 // `context` ends the message, e.g. "for dim 0 of input shape [3, 4]".
-void check_index_values(const char* op, const Tensor& index, int64_t bound, const std::string& context);
+void check_index_values(const char* op, const Tensor& index, int64_t bound, const std::string& context,
+                        Negatives negatives = Negatives::Error);
+// check_index_values with bound input.shape(dim) and the message ending "for dim d of input
+// shape [...]" (built only when a value is out of range).
+void check_index_for_dim(const char* op, const Tensor& index, const Tensor& input, int dim);
 // The pass alone: true when every value of the contiguous int32 / int64 `index` is in
-// [0, bound). Callers that build `context` for the message call this first.
-bool index_values_in_range(const Tensor& index, int64_t bound);
+// [0, bound) (below bound, with Negatives::Skip). Callers that build `context` for the
+// message call this first.
+bool index_values_in_range(const Tensor& index, int64_t bound, Negatives negatives = Negatives::Error);
 
 }  // namespace pto::checks

@@ -50,9 +50,7 @@ Tensor index_select(const Tensor& input_view, int64_t dim, const Tensor& index_v
   const IndexSelectPlan plan = validate_index_select(input, dim, index);
   const Tensor contiguous_index = index.is_contiguous() ? Tensor() : index.contiguous();
   const Tensor& idx = contiguous_index.defined() ? contiguous_index : index;
-  if (!checks::index_values_in_range(idx, input.shape(plan.dim)))  // the message is built only on failure
-    checks::check_index_values(kOp, idx, input.shape(plan.dim),
-                               "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape()));
+  checks::check_index_for_dim(kOp, idx, input, plan.dim);
   Tensor out = Tensor::empty(plan.out_shape, input.dtype());
   kernels::index_select(input, plan.dim, idx, out);
   return out;

@@ -63,14 +63,7 @@ ScatterPlan validate_scatter(const char* op, const Tensor& input, int64_t dim, c
                           shape_to_string(src->shape()), " at axis ", a, " (", index.shape(a), " > ", src->shape(a),
                           "); index.shape[a] <= src.shape[a] is required for every axis");
   }
-  if (in_place && input.read_only())
-    fail<ArgumentError>(op, ": input (shape ", shape_to_string(input.shape()),
-                        ") is read-only memory; it cannot be written in place (use scatter)");
-  if (in_place && kernels::has_internal_overlap(input))
-    fail<ArgumentError>(op, ": input (shape ", shape_to_string(input.shape()), ", strides ",
-                        shape_to_string(input.strides()),
-                        ") has elements that share memory; an in-place scatter needs distinct elements "
-                        "(use scatter, or a contiguous copy)");
+  if (in_place) checks::check_writable_in_place(op, input, "use scatter");
 
   if (scalar) {
     encode_scalar(*scalar, dt, plan.scalar, op, "src");

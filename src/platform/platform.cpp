@@ -22,9 +22,17 @@ std::vector<Platform> build_tables() {
                                 D::FP16, D::FP32, D::BF16};
   const DTypeSet scatter_ascend{D::FP32, D::FP16, D::BF16, D::INT8, D::UINT8, D::INT16, D::INT32};
   const DTypeSet strided_slice_ascend{D::INT8, D::UINT8, D::INT32, D::INT64, D::FP16, D::FP32, D::BF16};
+  const DTypeSet gather_ascend{D::FP32, D::FP16, D::BF16, D::INT32, D::UINT32, D::INT16, D::UINT16};
+  const DTypeSet scatter_update_ascend{D::INT8, D::INT16, D::INT32, D::FP16, D::FP32, D::BF16};
+  const DTypeSet index_add_ascend{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16, D::INT8};
+  const DTypeSet gathermask_ascend{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16, D::UINT16, D::UINT32};
+  // index_add_ adds: no BOOL, no fp8 anywhere.
+  const DTypeSet index_add_cpu = DTypeSet::all().without({D::BOOL, D::FP8E4M3, D::FP8E5M2, D::FP8E8M0});
 
   Platform cpu{"cpu", "host", {"host"}, 0, std::numeric_limits<int64_t>::max(), true, false, {}};
   cpu.ops[int(Op::StridedSlice)].min_rank = 0;
+  cpu.ops[int(Op::ScatterUpdate)] = {true, DTypeSet::all(), 2, 4};  // rank 2 or 4 (3 is refused by the op)
+  cpu.ops[int(Op::IndexAdd)].dtypes = index_add_cpu;
 
   Platform a5{"ascend950", "DAV_3510", {"950", "DAV_3510", "ascend_950"}, 253952, kInt32Max, false, true, {}};
   a5.ops[int(Op::IndexSelect)] = {true, index_select_950, 1, 4, 2, 8};
@@ -32,6 +40,10 @@ std::vector<Platform> build_tables() {
   a5.ops[int(Op::Deinterleave)] = {true, interleave_950, 1, 4};
   a5.ops[int(Op::Scatter)] = {true, scatter_ascend, 1, 4};
   a5.ops[int(Op::StridedSlice)] = {true, strided_slice_ascend, 0, 8};
+  a5.ops[int(Op::Gather)] = {true, gather_ascend, 1, 5};
+  a5.ops[int(Op::ScatterUpdate)] = {true, scatter_update_ascend, 2, 4};
+  a5.ops[int(Op::IndexAdd)] = {true, index_add_ascend, 1, 5};
+  a5.ops[int(Op::GatherMask)] = {true, gathermask_ascend, 1, 4};
 
   Platform a3{"atlas_a3", "DAV_2201", {"a3", "atlas-a3"}, 196608, kInt32Max, false, true, {}};
   a3.ops[int(Op::IndexSelect)] = {true, index_select_a2, 1, 4, 2, 8};
@@ -39,6 +51,10 @@ std::vector<Platform> build_tables() {
   a3.ops[int(Op::Deinterleave)] = {false, {}, 1, 4};
   a3.ops[int(Op::Scatter)] = {true, scatter_ascend, 1, 4};
   a3.ops[int(Op::StridedSlice)] = {true, strided_slice_ascend, 0, 8};
+  a3.ops[int(Op::Gather)] = {true, gather_ascend, 1, 5};
+  a3.ops[int(Op::ScatterUpdate)] = {true, scatter_update_ascend, 2, 4};
+  a3.ops[int(Op::IndexAdd)] = {true, index_add_ascend, 1, 5};
+  a3.ops[int(Op::GatherMask)] = {true, gathermask_ascend, 1, 4};
 
   Platform a2 = a3;
   a2.name = "atlas_a2";
@@ -57,7 +73,8 @@ thread_local const Platform* t_current = nullptr;
 }  // namespace
 
 const char* op_name(Op op) {
-  static const char* names[kNumOps] = {"index_select", "interleave", "deinterleave", "scatter_", "strided_slice"};
+  static const char* names[kNumOps] = {"index_select", "interleave", "deinterleave", "scatter_", "strided_slice",
+                                       "gather", "scatter_update", "index_add_", "gathermask"};
   return names[static_cast<int>(op)];
 }
 

@@ -13,6 +13,7 @@ struct Buffer {
   Shape extent;      // the tensor the tile is clipped to (tile dims past it are clipped)
   size_t elem_bytes;
   int64_t copies = 1;
+  Shape tile = {};  // this buffer's own tile when it is not the op's (e.g. an axis read whole)
 };
 
 // prod(t[:-1]) * roundup(t[-1] * elem_bytes, 32), t = tile clipped to extent per dim.
@@ -20,6 +21,8 @@ int64_t buffer_bytes(const Shape& tile, const Buffer& buffer);
 
 // TileError unless rank(tile) == rank.
 void check_rank(const char* op, const Shape& tile, int rank, const char* of_what);
+// TileError unless rank(tile) >= rank (ops that tile with the first `rank` dims).
+void check_min_rank(const char* op, const Shape& tile, int rank, const char* of_what);
 
 // Starts this thread's record of an op's UB use (last_ub_use); add each buffer with note_ub_buffer.
 void begin_ub_use(const char* op, int64_t limit);

@@ -57,6 +57,12 @@ void check_rank(const char* op, const Shape& tile, int rank, const char* of_what
                     " has rank ", rank, "; set_vec_tile_shapes needs one dim per ", of_what, " dim");
 }
 
+void check_min_rank(const char* op, const Shape& tile, int rank, const char* of_what) {
+  if (static_cast<int>(tile.size()) < rank)
+    fail<TileError>(op, ": tile shape ", shape_to_string(tile), " has rank ", tile.size(), " but the ", of_what,
+                    " has rank ", rank, "; set_vec_tile_shapes needs at least one dim per ", of_what, " dim");
+}
+
 void check_ub(const char* op, const Shape& tile, std::initializer_list<Buffer> buffers) {
   const Platform& platform = current_platform();
   if (platform.ub_bytes == 0) return;
@@ -64,7 +70,7 @@ void check_ub(const char* op, const Shape& tile, std::initializer_list<Buffer> b
   int64_t total = 0;
   std::ostringstream parts;
   for (const Buffer& b : buffers) {
-    const int64_t bytes = buffer_bytes(tile, b);
+    const int64_t bytes = buffer_bytes(b.tile.empty() ? tile : b.tile, b);
     parts << (total || parts.tellp() > 0 ? " + " : "") << b.what << ' ' << bytes;
     total += bytes;
     note_ub_buffer(b.what, bytes);

@@ -36,3 +36,32 @@ def load_example(name: str) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def op_table(platform: str, op: str) -> dict:
+    """op's row of the platform table: offered, rank (lo, hi), dtypes ("DT_..., DT_...")."""
+    return next(p for p in ptocpu.platform_table() if p["name"] == platform)["ops"][op]
+
+
+def np_dtype(name: str) -> np.dtype:
+    """The numpy / ml_dtypes dtype of a DT_* name."""
+    return np.dtype(ptocpu.numpy_dtype(getattr(ptocpu, name)))
+
+
+def bits(a) -> np.ndarray:
+    """The raw bits of an array or ptocpu.Tensor, as unsigned integers of the element's width."""
+    a = np.ascontiguousarray(a.numpy() if isinstance(a, ptocpu.Tensor) else a)
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+def assert_same_bits(got, want: np.ndarray):
+    """Same shape, dtype and bits (NaN payloads included)."""
+    got = got.numpy() if isinstance(got, ptocpu.Tensor) else np.asarray(got)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    same = bits(got) == bits(want)
+    assert same.all(), f"{(~same).sum()} elements differ"
+
+
+def random_bits(rng: np.random.Generator, shape, dt: np.dtype) -> np.ndarray:
+    """Any bit pattern of dt (NaNs and odd bools included): for ops that only move data."""
+    return rng.integers(0, 256, size=(*shape, dt.itemsize), dtype=np.uint8).view(dt).reshape(shape)

@@ -66,7 +66,7 @@ def test_verify_json_schema(tmp_path):
 
 
 def test_verify_filters_reject_unknown_names():
-    assert run_cli("verify", "--op", "gather").returncode == 2
+    assert run_cli("verify", "--op", "gather_nd").returncode == 2
     assert run_cli("verify", "--platform", "tpu").returncode == 2
 
 

@@ -122,6 +122,26 @@ def test_bytes_moved_with_numpy_arguments():
                                                          ("index_select", 80 + 16)]
 
 
+def test_indexing_family_bytes_and_ub():
+    """gather / scatter_update / index_add_ / gathermask: bytes from docs/tracing.md's rules, UB from
+    the pages' buffers, function and method forms alike."""
+    x = ptocpu.asarray(np.zeros((8, 16), np.float32))
+    index = ptocpu.asarray(np.zeros((8, 4), np.int64))
+    with trace.recording() as rec, pypto.platform("ascend950"), pypto.vec_tile_shapes(8, 16):
+        x.gather(1, index)                                        # 2 * 32 fp32 + 256 index bytes
+        pypto.scatter_update(x, -2, np.array([[1, 3]]), np.ones((2, 16), np.float32))  # 2 rows of 64 B, twice
+        x.index_add_(0, np.array([0, 7]), np.ones((2, 16), np.float32))  # 2 * 128 source + 16 index
+        pypto.gathermask(x, 1)                                    # 2 * 8 * 8 fp32
+    by_op = {r.op: r for r in rec.ops}
+    assert by_op["gather"].bytes_moved == 2 * 32 * 4 + 256
+    assert by_op["gather"].ub_buffers == {"input tile": 512, "index tile": 256, "output tile": 256,
+                                          "index scratch row": 64}
+    assert by_op["scatter_update"].bytes_moved == 16 + 2 * 2 * 64
+    assert by_op["index_add_"].bytes_moved == 16 + 2 * 128
+    assert by_op["gathermask"].bytes_moved == 2 * 8 * 8 * 4
+    assert by_op["gathermask"].ub_buffers == {"input tile": 512, "output tile": 256}
+
+
 def test_failed_op_is_a_span_with_its_ub():
     x = ptocpu.asarray(np.zeros((256, 1024), np.float32))
     index = ptocpu.asarray(np.arange(256, dtype=np.int32))

@@ -315,6 +315,124 @@ def _ss_case(id_, xshape, dtype, args, kwargs, key, flip, call, tiny=False):
     return Case(id_, "strided_slice", call, dtype, build, tools, nbytes, tiny=tiny)
 
 
+# gather / scatter_update / index_add_ / gathermask ------------------------------------------
+
+def _ga_case(id_, xshape, dtype, dim, ishape, idtype, call, tiny=False):
+    def build(rng):
+        return {"x": _random(rng, xshape, dtype), "idx": _index(rng, ishape, xshape[dim], idtype), "dim": dim}
+
+    def tools(inp):
+        x, idx, dim_ = inp["x"], inp["idx"], inp["dim"]
+        t = {"ptocpu": Tool(functools.partial(ptocpu.gather, ptocpu.asarray(x), dim_, ptocpu.asarray(idx)))}
+        if torch is not None:  # torch.gather takes int64 indices only (converted untimed)
+            t["torch"] = Tool(functools.partial(torch.gather, _torch(x), dim_, _torch(idx.astype(np.int64))))
+        t["numpy"] = Tool(functools.partial(np.take_along_axis, x, idx, axis=dim_))
+        return t
+
+    def nbytes(inp):  # read + write of the output's elements, and the index
+        return 2 * inp["idx"].size * inp["x"].itemsize + inp["idx"].nbytes
+
+    return Case(id_, "gather", call, dtype, build, tools, nbytes, tiny=tiny)
+
+
+def _su_case(id_, cache_shape, dtype, ishape, idtype, call, tiny=False):
+    """A paged-cache write: unique slots (as the official tests use), src holding one row per slot."""
+    four_d = len(cache_shape) == 4
+    slots = cache_shape[0] * (cache_shape[1] if four_d else 1)
+    row = tuple(cache_shape[2:] if four_d else cache_shape[1:])
+
+    def build(rng):
+        n = math.prod(ishape)
+        idx = rng.permutation(slots)[:n].astype(_DTYPES[idtype]).reshape(ishape)
+        src_shape = (*ishape, *row) if four_d else (n, *row)
+        return {"cache": _random(rng, cache_shape, dtype), "idx": idx, "src": _random(rng, src_shape, dtype)}
+
+    def tools(inp):
+        cache0, idx, src = inp["cache"], inp["idx"], inp["src"]
+        pc_np = cache0.copy()
+        t = {"ptocpu": Tool(functools.partial(ptocpu.scatter_update, ptocpu.asarray(pc_np), -2, ptocpu.asarray(idx),
+                                              ptocpu.asarray(src)),
+                            functools.partial(np.copyto, pc_np, cache0))}
+        if torch is not None:  # the same rows as [slots, *row] tensors; untimed int64 flat index
+            tc = _torch(cache0.copy()).view(slots, *row)
+            tsrc = _torch(src).reshape(-1, *row)
+            flat = torch.from_numpy(idx.astype(np.int64).ravel())
+            reset = functools.partial(tc.copy_, _torch(cache0).view(slots, *row))
+            t["torch"] = Tool(lambda: tc.index_copy_(0, flat, tsrc).view(cache_shape), reset)
+        nc = cache0.copy()
+        flat_np = idx.astype(np.int64).ravel()
+        nview, nsrc = nc.reshape(slots, *row), src.reshape(-1, *row)
+
+        def numpy_rows():
+            nview[flat_np] = nsrc
+            return nc
+        t["numpy"] = Tool(numpy_rows, functools.partial(np.copyto, nc, cache0))
+        return t
+
+    def nbytes(inp):  # the rows written, read from src and written to the cache, and the index
+        return 2 * inp["idx"].size * math.prod(row) * inp["cache"].itemsize + inp["idx"].nbytes
+
+    return Case(id_, "scatter_update", call, dtype, build, tools, nbytes, tiny=tiny)
+
+
+def _ia_case(id_, xshape, dtype, dim, n, idtype, call, tiny=False):
+    d = dim % len(xshape)
+
+    def build(rng):
+        sshape = list(xshape)
+        sshape[d] = n
+        return {"x": _random(rng, xshape, dtype), "idx": _index(rng, (n,), xshape[d], idtype), "dim": d,
+                "src": _random(rng, sshape, dtype)}
+
+    def tools(inp):
+        x0, idx, dim_, src = inp["x"], inp["idx"], inp["dim"], inp["src"]
+        px_np = x0.copy()
+        t = {"ptocpu": Tool(functools.partial(ptocpu.index_add_, ptocpu.asarray(px_np), dim_, ptocpu.asarray(idx),
+                                              ptocpu.asarray(src)),
+                            functools.partial(np.copyto, px_np, x0))}
+        if torch is not None:
+            tx, tx0 = _torch(x0.copy()), _torch(x0)
+            t["torch"] = Tool(functools.partial(tx.index_add_, dim_, _torch(idx), _torch(src)),
+                              functools.partial(tx.copy_, tx0))
+        nx = x0.copy()
+        grid = [slice(None)] * x0.ndim
+        grid[dim_] = idx
+
+        def numpy_add():
+            np.add.at(nx, tuple(grid), src)
+            return nx
+        if dtype != "bf16":  # numpy has no bf16 add.at
+            t["numpy"] = Tool(numpy_add, functools.partial(np.copyto, nx, x0))
+        return t
+
+    def nbytes(inp):  # source and index read, each target element read and written once per entry
+        return 2 * inp["src"].nbytes + inp["idx"].nbytes
+
+    return Case(id_, "index_add_", call, dtype, build, tools, nbytes, tiny=tiny)
+
+
+def _gm_case(id_, shape, dtype, mode, call, tiny=False):
+    first, step = (mode - 1, 2) if mode <= 2 else (mode - 3, 4) if mode <= 6 else (0, 1)
+    key = np.s_[..., first::step]
+
+    def build(rng):
+        return {"x": _random(rng, shape, dtype)}
+
+    def tools(inp):
+        x = inp["x"]
+        t = {"ptocpu": Tool(functools.partial(ptocpu.gathermask, ptocpu.asarray(x), mode))}
+        if torch is not None:
+            tx = _torch(x)
+            t["torch"] = Tool(lambda: tx[key].contiguous())
+        t["numpy"] = Tool(lambda: np.ascontiguousarray(x[key]))
+        return t
+
+    def nbytes(inp):
+        return 2 * inp["x"][key].nbytes
+
+    return Case(id_, "gathermask", call, dtype, build, tools, nbytes, tiny=tiny)
+
+
 def _pair_case(id_, op, shape, dtype, two, call, tiny=False):
     return Case(id_, op, call, dtype, _pair_build(shape, dtype, two), _il_tools if op == "interleave" else _di_tools,
                 _pair_bytes, tiny=tiny)
@@ -356,6 +474,21 @@ CASES: list[Case] = [
              "scatter_ x [8, 16], dim 1, index [8, 4], src [8, 4]", unique=True, tiny=True),
     _ss_case("TINY-SS", (8, 16), "fp32", ([0, 0], [8, 16], [1, 2]), {}, np.s_[0:8, 0:16:2], None,
              "strided_slice x [8, 16], strides [1, 2]", tiny=True),
+    # The indexing family next to the seeds (docs/ops/gather.md, scatter_update.md, index_add.md, gathermask.md).
+    _ga_case("GA1", (4096, 4096), "fp32", 1, (4096, 2048), "int64", "x [4096, 4096], dim 1, index [4096, 2048] int64"),
+    _ga_case("GA2", (8192, 1024), "bf16", 0, (4096, 1024), "int32", "x [8192, 1024], dim 0, index [4096, 1024] int32"),
+    _su_case("SU1", (65536, 512), "bf16", (64, 512), "int64",
+             "cache [65536, 512] (2-D), index [64, 512] unique int64, src [32768, 512]"),
+    _su_case("SU2", (512, 128, 1, 576), "bf16", (16, 2048), "int32",
+             "cache [512, 128, 1, 576] (4-D paged), index [16, 2048] unique int32, src [16, 2048, 1, 576]"),
+    _ia_case("IA1", (32768, 512), "fp32", 0, 65536, "int64", "x [32768, 512], dim 0, index [65536] int64, alpha 1"),
+    _ia_case("IA2", (4096, 4096), "bf16", -1, 8192, "int32", "x [4096, 4096], dim -1, index [8192] int32, alpha 1"),
+    _gm_case("GM1", (4096, 8192), "fp32", 1, "x [4096, 8192], pattern_mode 1 (x[..., 0::2])"),
+    _gm_case("GM2", (8192, 4096), "fp16", 5, "x [8192, 4096], pattern_mode 5 (x[..., 2::4])"),
+    _ga_case("TINY-GA", (8, 16), "fp32", 1, (8, 4), "int64", "gather x [8, 16], dim 1, index [8, 4]", tiny=True),
+    _su_case("TINY-SU", (16, 16), "fp32", (2, 2), "int64", "scatter_update cache [16, 16], index [2, 2]", tiny=True),
+    _ia_case("TINY-IA", (8, 16), "fp32", 0, 4, "int64", "index_add_ x [8, 16], dim 0, index [4]", tiny=True),
+    _gm_case("TINY-GM", (8, 16), "fp32", 1, "gathermask x [8, 16], pattern_mode 1", tiny=True),
 ]
 
 

@@ -106,7 +106,8 @@ def format_table(header: dict, results: list[dict], peers: list[str]) -> str:
     lines.append("")
     lines.append("Bytes moved (docs/benchmarks.md): index_select 2·out + index; interleave / deinterleave 2·(inputs); "
                  "scatter_ index + src (index-shaped) + 2·written (add / multiply) or 1·written (None), written = "
-                 "one element per index position; strided_slice 2·out. MB = 1e6 bytes, GB/s = 1e9 bytes/s. "
+                 "one element per index position; strided_slice 2·out; gather 2·out + index; scatter_update 2·(rows written) + "
+                 "index; index_add_ 2·source + index; gathermask 2·out. MB = 1e6 bytes, GB/s = 1e9 bytes/s. "
                  "TINY: median over batches of 200 calls of the time per call, each tool on its own tensors.")
     lines.append("")
     lines.append("Cases: " + "; ".join(f"{r['id']} = {r['call']}" for r in results if not r["tiny"]))

@@ -1,0 +1,29 @@
+// gathermask (docs/ops/gathermask.md) and the Tensor.gathermask method.
+#include "bind.h"
+#include "docstrings.h"
+#include "ptocpu/ops.h"
+#include "ptocpu/platform.h"
+
+namespace ptobind {
+namespace {
+
+pto::Tensor gathermask(nb::handle x, nb::handle pattern_mode) {
+  pto::require_offered(pto::Op::GatherMask);
+  const pto::Tensor t = to_tensor(x, "gathermask", "x");
+  const int64_t mode = to_int(pattern_mode, "gathermask", "pattern_mode");
+  nb::gil_scoped_release release;
+  return pto::gathermask(t, mode);
+}
+
+}  // namespace
+
+void bind_gathermask(nb::module_& m) {
+  m.def("gathermask", &gathermask, nb::arg("x").none(), nb::arg("pattern_mode").none(), nb::sig(docs::gathermask.sig),
+        docs::gathermask.text);
+  nb::handle cls = nb::type<pto::Tensor>();
+  cls.attr("gathermask") = nb::cpp_function(&gathermask, nb::is_method(), nb::scope(cls), nb::name("gathermask"),
+                                            nb::arg("pattern_mode").none(), nb::sig(docs::tensor_gathermask.sig),
+                                            docs::tensor_gathermask.text);
+}
+
+}  // namespace ptobind

@@ -1,0 +1,136 @@
+// index_add_ / index_add (docs/ops/index_add.md): checks, alpha and tile rules, then the index
+// values, then the kernel. Nothing is written before every check has passed.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/index_add.h"
+#include "ops/checks.h"
+#include "ptocpu/error.h"
+#include "ptocpu/ops.h"
+#include "ptocpu/tiling.h"
+#include "tiling/tile_rules.h"
+
+namespace pto {
+namespace {
+
+struct IndexAddPlan {
+  int dim = 0;
+  alignas(8) unsigned char alpha[8] = {};  // alpha converted to input's dtype
+};
+
+// The largest finite value of a floating dtype index_add takes.
+double largest_finite(DType dt) {
+  switch (dt) {
+    case DType::FP16: return 65504.0;
+    case DType::BF16: return 0x1.FEp127;
+    case DType::FP32: return std::numeric_limits<float>::max();
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+// The values an alpha may take for dtype dt, as doubles: +-the largest finite value of a
+// floating dtype, [lowest, max] of an integer dtype.
+std::pair<double, double> alpha_range(DType dt) {
+  return visit_dtype(dt, [dt](auto tag) -> std::pair<double, double> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T>)
+      return {static_cast<double>(std::numeric_limits<T>::min()), static_cast<double>(std::numeric_limits<T>::max())};
+    return {-largest_finite(dt), largest_finite(dt)};
+  });
+}
+
+// alpha must be a finite number that input's dtype represents (a float alpha for an integer
+// dtype is then truncated toward zero); it is converted to that dtype once, here.
+void encode_alpha(const char* op, const Scalar& alpha, DType dt, void* out) {
+  if (alpha.kind == Scalar::Kind::Bool)
+    fail<DTypeError>(op, ": alpha ", alpha.to_string(), " is a bool; alpha must be an int or a float");
+  if (alpha.kind == Scalar::Kind::Float && !std::isfinite(alpha.f))
+    fail<ArgumentError>(op, ": alpha ", alpha.to_string(), " is not finite");
+  const auto [lo, hi] = alpha_range(dt);
+  const bool outside = alpha.kind == Scalar::Kind::Float
+                           ? alpha.f < lo || alpha.f > hi
+                           : is_floating(dt) && (static_cast<double>(alpha.i) < lo || static_cast<double>(alpha.i) > hi);
+  if (outside) {
+    std::ostringstream range;
+    range.precision(17);
+    range << '[' << lo << ", " << hi << ']';
+    fail<ArgumentError>(op, ": alpha ", alpha.to_string(), " cannot be converted to ", dtype_name(dt),
+                        " without overflow; allowed: ", range.str());
+  }
+  encode_scalar(alpha, dt, out, op, "alpha");  // an integer outside an integer dtype's range fails here
+}
+
+// Everything docs/ops/index_add.md asks, touching no tensor data.
+IndexAddPlan validate_index_add(const char* op, const Tensor& input, int64_t dim, const Tensor& index,
+                                const Tensor& source, const Scalar& alpha, bool in_place) {
+  const OpLimits& limits = require_offered(Op::IndexAdd);
+  const int r = input.ndim();
+  checks::check_dtype(op, "input", input.dtype(), limits.dtypes);
+  checks::check_same_dtype(op, "source", source.dtype(), "input", input.dtype());
+  checks::check_index_dtype(op, "index", index.dtype());
+  checks::check_rank(op, "input", r, limits.min_rank, limits.max_rank);
+  IndexAddPlan plan;
+  plan.dim = checks::normalize_dim(op, dim, r);
+  const int d = plan.dim;
+  if (index.ndim() != 1)
+    fail<ArgumentError>(op, ": index rank ", index.ndim(), " (shape ", shape_to_string(index.shape()),
+                        ") must be 1");
+  checks::check_extent(op, "input", input.shape(), true);
+  checks::check_extent(op, "index", index.shape(), true);
+  checks::check_extent(op, "source", source.shape(), true);
+  if (source.ndim() != r)
+    fail<ArgumentError>(op, ": source rank ", source.ndim(), " (shape ", shape_to_string(source.shape()),
+                        ") must equal input rank ", r, " (shape ", shape_to_string(input.shape()), ")");
+  if (source.shape(d) != index.shape(0))
+    fail<ArgumentError>(op, ": source shape ", shape_to_string(source.shape()), " has ", source.shape(d),
+                        " entries along dim ", d, " but index has ", index.shape(0), "; they must be equal");
+  for (int a = 0; a < r; ++a)
+    if (a != d && source.shape(a) != input.shape(a))
+      fail<ArgumentError>(op, ": source shape ", shape_to_string(source.shape()), " differs from input shape ",
+                          shape_to_string(input.shape()), " at axis ", a, " (", source.shape(a), " != ",
+                          input.shape(a), "); only dim ", d, " may differ");
+  encode_alpha(op, alpha, input.dtype(), plan.alpha);
+  if (in_place) checks::check_writable_in_place(op, input, "use index_add");
+
+  const Shape& tile = get_vec_tile_shapes();
+  if (!tile.empty()) {
+    tiling::check_rank(op, tile, r, "source");
+    Shape row(r, 1);
+    row[r - 1] = std::min(tile[r - 1], source.shape(r - 1));
+    const int64_t per_block = 32 / static_cast<int64_t>(source.itemsize());
+    row[r - 1] = (row[r - 1] + per_block - 1) / per_block * per_block;
+    tiling::check_ub(op, tile,
+                     {{"source tile", source.shape(), source.itemsize()},
+                      {"index tile", index.shape(), dtype_size(index.dtype()), 1, {tile[d]}},
+                      {"source row", row, source.itemsize(), 1, row}});
+  }
+  return plan;
+}
+
+Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_t dim, const Tensor& index,
+                      const Tensor& source, const Scalar& alpha) {
+  const IndexAddPlan plan = validate_index_add(op, input, dim, index, source, alpha, in_place);
+  // index and source are read as if completely before any write: what shares memory with the
+  // written tensor is copied first.
+  const Tensor idx = in_place ? checks::unaliased(index.contiguous(), input) : index.contiguous();
+  checks::check_index_for_dim(op, idx, input, plan.dim);
+  // Every check has passed: from here on the call succeeds.
+  const Tensor out = checks::written_tensor(input, in_place);
+  kernels::index_add({out, plan.dim, idx, checks::unaliased(source, out), plan.alpha});
+  return out;
+}
+
+}  // namespace
+
+Tensor index_add_(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  return index_add_impl("index_add_", true, input, dim, index, source, alpha);
+}
+Tensor index_add(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  return index_add_impl("index_add", false, input, dim, index, source, alpha);
+}
+
+}  // namespace pto
