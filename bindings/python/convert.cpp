@@ -87,14 +87,15 @@ PyObject* g_torch_strided = nullptr;
 PyObject* g_torch_dtypes = nullptr;  // {torch.dtype: ptocpu DType}
 
 struct TorchNames {
-  PyObject *dtype, *is_cpu, *layout, *requires_grad, *is_neg, *shape, *stride, *data_ptr;
+  PyObject *dtype, *is_cpu, *layout, *requires_grad, *is_neg, *shape, *stride, *data_ptr, *untyped_storage;
 };
 const TorchNames& torch_names() {
   static const TorchNames names{
       PyUnicode_InternFromString("dtype"),         PyUnicode_InternFromString("is_cpu"),
       PyUnicode_InternFromString("layout"),        PyUnicode_InternFromString("requires_grad"),
       PyUnicode_InternFromString("is_neg"),        PyUnicode_InternFromString("shape"),
-      PyUnicode_InternFromString("stride"),        PyUnicode_InternFromString("data_ptr")};
+      PyUnicode_InternFromString("stride"),        PyUnicode_InternFromString("data_ptr"),
+      PyUnicode_InternFromString("untyped_storage")};
   return names;
 }
 
@@ -118,12 +119,18 @@ bool torch_tensor_attributes(PyObject* obj, Access access, pto::Tensor& out) {
   if (is_neg.ptr() != Py_False) return false;
   nb::object shape = nb::steal(PyObject_GetAttr(obj, n.shape)), stride = nb::steal(PyObject_CallMethodNoArgs(obj, n.stride)),
              data_ptr = nb::steal(PyObject_CallMethodNoArgs(obj, n.data_ptr));
+  // The storage is kept alive, not the tensor: as with a DLPack export, the import then outlives
+  // a later x.set_(other) that points the tensor at other memory.
+  nb::object storage = nb::steal(PyObject_CallMethodNoArgs(obj, n.untyped_storage));
   pto::Shape dims;
   pto::Strides strides;
-  if (!int_tuple(shape.ptr(), dims) || !int_tuple(stride.ptr(), strides) || !data_ptr.is_valid()) return false;
+  if (!int_tuple(shape.ptr(), dims) || !int_tuple(stride.ptr(), strides) || !data_ptr.is_valid() ||
+      !storage.is_valid())
+    return false;
   void* ptr = PyLong_AsVoidPtr(data_ptr.ptr());
   if (PyErr_Occurred() || (!ptr && pto::shape_numel(dims) > 0)) return false;
-  out = pto::Tensor::from_blob(ptr, dims, strides, nb::cast<pto::DType>(nb::handle(ptodtype)), keep_python_alive(obj));
+  out = pto::Tensor::from_blob(ptr, dims, strides, nb::cast<pto::DType>(nb::handle(ptodtype)),
+                              keep_python_alive(storage));
   if (requires_grad.ptr() == Py_True) out = out.as_read_only();  // a write would bypass autograd
   return true;
 }

@@ -59,18 +59,19 @@ def test_requires_grad_is_read_only_and_refused_as_a_write_target():
     assert torch.equal(x.detach(), torch.arange(12.0).reshape(3, 4))
 
 
-def test_the_torch_tensor_is_kept_alive_while_the_import_lives():
+def test_the_torch_memory_is_kept_alive_while_the_import_lives():
     x = torch.arange(10, dtype=torch.int32)[2:8]
-    alive = weakref.ref(x)
+    storage = weakref.ref(x.untyped_storage())
     t = ptocpu.asarray(x)
+    x.set_(torch.zeros(3, dtype=torch.int32))  # x lets go of its memory, as does
     del x
     gc.collect()
-    assert alive() is not None
-    torch.ones(1 << 16)  # memory the allocator may hand out again if x had been freed
+    assert storage() is not None
+    reused = [torch.full((10,), -7, dtype=torch.int32) for _ in range(8)]  # what a freed block would become
     np.testing.assert_array_equal(t.numpy(), np.arange(2, 8, dtype=np.int32))
-    del t
+    del t, reused
     gc.collect()
-    assert alive() is None
+    assert storage() is None
 
 
 def test_dtypes_and_tensors_torch_cannot_export_keep_their_errors():
