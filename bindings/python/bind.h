@@ -33,6 +33,9 @@ enum class Access { Read, Write };
 // A ptocpu.Tensor as is; anything else through ptocpu.asarray (numpy, torch, DLPack, lists).
 // Errors name the op and the parameter; None and strings are DTypeErrors.
 pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access access = Access::Read);
+// A torch CPU tensor as a zero-copy tensor over its memory, read from its attributes in C
+// (convert.cpp); false for anything it does not cover, which ptocpu.asarray then handles.
+bool torch_fast_path(nb::handle obj, Access access, pto::Tensor& out);
 // Keeps a Python object alive while a tensor views its memory; safe to release from any thread.
 std::shared_ptr<void> keep_python_alive(nb::handle owner);
 // The shape and dtype of anything that has them (torch fake tensors, numpy arrays, ptocpu

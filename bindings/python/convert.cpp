@@ -75,7 +75,82 @@ bool numpy_fast_path(nb::handle obj, pto::Tensor& out) {
   return true;
 }
 
+// The fast path of asarray for a torch CPU tensor (attributes read from C, no DLPack round
+// trip): the same zero-copy view that torch's DLPack export gives, read-only when the tensor
+// requires grad (docs/tensors.md). Anything else returns false and takes the Python path, which
+// raises today's errors or handles the rare case: subclasses, other devices and layouts, dtypes
+// without a ptocpu dtype (complex, so also conjugate views), negated views, write targets that
+// require grad, null data (torch's zero tensors), attributes that raise.
+PyObject* g_torch_tensor = nullptr;
+PyObject* g_torch_parameter = nullptr;
+PyObject* g_torch_strided = nullptr;
+PyObject* g_torch_dtypes = nullptr;  // {torch.dtype: ptocpu DType}
+
+struct TorchNames {
+  PyObject *dtype, *is_cpu, *layout, *requires_grad, *is_neg, *shape, *stride, *data_ptr, *untyped_storage;
+};
+const TorchNames& torch_names() {
+  static const TorchNames names{
+      PyUnicode_InternFromString("dtype"),         PyUnicode_InternFromString("is_cpu"),
+      PyUnicode_InternFromString("layout"),        PyUnicode_InternFromString("requires_grad"),
+      PyUnicode_InternFromString("is_neg"),        PyUnicode_InternFromString("shape"),
+      PyUnicode_InternFromString("stride"),        PyUnicode_InternFromString("data_ptr"),
+      PyUnicode_InternFromString("untyped_storage")};
+  return names;
+}
+
+bool int_tuple(PyObject* seq, std::vector<int64_t>& out) {
+  if (!seq || !PyTuple_Check(seq)) return false;  // torch.Size is a tuple, stride() returns one
+  out.resize(PyTuple_GET_SIZE(seq));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(seq, i));
+  return !PyErr_Occurred();
+}
+
+bool torch_tensor_attributes(PyObject* obj, Access access, pto::Tensor& out) {
+  const TorchNames& n = torch_names();
+  nb::object dtype = nb::steal(PyObject_GetAttr(obj, n.dtype));
+  PyObject* ptodtype = dtype.is_valid() ? PyDict_GetItemWithError(g_torch_dtypes, dtype.ptr()) : nullptr;
+  if (!ptodtype) return false;
+  nb::object is_cpu = nb::steal(PyObject_GetAttr(obj, n.is_cpu)), layout = nb::steal(PyObject_GetAttr(obj, n.layout));
+  if (is_cpu.ptr() != Py_True || layout.ptr() != g_torch_strided) return false;
+  nb::object requires_grad = nb::steal(PyObject_GetAttr(obj, n.requires_grad));
+  if (!requires_grad.is_valid() || (requires_grad.ptr() == Py_True && access == Access::Write)) return false;
+  nb::object is_neg = nb::steal(PyObject_CallMethodNoArgs(obj, n.is_neg));
+  if (is_neg.ptr() != Py_False) return false;
+  nb::object shape = nb::steal(PyObject_GetAttr(obj, n.shape)), stride = nb::steal(PyObject_CallMethodNoArgs(obj, n.stride)),
+             data_ptr = nb::steal(PyObject_CallMethodNoArgs(obj, n.data_ptr));
+  // The storage is kept alive, not the tensor: as with a DLPack export, the import then outlives
+  // a later x.set_(other) that points the tensor at other memory.
+  nb::object storage = nb::steal(PyObject_CallMethodNoArgs(obj, n.untyped_storage));
+  pto::Shape dims;
+  pto::Strides strides;
+  if (!int_tuple(shape.ptr(), dims) || !int_tuple(stride.ptr(), strides) || !data_ptr.is_valid() ||
+      !storage.is_valid())
+    return false;
+  void* ptr = PyLong_AsVoidPtr(data_ptr.ptr());
+  if (PyErr_Occurred() || (!ptr && pto::shape_numel(dims) > 0)) return false;
+  out = pto::Tensor::from_blob(ptr, dims, strides, nb::cast<pto::DType>(nb::handle(ptodtype)),
+                              keep_python_alive(storage));
+  if (requires_grad.ptr() == Py_True) out = out.as_read_only();  // a write would bypass autograd
+  return true;
+}
+
 }  // namespace
+
+bool torch_fast_path(nb::handle obj, Access access, pto::Tensor& out) {
+  if (!g_torch_tensor) {
+    if (!PyDict_GetItemString(PyImport_GetModuleDict(), "torch")) return false;  // torch not loaded
+    cached(g_torch_parameter, "torch.nn", "Parameter");
+    cached(g_torch_strided, "torch", "strided");
+    g_torch_dtypes = nb::module_::import_("ptocpu._convert").attr("torch_dtypes")().release().ptr();
+    cached(g_torch_tensor, "torch", "Tensor");
+  }
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()));
+  if (type != g_torch_tensor && type != g_torch_parameter) return false;
+  if (torch_tensor_attributes(obj.ptr(), access, out)) return true;
+  PyErr_Clear();  // an attribute that raised: the Python path reports it
+  return false;
+}
 
 std::shared_ptr<void> keep_python_alive(nb::handle owner) {
   PyObject* p = owner.ptr();
@@ -98,7 +173,7 @@ pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access 
     return access == Access::Read ? t->valid_part() : *t;
   }
   pto::Tensor fast;
-  if (numpy_fast_path(obj, fast)) return fast;
+  if (numpy_fast_path(obj, fast) || torch_fast_path(obj, access, fast)) return fast;
   if (obj.is_none() || PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr()))
     pto::fail<pto::DTypeError>(op, ": ", param, " must be a tensor, got ", python_type_name(obj), " ",
                                nb::repr(obj).c_str());

@@ -162,6 +162,13 @@ void bind_tensor(nb::module_& m) {
         },
         nb::arg("shape").none(), nb::arg("dtype").none(), nb::sig(docs::tensor.sig), docs::tensor.text);
   m.def("from_dlpack", &from_dlpack, nb::arg("x").none(), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
+  m.def("_from_torch",
+        [](nb::handle obj, bool write) -> nb::object {
+          pto::Tensor t;
+          return torch_fast_path(obj, write ? Access::Write : Access::Read, t) ? nb::cast(std::move(t)) : nb::none();
+        },
+        nb::arg("obj").none(), nb::arg("write") = false,
+        "A torch CPU tensor over its memory (used by asarray), or None for what takes the DLPack path");
   m.def("_from_pointer",
         [](uintptr_t ptr, nb::handle shape, nb::handle strides, nb::handle dtype, nb::handle owner, bool read_only) {
           pto::Tensor t = pto::Tensor::from_blob(reinterpret_cast<void*>(ptr), to_int_list(shape, "from_numpy", "shape"),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import sys
 
 import numpy as np
 import ml_dtypes
@@ -58,6 +59,27 @@ def numpy_dtype(dtype) -> np.dtype:
     return _TO_NUMPY[to_dtype(dtype)]
 
 
+def torch_dtypes() -> dict:
+    """{torch.dtype: ptocpu DType} for every dtype both have; torch must be imported already
+    (the C++ torch import reads it once, docs/tensors.md)."""
+    torch = sys.modules["torch"]
+    found = {}
+    for value in vars(torch).values():
+        if isinstance(value, torch.dtype):
+            try:
+                found[value] = to_dtype(value)
+            except _core.DTypeError:
+                pass
+    return found
+
+
+def _torch_negated_view(obj) -> bool:
+    """A torch tensor carrying the negative bit (torch._neg_view): its DLPack export would drop
+    the negation, so its values are read through resolve_neg()."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.Tensor) and obj.is_neg()
+
+
 def from_numpy(a: np.ndarray, *, copy: bool | None = None) -> _core.Tensor:
     """A tensor over the array's memory; writes through either are seen by both. Byte-swapped
     data and byte strides that are not whole elements need a copy: made unless copy=False, which
@@ -88,13 +110,16 @@ def _to_numpy(obj) -> np.ndarray:
 
 
 def asarray(obj, dtype=None, *, copy: bool | None = None) -> _core.Tensor:
-    """A tensor from a ptocpu.Tensor, numpy array, anything with __dlpack__ (torch CPU tensors),
-    the buffer protocol, numpy scalars or nested lists (dtypes inferred as numpy does).
+    """A tensor from a ptocpu.Tensor, numpy array, torch CPU tensor (wrapped by its data pointer),
+    anything else with __dlpack__, the buffer protocol, numpy scalars or nested lists (dtypes
+    inferred as numpy does).
     Zero-copy where the layout allows; copy=False raises ArgumentError where it does not."""
     if isinstance(obj, _core.Tensor):
         t = obj
     elif isinstance(obj, np.ndarray):
         t = from_numpy(obj, copy=copy)
+    elif (torch_view := _core._from_torch(obj, copy is False)) is not None:
+        t = torch_view  # a torch CPU tensor, wrapped zero-copy by its data pointer
     elif copy is False and not hasattr(obj, "__dlpack__"):
         from_numpy(_to_numpy(obj))  # what is not a tensor at all is refused as such first
         raise _core.ArgumentError(f"asarray: a {type(obj).__name__} is not memory that can be written in place; "
@@ -102,6 +127,11 @@ def asarray(obj, dtype=None, *, copy: bool | None = None) -> _core.Tensor:
     elif copy is False and getattr(obj, "requires_grad", False) is True:
         raise _core.ArgumentError("asarray: a torch tensor that requires grad cannot be written in place (torch "
                                   "refuses that too); pass tensor.detach() to write its memory")
+    elif _torch_negated_view(obj):
+        if copy is False:
+            raise _core.ArgumentError("asarray: a torch tensor with the negative bit set (a _neg_view) holds the "
+                                      "values' negation, so writes cannot reach it; pass tensor.resolve_neg()")
+        t = asarray(obj.resolve_neg())
     elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic):
         try:
             t = _core.from_dlpack(obj)

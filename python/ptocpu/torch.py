@@ -2,7 +2,7 @@
 (see docs/torch.md).
 
 Each op is defined with torch.library.Library: a schema that says what it mutates, a CPU kernel
-that hands the torch tensors to the core zero-copy and takes the core's result back through
+that hands the torch tensors to the core (which wraps their memory zero-copy) and takes the core's result back through
 DLPack (zero-copy), and a fake kernel that asks the core for the output shape from
 shapes and dtypes alone (`_core._<op>_shape`), so torch.compile traces the ops into its graph.
 (torch.library.custom_op would do the same, but runs its autograd and aliasing wrappers on every
@@ -17,37 +17,17 @@ would wrap an error raised while tracing in its own TorchRuntimeError.
 """
 import torch
 
-from . import _convert, _core
+from . import _core
 
 _lib = torch.library.Library("ptocpu", "DEF")
 
-# torch dtype -> ptocpu dtype, for every dtype both have.
-_DTYPES = {}
-for _dtype in vars(torch).values():
-    if isinstance(_dtype, torch.dtype):
-        try:
-            _DTYPES[_dtype] = _convert.to_dtype(_dtype)
-        except _core.DTypeError:
-            pass
-
-
-def _core_tensor(t: torch.Tensor):
-    """A ptocpu tensor over t's memory (zero-copy, any strides; t stays alive while it lives).
-    Faster than the core's own DLPack import of t (torch's __dlpack__ is Python); anything but a
-    strided CPU tensor of a known dtype goes to that import, which raises the ptocpu error."""
-    dtype = _DTYPES.get(t.dtype)
-    if dtype is None or not t.is_cpu or t.layout != torch.strided:
-        return t
-    return _core._from_pointer(t.data_ptr(), t.shape, t.stride(), dtype, t)
-
-
-def _scatter_target(t: torch.Tensor):
-    """_core_tensor for scatter_'s input, which it writes: a tensor that requires grad is refused,
-    as torch refuses in-place writes to it (these ops have no autograd formula)."""
+def _scatter_target(t: torch.Tensor) -> torch.Tensor:
+    """scatter_'s input, which it writes: a tensor that requires grad is refused, as torch refuses
+    in-place writes to it (these ops have no autograd formula)."""
     if t.requires_grad:
         raise _core.ArgumentError("scatter_: input requires grad and cannot be written in place; "
                                   "use scatter, or detach it")
-    return _core_tensor(t)
+    return t
 
 
 def _torch_tensor(t) -> torch.Tensor:
@@ -87,21 +67,21 @@ def _define(schema: str, fake):
 @_define("index_select(Tensor input, int dim, Tensor index) -> Tensor",
          lambda input, dim, index: _fake(input, _core._index_select_shape, input, dim, index))
 def _index_select(input, dim, index):
-    return _torch_tensor(_core.index_select(_core_tensor(input), dim, _core_tensor(index)))
+    return _torch_tensor(_core.index_select(input, dim, index))
 
 
 # interleave / deinterleave (docs/ops/interleave.md, docs/ops/deinterleave.md): two outputs
 @_define("interleave(Tensor input, Tensor other) -> (Tensor, Tensor)",
          lambda input, other: _fake(input, _core._interleave_shape, input, other, outputs=2))
 def _interleave(input, other):
-    out0, out1 = _core.interleave(_core_tensor(input), _core_tensor(other))
+    out0, out1 = _core.interleave(input, other)
     return _torch_tensor(out0), _torch_tensor(out1)
 
 
 @_define("deinterleave(Tensor input, Tensor? other=None) -> (Tensor, Tensor)",
          lambda input, other=None: _fake(input, _core._deinterleave_shape, input, other, outputs=2))
 def _deinterleave(input, other=None):
-    out0, out1 = _core.deinterleave(_core_tensor(input), None if other is None else _core_tensor(other))
+    out0, out1 = _core.deinterleave(input, other)
     return _torch_tensor(out0), _torch_tensor(out1)
 
 
@@ -119,25 +99,24 @@ def _scatter_in_place_fake(input, dim, index, src, *, reduce=None):
 @_define("scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> ()",
          _scatter_in_place_fake)
 def _scatter__src(input, dim, index, src, *, reduce=None):
-    _core.scatter_(_scatter_target(input), dim, _core_tensor(index), _core_tensor(src), reduce=reduce)
+    _core.scatter_(_scatter_target(input), dim, index, src, reduce=reduce)
 
 
 @_define("scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()",
          _scatter_in_place_fake)
 def _scatter__value(input, dim, index, value, *, reduce=None):
-    _core.scatter_(_scatter_target(input), dim, _core_tensor(index), value, reduce=reduce)
+    _core.scatter_(_scatter_target(input), dim, index, value, reduce=reduce)
 
 
 @_define("scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor", _scatter_fake)
 def _scatter_src(input, dim, index, src, *, reduce=None):
-    return _torch_tensor(_core.scatter(_core_tensor(input), dim, _core_tensor(index), _core_tensor(src),
-                                       reduce=reduce))
+    return _torch_tensor(_core.scatter(input, dim, index, src, reduce=reduce))
 
 
 @_define("scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor",
          _scatter_fake)
 def _scatter_value(input, dim, index, value, *, reduce=None):
-    return _torch_tensor(_core.scatter(_core_tensor(input), dim, _core_tensor(index), value, reduce=reduce))
+    return _torch_tensor(_core.scatter(input, dim, index, value, reduce=reduce))
 
 
 # strided_slice (docs/ops/strided_slice.md): a new contiguous tensor. strided_slice_view is not
@@ -152,5 +131,5 @@ def _strided_slice_fake(x, begin, end, strides, begin_mask=0, end_mask=0, ellips
          "int ellipsis_mask=0, int shrink_axis_mask=0, int new_axis_mask=0) -> Tensor", _strided_slice_fake)
 def _strided_slice(x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0, shrink_axis_mask=0,
                    new_axis_mask=0):
-    return _torch_tensor(_core.strided_slice(_core_tensor(x), begin, end, strides, begin_mask, end_mask,
+    return _torch_tensor(_core.strided_slice(x, begin, end, strides, begin_mask, end_mask,
                                              ellipsis_mask, shrink_axis_mask, new_axis_mask))
