@@ -3,7 +3,7 @@
   ptocpu            a short tour: the seed examples on built-in data, then `verify --quick`
   ptocpu examples   the seed examples only
   ptocpu verify     conformance of every operator x dtype x platform against independent references
-  ptocpu bench      the BENCH.md cases against torch and numpy
+  ptocpu bench      the BENCH.md cases against torch and numpy (--sweep: the shape grid against torch)
   ptocpu info       version, build, SIMD targets, threads, platform tables
 """
 from __future__ import annotations
@@ -145,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     verify.add_argument("--quick", action="store_true", help="fewer shapes per dtype")
     verify.add_argument("--json", metavar="PATH", help="also write every case's result as JSON")
     bench = sub.add_parser("bench", help="the BENCH.md cases against torch and numpy")
-    bench.add_argument("--case", action="append", help="run only these case ids (repeatable)")
+    bench.add_argument("--case", action="append", help="run only these case ids (repeatable; with --sweep, "
+                       "sweep ids or a prefix ending in '*')")
+    bench.add_argument("--sweep", action="store_true", help="the shape grid (every op, shape class, dtype width) "
+                       "against torch, with median / worst / count below 1.0x")
     bench.add_argument("--threads", type=int, help="thread count for every peer")
     bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     bench.add_argument("--repeats", type=int, default=7, help="timed runs per case (median is reported)")
