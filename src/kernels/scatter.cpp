@@ -15,6 +15,7 @@
 #include "kernels/scatter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -37,6 +38,7 @@ struct Geometry {
   bool inner_identity = true;  // inner offset of out == k, and of src == k (or 0 for a scalar)
 
   static int64_t offset(int64_t flat, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+    if (shape.size() == 1) return flat * strides[0];  // the common case, once per row: no division
     int64_t off = 0;
     for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
       off += (flat % shape[i]) * strides[i];
@@ -70,6 +72,23 @@ struct Geometry {
   }
 };
 
+// Merges each axis into its outer neighbour when out and src step over both as one (index
+// positions are row-major, so they always do): most outer / inner sets become one axis.
+void merge_dims(std::vector<int64_t>& shape, std::vector<int64_t>& out, std::vector<int64_t>& src) {
+  size_t m = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (m > 0 && out[m - 1] == out[i] * shape[i] && src[m - 1] == src[i] * shape[i]) {
+      shape[m - 1] *= shape[i];
+      out[m - 1] = out[i];
+      src[m - 1] = src[i];
+      continue;
+    }
+    shape[m] = shape[i], out[m] = out[i], src[m] = src[i];
+    ++m;
+  }
+  shape.resize(m), out.resize(m), src.resize(m);
+}
+
 Geometry geometry(const ScatterArgs& a) {
   Geometry g;
   const int d = a.dim, r = a.out.ndim();
@@ -90,6 +109,8 @@ Geometry geometry(const ScatterArgs& a) {
       g.inner *= m;
     }
   }
+  merge_dims(g.outer_shape, g.outer_out, g.outer_src);
+  merge_dims(g.inner_shape, g.inner_out, g.inner_src);
   int64_t expected = 1;
   for (int i = static_cast<int>(g.inner_shape.size()) - 1; i >= 0; --i) {
     if (g.inner_out[i] != expected || (!scalar && g.inner_src[i] != expected)) g.inner_identity = false;
@@ -131,7 +152,29 @@ inline uint16_t bf16_round(uint32_t bits) {  // round to nearest even; same as f
   const uint32_t quiet_nan = (bits >> 16) | 0x40;
   return static_cast<uint16_t>((bits & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded);
 }
-inline float decode(fp16_t v) { return fp16_bits_to_float(v.bits); }
+inline float float_from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+// fp16 <-> fp32 inline and branch-light (the exact IEEE bit tricks of the FP16 library by
+// Marat Dukhan), bit-identical to fp16_bits_to_float / float_to_fp16_bits, which still take
+// inf / NaN inputs (checked over all 2^16 codes and all 2^32 floats).
+inline float decode(fp16_t v) {
+  if ((v.bits & 0x7C00) == 0x7C00) return fp16_bits_to_float(v.bits);
+  const uint32_t w = static_cast<uint32_t>(v.bits) << 16, sign = w & 0x80000000u, two_w = w + w;
+  const float normal = float_from_bits((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+  const float subnormal = float_from_bits((two_w >> 17) | (126u << 23)) - 0.5f;
+  return float_from_bits(sign | float_bits(two_w < (1u << 27) ? subnormal : normal));
+}
+inline uint16_t fp16_round(float f) {  // round to nearest even, overflow to inf
+  const uint32_t w = float_bits(f), shl1 = w + w;
+  if (shl1 > 0xFF000000u) return float_to_fp16_bits(f);  // NaN
+  uint32_t bias = std::max(shl1 & 0xFF000000u, 0x71000000u);
+  const float base = float_from_bits((bias >> 1) + 0x07800000u) + (std::fabs(f) * 0x1.0p+112f) * 0x1.0p-110f;
+  const uint32_t bits = float_bits(base);
+  return static_cast<uint16_t>(((w & 0x80000000u) >> 16) | (((bits >> 13) & 0x7C00u) + (bits & 0x0FFFu)));
+}
 
 // Stores an accumulator back: rounded once, except that an element whose accumulator still
 // holds exactly its decoded value keeps its own bits (untouched elements, NaN payloads).
@@ -141,17 +184,13 @@ inline void store_back(bf16_t& dst, float acc) {
 }
 inline void store_back(fp16_t& dst, float acc) {
   const float orig = decode(dst);
-  if (float_bits(orig) != float_bits(acc)) dst.bits = float_to_fp16_bits(acc);
+  if (float_bits(orig) != float_bits(acc)) dst.bits = fp16_round(acc);
 }
 
-// A contiguous run of 16-bit floats to / from fp32 accumulators (vectorised per target).
+// A contiguous run of 16-bit floats to fp32 accumulators (vectorised per target).
 template <class T>
 PTO_SIMD_CLONES void decode_run(float* dst, const T* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = decode(src[i]);
-}
-template <class T>
-PTO_SIMD_CLONES void store_back_run(T* dst, const float* acc, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) store_back(dst[i], acc[i]);
 }
 
 template <class T>
@@ -219,8 +258,9 @@ inline void walk_block(const Geometry& g, T* obase, const T* sbase, const I* iba
 // A dense block (many contributions per target) is applied to a packed copy of its targets:
 // nd x kn elements (fp32 accumulators for fp16 / bf16 add / multiply), contiguous, so they stay
 // in L2 — in the input itself, targets nd rows apart often share a handful of cache sets
-// (power-of-two row strides) and every update would miss. Unpacking writes back every element
-// of the block: untouched ones get their own bits back.
+// (power-of-two row strides) and every update would miss. A byte per packed element marks the
+// targets; only those are written back (an untargeted element is never stored to: another
+// thread may be writing it). Reduce None needs no copy in, only the marks.
 
 template <class T, ScatterReduce R>
 using Packed = std::conditional_t<R != ScatterReduce::None && kNeedsAccumulator<T>, float, T>;
@@ -236,32 +276,43 @@ inline void unpack_store(T& dst, P v) {
   else store_back(dst, v);
 }
 
+// dst[i] = v[i] where marked[i] (masked stores once vectorised; nothing else is written).
+template <class T, class P>
+PTO_SIMD_CLONES void store_marked(T* dst, const P* v, const uint8_t* marked, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (marked[i]) unpack_store<T, P>(dst[i], v[i]);
+}
+
 template <class T, class I, ScatterReduce R, bool kIdentity>
 void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, int64_t kn, int64_t src_k,
-                  const int64_t* ooff, const int64_t* soff, Packed<T, R>* buf) {
+                  const int64_t* ooff, const int64_t* soff, Packed<T, R>* buf, uint8_t* marks) {
   using P = Packed<T, R>;
   const int64_t osd = g.out_sd;
-  for (int64_t t = 0; t < g.nd; ++t) {
-    const T* row = obase + t * osd;
-    P* b = buf + t * kn;
-    if constexpr (kIdentity && std::is_same_v<T, P>) std::memcpy(b, row, kn * sizeof(T));
-    else if constexpr (kIdentity) decode_run(b, row, kn);
-    else for (int64_t k = 0; k < kn; ++k) b[k] = pack_load<T, P>(row[ooff[k]]);
+  if constexpr (R != ScatterReduce::None) {
+    for (int64_t t = 0; t < g.nd; ++t) {
+      const T* row = obase + t * osd;
+      P* b = buf + t * kn;
+      if constexpr (kIdentity && std::is_same_v<T, P>) std::memcpy(b, row, kn * sizeof(T));
+      else if constexpr (kIdentity) decode_run(b, row, kn);
+      else for (int64_t k = 0; k < kn; ++k) b[k] = pack_load<T, P>(row[ooff[k]]);
+    }
   }
+  std::memset(marks, 0, static_cast<size_t>(g.nd * kn));
   block_rows<16, T, I, kIdentity>(g, sbase, ibase, kn, src_k, [&](const I* irow, const T* srow) {
     for (int64_t k = 0; k < kn; ++k) {
-      P& a = buf[static_cast<int64_t>(irow[k]) * kn + k];
+      const int64_t at = static_cast<int64_t>(irow[k]) * kn + k;
       const T& v = srow[kIdentity ? k * src_k : soff[k]];
-      if constexpr (R == ScatterReduce::None) a = v;
-      else a = combine<P, R>(a, pack_load<T, P>(v));
+      marks[at] = 1;
+      if constexpr (R == ScatterReduce::None) buf[at] = v;
+      else buf[at] = combine<P, R>(buf[at], pack_load<T, P>(v));
     }
   });
   for (int64_t t = 0; t < g.nd; ++t) {
     T* row = obase + t * osd;
     const P* b = buf + t * kn;
-    if constexpr (kIdentity && std::is_same_v<T, P>) std::memcpy(row, b, kn * sizeof(T));
-    else if constexpr (kIdentity) store_back_run(row, b, kn);
-    else for (int64_t k = 0; k < kn; ++k) unpack_store<T, P>(row[ooff[k]], b[k]);
+    const uint8_t* m = marks + t * kn;
+    if constexpr (kIdentity) store_marked(row, b, m, kn);
+    else for (int64_t k = 0; k < kn; ++k) if (m[k]) unpack_store<T, P>(row[ooff[k]], b[k]);
   }
 }
 
@@ -293,6 +344,42 @@ class Scratch {
   std::vector<std::unique_ptr<E[]>> extra_;
 };
 
+// Row mode with short lines and few contributions per row (narrow tensors, e.g. x [N, 8],
+// index [N, 1]): per-row bookkeeping would cost more than the row, so each row is a plain loop
+// and consecutive rows stream through the hardware prefetcher. fp16 / bf16 add / multiply
+// load their targets into fp32 accumulators on the stack, apply, and store the targets back.
+constexpr int64_t kShortRowContributions = 32;
+constexpr int64_t kShortLineBytes = 1024;
+
+template <class T, class I, ScatterReduce R>
+void short_rows(const ScatterArgs& a, const Geometry& g) {
+  constexpr bool kAcc = R != ScatterReduce::None && kNeedsAccumulator<T>;
+  T* out = static_cast<T*>(a.out.data());
+  const bool scalar = !a.src.defined();
+  const T* src = scalar ? static_cast<const T*>(a.scalar) : static_cast<const T*>(a.src.data());
+  const I* idx = a.index.data_as<I>();
+  const int64_t md = g.md, osd = g.out_sd, ssd = scalar ? 0 : g.src_sd;
+  parallel_for(g.outer, std::max<int64_t>(1, 16384 / md), [&](int64_t begin, int64_t end) {
+    [[maybe_unused]] float ac[kShortLineBytes / 2];
+    for (int64_t o = begin; o < end; ++o) {
+      T* orow = out + g.out_outer(o);
+      const T* srow = scalar ? src : src + g.src_outer(o);
+      const I* irow = idx + o * md;
+      if constexpr (kAcc) {
+        for (int64_t j = 0; j < md; ++j) ac[irow[j]] = decode(orow[irow[j] * osd]);
+        for (int64_t j = 0; j < md; ++j) ac[irow[j]] = combine<float, R>(ac[irow[j]], decode(srow[j * ssd]));
+        for (int64_t j = 0; j < md; ++j) store_back(orow[irow[j] * osd], ac[irow[j]]);
+      } else {
+        for (int64_t j = 0; j < md; ++j) {
+          T& dst = orow[irow[j] * osd];
+          if constexpr (R == ScatterReduce::None) dst = srow[j * ssd];
+          else dst = combine<T, R>(dst, srow[j * ssd]);
+        }
+      }
+    }
+  });
+}
+
 // A work item applies its contributions in place (reduce None; fp32 / fp64 / integer add and
 // multiply) or, for fp16 / bf16 add and multiply, through an fp32 accumulator per target.
 template <class T, class I, ScatterReduce R>
@@ -309,6 +396,10 @@ void run(const ScatterArgs& a, const Geometry& g) {
     else if constexpr (!kNeedsAccumulator<T>) dst = combine<T, R>(dst, v);
   };
 
+  if (g.inner == 1 && g.md <= kShortRowContributions && g.nd * static_cast<int64_t>(sizeof(T)) <= kShortLineBytes) {
+    short_rows<T, I, R>(a, g);
+    return;
+  }
   if (g.inner == 1) {  // row mode
     const bool unit = g.out_sd == 1 && (scalar || g.src_sd == 1);
     const int64_t min_rows = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.md));
@@ -336,10 +427,10 @@ void run(const ScatterArgs& a, const Geometry& g) {
         };
         if constexpr (kAcc) {
           auto accumulate = [&](T&, const T& v, int64_t t, int64_t) { ac[t] = combine<float, R>(ac[t], decode(v)); };
-          if (dense_row) {  // the whole line through the accumulators: two vectorised passes + the updates
+          if (dense_row) {  // the whole line read into the accumulators (one vectorised pass), targets stored
             decode_run(ac, orow, g.nd);
             walk(true, accumulate);
-            store_back_run(orow, ac, g.nd);
+            walk(false, [&](T& dst, const T&, int64_t t, int64_t) { store_back(dst, ac[t]); });
           } else {  // a sparse line: only the targets
             walk(true, [&](T& dst, const T&, int64_t t, int64_t) { ac[t] = decode(dst); });
             walk(false, accumulate);
@@ -358,27 +449,36 @@ void run(const ScatterArgs& a, const Geometry& g) {
     return;
   }
 
-  // block mode: packed when a block's targets take about one contribution each or more
+  // Block mode. Packed when a block's targets take about one contribution each or more and a
+  // block of at least a cache line of inner positions fits the L2 budget; otherwise the
+  // contributions go straight to the input, in blocks as wide as the threads allow (each index
+  // and src row is read in long runs, each thread's targets are whole cache lines).
   using P = Packed<T, R>;
-  const bool use_packed = g.md * 4 >= g.nd;
-  const int64_t elem = kAcc || use_packed ? static_cast<int64_t>(sizeof(P)) : static_cast<int64_t>(sizeof(T));
-  constexpr int64_t kBudget = 512 << 10;  // bytes of targets per block (L2)
-  int64_t B = std::clamp<int64_t>(kBudget / std::max<int64_t>(1, g.nd * elem), 1, g.inner);
+  constexpr int64_t kBudget = 512 << 10;  // bytes of packed targets per block (L2)
+  constexpr int64_t kAccBudget = 8 << 20;  // bytes of sparse fp32 accumulators per thread
+  const int64_t line = std::min<int64_t>(g.inner, std::max<int64_t>(1, 64 / static_cast<int64_t>(sizeof(T))));
+  const bool use_packed =
+      g.md * 4 >= g.nd && g.nd * line * static_cast<int64_t>(sizeof(P)) <= kBudget;
+  int64_t B = g.inner;
+  if (use_packed) B = std::clamp<int64_t>(kBudget / (g.nd * static_cast<int64_t>(sizeof(P))), line, g.inner);
+  else if (kAcc) B = std::clamp<int64_t>(kAccBudget / (g.nd * 4), line, g.inner);
   if (threads > 1 && g.outer * ((g.inner + B - 1) / B) < 2 * threads) {
     const int64_t parts = (2 * threads + g.outer - 1) / g.outer;
-    B = std::max<int64_t>(1, (g.inner + parts - 1) / parts);
+    B = std::max<int64_t>(line, (g.inner + parts - 1) / parts);
   }
-  if (B < g.inner && B > 16) B = B / 16 * 16;
+  if (B < g.inner) B = std::max(line, B / line * line);
   const int64_t blocks = (g.inner + B - 1) / B;
   const int64_t items = g.outer * blocks;
   const int64_t per_item = std::max<int64_t>(1, g.md * B);
   const int64_t min_items = std::max<int64_t>(1, 16384 / per_item);
   const int64_t src_k = scalar ? 0 : 1;
   Scratch<P> packs(g.nd * B, use_packed);
+  Scratch<uint8_t> marks(g.nd * B, use_packed || kAcc);
   Scratch<float> accs(g.nd * B, kAcc && !use_packed);
   Scratch<int64_t> offsets(2 * B, !g.inner_identity);
   parallel_for(items, min_items, [&](int64_t begin, int64_t end) {
     P* const buf = packs.take();
+    uint8_t* const marked = marks.take();
     float* const ac = accs.take();
     int64_t* const ooff = offsets.take();
     int64_t* const soff = ooff ? ooff + B : nullptr;
@@ -396,21 +496,29 @@ void run(const ScatterArgs& a, const Geometry& g) {
       }
       if (use_packed) {
         if (g.inner_identity)
-          packed_block<T, I, R, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, buf);
+          packed_block<T, I, R, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, buf, marked);
         else
-          packed_block<T, I, R, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, buf);
+          packed_block<T, I, R, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, buf, marked);
         continue;
       }
       auto walk = [&](auto&& f) {
         if (g.inner_identity) walk_block<T, I, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, f);
         else walk_block<T, I, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, f);
       };
-      if constexpr (kAcc) {
-        walk([&](T& dst, const T&, int64_t t, int64_t k) { ac[t * B + k] = decode(dst); });
-        walk([&](T&, const T& v, int64_t t, int64_t k) {
-          ac[t * B + k] = combine<float, R>(ac[t * B + k], decode(v));
+      if constexpr (kAcc) {  // a target's accumulator is loaded at its first contribution
+        std::memset(marked, 0, static_cast<size_t>(g.nd * kn));
+        walk([&](T& dst, const T& v, int64_t t, int64_t k) {
+          const int64_t at = t * kn + k;
+          if (!marked[at]) ac[at] = decode(dst), marked[at] = 1;
+          ac[at] = combine<float, R>(ac[at], decode(v));
         });
-        walk([&](T& dst, const T&, int64_t t, int64_t k) { store_back(dst, ac[t * B + k]); });
+        for (int64_t t = 0; t < g.nd; ++t) {  // the targets back, in address order
+          T* row = obase + t * g.out_sd;
+          const float* acc = ac + t * kn;
+          const uint8_t* m = marked + t * kn;
+          if (g.inner_identity) store_marked(row, acc, m, kn);
+          else for (int64_t k = 0; k < kn; ++k) if (m[k]) store_back(row[ooff[k]], acc[k]);
+        }
       } else {
         walk(direct);
       }
