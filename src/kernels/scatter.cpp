@@ -540,25 +540,6 @@ void dispatch_type(const ScatterArgs& a, const Geometry& g) {
   }
 }
 
-template <class I>
-PTO_SIMD_CLONES bool any_out_of_range(const I* v, int64_t n, int64_t bound) {
-  uint64_t any = 0;  // branch-free, so it vectorises
-  const uint64_t b = static_cast<uint64_t>(bound);
-  for (int64_t i = 0; i < n; ++i) any |= static_cast<uint64_t>(static_cast<uint64_t>(v[i]) >= b);
-  return any != 0;
-}
-
-template <class I>
-PTO_SIMD_CLONES bool any_out_of_range_narrowed(const I* v, uint16_t* out, int64_t n, int64_t bound) {
-  uint64_t any = 0;
-  const uint64_t b = static_cast<uint64_t>(bound);
-  for (int64_t i = 0; i < n; ++i) {
-    any |= static_cast<uint64_t>(static_cast<uint64_t>(v[i]) >= b);
-    out[i] = static_cast<uint16_t>(v[i]);
-  }
-  return any != 0;
-}
-
 // The kernels' index types: int32 / int64 as given, uint16 for a narrowed copy.
 template <class F>
 void visit_kernel_index(DType dt, F&& f) {
@@ -567,25 +548,6 @@ void visit_kernel_index(DType dt, F&& f) {
 }
 
 }  // namespace
-
-bool check_index(const Tensor& index, int64_t bound, Tensor* narrow) {
-  // Narrowing pays for a large index: the kernel then reads 2 bytes a value instead of 4 or 8
-  // (and a copy that small often is still in the cache).
-  const bool narrowing = narrow && bound <= 65536 && index.numel() >= (1 << 20);
-  if (narrowing) *narrow = Tensor::empty(index.shape(), DType::UINT16);
-  std::atomic<bool> bad{false};
-  visit_index_dtype(index.dtype(), [&](auto itag) {
-    using I = typename decltype(itag)::type;
-    const I* v = index.data_as<I>();
-    uint16_t* w = narrowing ? narrow->data_as<uint16_t>() : nullptr;
-    parallel_for(index.numel(), int64_t(1) << 16, [&](int64_t begin, int64_t end) {
-      const bool out = w ? any_out_of_range_narrowed(v + begin, w + begin, end - begin, bound)
-                         : any_out_of_range(v + begin, end - begin, bound);
-      if (out) bad.store(true, std::memory_order_relaxed);
-    });
-  });
-  return !bad.load();
-}
 
 bool has_internal_overlap(const Tensor& t) {
   if (t.numel() == 0) return false;

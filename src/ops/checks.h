@@ -18,12 +18,4 @@ void check_extent(const char* op, const char* param, const Shape& shape, bool is
 // dim in [-rank, rank) (IndexError), normalised to [0, rank).
 int normalize_dim(const char* op, int64_t dim, int rank);
 
-// IndexError unless every value of the contiguous int32 / int64 `index` is in [0, bound).
-// One branch-free pass (parallel); only a failing call rescans to name the first bad value.
-// `context` ends the message, e.g. "for dim 0 of input shape [3, 4]".
-void check_index_values(const char* op, const Tensor& index, int64_t bound, const std::string& context);
-// The pass alone: true when every value of the contiguous int32 / int64 `index` is in
-// [0, bound). Callers that build `context` for the message call this first.
-bool index_values_in_range(const Tensor& index, int64_t bound);
-
 }  // namespace pto::checks

@@ -1,6 +1,7 @@
 // index_select (SPEC 5.1): checks and shape inference, then the gather kernel.
 #include "kernels/index_select.h"
 #include "ops/checks.h"
+#include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/tiling.h"
@@ -48,9 +49,9 @@ Tensor index_select(const Tensor& input, int64_t dim, const Tensor& index) {
   const IndexSelectPlan plan = validate_index_select(input, dim, index);
   const Tensor contiguous_index = index.is_contiguous() ? Tensor() : index.contiguous();
   const Tensor& idx = contiguous_index.defined() ? contiguous_index : index;
-  if (!checks::index_values_in_range(idx, input.shape(plan.dim)))  // the message is built only on failure
-    checks::check_index_values(kOp, idx, input.shape(plan.dim),
-                               "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape()));
+  index_bounds::check(kOp, idx, input.shape(plan.dim), [&] {
+    return "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape());
+  });
   Tensor out = Tensor::empty(plan.out_shape, input.dtype());
   kernels::index_select(input, plan.dim, idx, out);
   return out;
