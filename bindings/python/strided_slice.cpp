@@ -17,17 +17,42 @@ struct Form {
   const char* doc;
 };
 
+// A list / tuple of exact Python ints read directly (the common call, and the one whose call
+// overhead shows on tiny tensors); anything else, or a value beyond int64, through
+// to_int_list, which names the parameter in its errors.
+std::vector<int64_t> int_list(nb::handle obj, const char* param) {
+  PyObject* p = obj.ptr();
+  const bool list = PyList_CheckExact(p);
+  if (list || PyTuple_CheckExact(p)) {
+    const Py_ssize_t n = list ? PyList_GET_SIZE(p) : PyTuple_GET_SIZE(p);
+    std::vector<int64_t> out(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* item = list ? PyList_GET_ITEM(p, i) : PyTuple_GET_ITEM(p, i);
+      int overflow = 0;
+      const long long v = PyLong_CheckExact(item) ? PyLong_AsLongLongAndOverflow(item, &overflow) : 0;
+      if (!PyLong_CheckExact(item) || overflow) return to_int_list(obj, kOp, param);
+      out[static_cast<size_t>(i)] = v;
+    }
+    return out;
+  }
+  return to_int_list(obj, kOp, param);
+}
+
+// Inputs up to this size are sliced without releasing the GIL: for them, releasing and
+// retaking it would cost more than the copy.
+constexpr int64_t kKeepGilBytes = int64_t(64) << 10;
+
 // Converts the arguments (DTypeError for non-integers, naming the parameter) and forwards.
 pto::Tensor call(const Form& form, nb::handle x, nb::handle begin, nb::handle end, nb::handle strides,
                  nb::handle begin_mask, nb::handle end_mask, nb::handle ellipsis_mask, nb::handle shrink_axis_mask,
                  nb::handle new_axis_mask) {
   pto::require_offered(pto::Op::StridedSlice);
   const pto::Tensor t = to_tensor(x, form.name, "x", form.access);
-  const std::vector<int64_t> b = to_int_list(begin, kOp, "begin"), e = to_int_list(end, kOp, "end"),
-                             s = to_int_list(strides, kOp, "strides");
+  const std::vector<int64_t> b = int_list(begin, "begin"), e = int_list(end, "end"), s = int_list(strides, "strides");
   const int64_t bm = to_int(begin_mask, kOp, "begin_mask"), em = to_int(end_mask, kOp, "end_mask"),
                 elm = to_int(ellipsis_mask, kOp, "ellipsis_mask"), sm = to_int(shrink_axis_mask, kOp, "shrink_axis_mask"),
                 nm = to_int(new_axis_mask, kOp, "new_axis_mask");
+  if (t.numel() * static_cast<int64_t>(t.itemsize()) <= kKeepGilBytes) return form.op(t, b, e, s, bm, em, elm, sm, nm);
   nb::gil_scoped_release release;
   return form.op(t, b, e, s, bm, em, elm, sm, nm);
 }
