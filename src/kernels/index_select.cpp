@@ -321,9 +321,32 @@ PTO_TARGET_AVX512 void gather_elements_avx512(T* out, const T* row, const I* idx
 #pragma GCC diagnostic pop
 #endif
 
+// Many outer slices with few index positions each (e.g. x [N, 32], index [16] on the last dim):
+// per-slice setup would cost more than the slice, so a block of slices is one plain loop (the
+// slices are read in order, which the hardware prefetcher follows).
+constexpr int64_t kShortSliceGather = 32;
+
+template <class T, class I>
+PTO_SIMD_CLONES void gather_short_slices(const Geometry& g, const std::byte* in, const I* idx, T* out, int64_t o0,
+                                         int64_t o1) {
+  const int64_t n = g.rows_per_outer, stride = g.dim_stride;
+  const T* base = reinterpret_cast<const T*>(in);
+  for (int64_t o = o0; o < o1; ++o) {
+    const T* row = base + g.outer_offset(o);
+    T* d = out + o * n;
+    for (int64_t j = 0; j < n; ++j) d[j] = row[idx[j] * stride];
+  }
+}
+
 template <class T, class I>
 void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::byte* dst, bool stream) {
   const int64_t n = g.rows_per_outer;
+  if (n <= kShortSliceGather && g.outer > 1) {
+    parallel_for(g.outer, std::max<int64_t>(1, 16384 / n), [&](int64_t begin, int64_t end) {
+      gather_short_slices<T, I>(g, in, idx, reinterpret_cast<T*>(dst), begin, end);
+    });
+    return;
+  }
   const int64_t item = sizeof(T);
   const int64_t slice_bytes = g.dim_size * std::abs(g.dim_stride) * item;
   // Prefetch whole next slices when they are small and the gather touches most of their lines.

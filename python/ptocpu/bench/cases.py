@@ -321,9 +321,9 @@ def _ss_case(id_, xshape, dtype, args, kwargs, key, flip, call, tiny=False):
             tx = _torch(x)
             if flip:
                 t["torch"] = Tool(functools.partial(torch.flip, tx, flip))
-            else:
-                t["torch"] = Tool(lambda: tx[key].contiguous())
-        t["numpy"] = Tool(lambda: np.ascontiguousarray(x[key]))
+            else:  # a copy, as strided_slice makes: .contiguous() of a slice that already is returns a view
+                t["torch"] = Tool(lambda: tx[key].clone(memory_format=torch.contiguous_format))
+        t["numpy"] = Tool(lambda: np.array(x[key], order="C", copy=True))
         return t
 
     def nbytes(inp):

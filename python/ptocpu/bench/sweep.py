@@ -95,7 +95,7 @@ def interleave_shapes() -> list[Case]:
     half = ELEMS // 2
     return [
         _pair("SW-IL-1d", "interleave", (half,)),
-        _pair("SW-IL-rows1", "interleave", (half, 1)),
+        _pair("SW-IL-rows2", "interleave", (half // 2, 2)),
         _pair("SW-IL-rows4", "interleave", (half // 4, 4)),
         _pair("SW-IL-rows64-fp16", "interleave", (half // 64, 64), "fp16"),
         _pair("SW-IL-int8", "interleave", (2048, 2048), "int8"),
