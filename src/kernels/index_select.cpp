@@ -179,6 +179,9 @@ void gather_rows_stream(const RowWalk<I>& w, std::byte* dst, int64_t begin, int6
   }
 }
 
+// Rows in flight ahead of the copy for rows below 64 bytes (about one line each).
+constexpr int64_t kSmallAhead = 16;
+
 // Small contiguous inner blocks: rows are gathered into an L1-resident stage, which is then
 // streamed out in whole lines.
 template <Isa isa, class I, size_t Bytes>
@@ -188,9 +191,18 @@ void gather_small_stream_fixed(const RowWalk<I>& w, std::byte* dst, int64_t begi
   const int64_t B = Bytes ? static_cast<int64_t>(Bytes) : bytes_dyn;
   const int64_t per = std::max<int64_t>(1, kStage / B);
   auto cur = w.at(begin);
+  // Rows kSmallAhead positions on are prefetched: short random rows are latency-bound.
+  auto pre = cur;
+  int64_t p = begin;
+  for (; p < std::min(end, begin + kSmallAhead); ++p, w.step(pre)) __builtin_prefetch(w.src(pre));
   for (int64_t r = begin; r < end;) {
     const int64_t m = std::min(per, end - r);
     for (int64_t j = 0; j < m; ++j) {
+      if (p < end) {
+        __builtin_prefetch(w.src(pre));
+        w.step(pre);
+        ++p;
+      }
       std::memcpy(stage + j * B, w.src(cur), Bytes ? Bytes : static_cast<size_t>(B));
       w.step(cur);
     }
@@ -216,7 +228,15 @@ void gather_small_stream(const RowWalk<I>& w, std::byte* dst, int64_t begin, int
 template <size_t Bytes, class I>
 void gather_fixed_blocks(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end) {
   auto cur = w.at(begin);
+  auto pre = cur;
+  int64_t p = begin;
+  for (; p < std::min(end, begin + kSmallAhead); ++p, w.step(pre)) __builtin_prefetch(w.src(pre));
   for (int64_t r = begin; r < end; ++r) {
+    if (p < end) {
+      __builtin_prefetch(w.src(pre));
+      w.step(pre);
+      ++p;
+    }
     std::memcpy(dst + r * static_cast<int64_t>(Bytes), w.src(cur), Bytes);
     w.step(cur);
   }

@@ -15,6 +15,7 @@
 #include "kernels/scatter.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <atomic>
 #include <cstring>
@@ -157,16 +158,30 @@ inline float float_from_bits(uint32_t b) {
   std::memcpy(&f, &b, 4);
   return f;
 }
-// fp16 <-> fp32 inline and branch-light (the exact IEEE bit tricks of the FP16 library by
-// Marat Dukhan), bit-identical to fp16_bits_to_float / float_to_fp16_bits, which still take
-// inf / NaN inputs (checked over all 2^16 codes and all 2^32 floats).
-inline float decode(fp16_t v) {
-  if ((v.bits & 0x7C00) == 0x7C00) return fp16_bits_to_float(v.bits);
-  const uint32_t w = static_cast<uint32_t>(v.bits) << 16, sign = w & 0x80000000u, two_w = w + w;
-  const float normal = float_from_bits((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
-  const float subnormal = float_from_bits((two_w >> 17) | (126u << 23)) - 0.5f;
-  return float_from_bits(sign | float_bits(two_w < (1u << 27) ? subnormal : normal));
+// fp16 -> fp32 by a table of all 2^16 codes (256 KiB, built at compile time, stays in L2): one
+// load per decode in the accumulate loops. Integer arithmetic, bit-identical to
+// fp16_bits_to_float (NaN codes give its quiet NaN with the code's sign).
+constexpr uint32_t fp16_to_fp32_bits(uint32_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16, ex = (h >> 10) & 0x1Fu;
+  uint32_t man = h & 0x3FFu;
+  if (ex == 0x1F) return sign | (man ? 0x7FC00000u : 0x7F800000u);
+  if (ex != 0) return sign | ((ex + 112) << 23) | (man << 13);
+  if (man == 0) return sign;
+  uint32_t e = 113;  // subnormal: man * 2^-24, normalised
+  while (!(man & 0x400u)) man <<= 1, --e;
+  return sign | (e << 23) | ((man & 0x3FFu) << 13);
 }
+struct Fp16Table {
+  uint32_t bits[1 << 16];
+  constexpr Fp16Table() : bits() {
+    for (uint32_t h = 0; h < (1u << 16); ++h) bits[h] = fp16_to_fp32_bits(h);
+  }
+};
+constexpr Fp16Table kFp16Table{};
+inline float decode(fp16_t v) { return float_from_bits(kFp16Table.bits[v.bits]); }
+// fp32 -> fp16 inline and branch-light (the exact IEEE bit trick of Marat Dukhan's FP16
+// library), bit-identical to float_to_fp16_bits, which still takes NaN (checked over all 2^32
+// floats).
 inline uint16_t fp16_round(float f) {  // round to nearest even, overflow to inf
   const uint32_t w = float_bits(f), shl1 = w + w;
   if (shl1 > 0xFF000000u) return float_to_fp16_bits(f);  // NaN
@@ -182,9 +197,9 @@ inline void store_back(bf16_t& dst, float acc) {
   const uint32_t a = float_bits(acc), orig = static_cast<uint32_t>(dst.bits) << 16;
   dst.bits = a == orig ? dst.bits : bf16_round(a);
 }
-inline void store_back(fp16_t& dst, float acc) {
-  const float orig = decode(dst);
-  if (float_bits(orig) != float_bits(acc)) dst.bits = fp16_round(acc);
+inline void store_back(fp16_t& dst, float acc) {  // branch-free: a target may be stored several times
+  const uint16_t keep = static_cast<uint16_t>(0u - static_cast<uint32_t>(float_bits(decode(dst)) == float_bits(acc)));
+  dst.bits = static_cast<uint16_t>((dst.bits & keep) | (fp16_round(acc) & ~keep));
 }
 
 // A contiguous run of 16-bit floats to fp32 accumulators (vectorised per target).
@@ -361,14 +376,25 @@ void short_rows(const ScatterArgs& a, const Geometry& g) {
   const int64_t md = g.md, osd = g.out_sd, ssd = scalar ? 0 : g.src_sd;
   parallel_for(g.outer, std::max<int64_t>(1, 16384 / md), [&](int64_t begin, int64_t end) {
     [[maybe_unused]] float ac[kShortLineBytes / 2];
+    [[maybe_unused]] uint64_t touched[kShortLineBytes / 2 / 64];
+    const int64_t words = (g.nd + 63) / 64;
     for (int64_t o = begin; o < end; ++o) {
       T* orow = out + g.out_outer(o);
       const T* srow = scalar ? src : src + g.src_outer(o);
       const I* irow = idx + o * md;
-      if constexpr (kAcc) {
-        for (int64_t j = 0; j < md; ++j) ac[irow[j]] = decode(orow[irow[j] * osd]);
+      if constexpr (kAcc) {  // each target stored once: a bit per line element marks the targets
+        std::fill(touched, touched + words, uint64_t(0));
+        for (int64_t j = 0; j < md; ++j) {
+          const int64_t t = irow[j];
+          ac[t] = decode(orow[t * osd]);
+          touched[t >> 6] |= uint64_t(1) << (t & 63);
+        }
         for (int64_t j = 0; j < md; ++j) ac[irow[j]] = combine<float, R>(ac[irow[j]], decode(srow[j * ssd]));
-        for (int64_t j = 0; j < md; ++j) store_back(orow[irow[j] * osd], ac[irow[j]]);
+        for (int64_t w = 0; w < words; ++w)
+          for (uint64_t bits = touched[w]; bits; bits &= bits - 1) {
+            const int64_t t = w * 64 + std::countr_zero(bits);
+            store_back(orow[t * osd], ac[t]);
+          }
       } else {
         for (int64_t j = 0; j < md; ++j) {
           T& dst = orow[irow[j] * osd];
