@@ -489,10 +489,14 @@ void run(const ScatterArgs& a, const Geometry& g) {
   if (use_packed) B = std::clamp<int64_t>(kBudget / (g.nd * static_cast<int64_t>(sizeof(P))), line, g.inner);
   else if (kAcc) B = std::clamp<int64_t>(kAccBudget / (g.nd * 4), line, g.inner);
   if (threads > 1 && g.outer * ((g.inner + B - 1) / B) < 2 * threads) {
-    const int64_t parts = (2 * threads + g.outer - 1) / g.outer;
-    B = std::max<int64_t>(line, (g.inner + parts - 1) / parts);
+    // Too few blocks for the threads: narrower blocks, below a cache line if need be (threads
+    // then share target lines, which costs little when the targets are spread over many rows).
+    // Below a line, one block per thread: every block reads all index and src rows.
+    const int64_t parts = (2 * threads + g.outer - 1) / g.outer, min_parts = (threads + g.outer - 1) / g.outer;
+    B = std::max<int64_t>(1, (g.inner + parts - 1) / parts);
+    if (B < line) B = std::max<int64_t>(1, (g.inner + min_parts - 1) / min_parts);
   }
-  if (B < g.inner) B = std::max(line, B / line * line);
+  if (B < g.inner && B > line) B = B / line * line;
   const int64_t blocks = (g.inner + B - 1) / B;
   const int64_t items = g.outer * blocks;
   const int64_t per_item = std::max<int64_t>(1, g.md * B);
