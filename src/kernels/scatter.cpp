@@ -366,44 +366,100 @@ class Scratch {
 constexpr int64_t kShortRowContributions = 32;
 constexpr int64_t kShortLineBytes = 1024;
 
-template <class T, class I, ScatterReduce R>
-void short_rows(const ScatterArgs& a, const Geometry& g) {
+// fp16 conversions for the short-row loops: the portable ones above, or the CPU's (F16C) via
+// _Float16 casts in a function compiled for it. inf / NaN codes and NaN results take the
+// portable path, whose NaN handling is the contract; finite values convert identically (IEEE).
+struct PortableFp16 {
+  static float decode(fp16_t v) { return kernels::decode(v); }
+  static uint16_t round(float f) { return fp16_round(f); }
+};
+struct HardwareFp16 {
+  __attribute__((always_inline)) static inline float decode(fp16_t v) {
+    if ((v.bits & 0x7C00) == 0x7C00) return kernels::decode(v);
+    _Float16 h;
+    std::memcpy(&h, &v.bits, 2);
+    return static_cast<float>(h);
+  }
+  __attribute__((always_inline)) static inline uint16_t round(float f) {
+    if (std::isnan(f)) return float_to_fp16_bits(f);
+    const _Float16 h = static_cast<_Float16>(f);
+    uint16_t b;
+    std::memcpy(&b, &h, 2);
+    return b;
+  }
+};
+template <class Conv, class T>
+__attribute__((always_inline)) inline float decode_with(const T& v) {
+  if constexpr (std::is_same_v<T, fp16_t>) return Conv::decode(v);
+  else return decode(v);
+}
+template <class Conv, class T>
+__attribute__((always_inline)) inline void store_back_with(T& dst, float acc) {
+  if constexpr (std::is_same_v<T, fp16_t>) {  // branch-free, as store_back
+    const uint16_t keep = static_cast<uint16_t>(0u - static_cast<uint32_t>(float_bits(Conv::decode(dst)) == float_bits(acc)));
+    dst.bits = static_cast<uint16_t>((dst.bits & keep) | (Conv::round(acc) & ~keep));
+  } else {
+    store_back(dst, acc);
+  }
+}
+
+template <class T, class I, ScatterReduce R, class Conv>
+__attribute__((always_inline)) inline void short_rows_range(const ScatterArgs& a, const Geometry& g, int64_t begin,
+                                                            int64_t end) {
   constexpr bool kAcc = R != ScatterReduce::None && kNeedsAccumulator<T>;
   T* out = static_cast<T*>(a.out.data());
   const bool scalar = !a.src.defined();
   const T* src = scalar ? static_cast<const T*>(a.scalar) : static_cast<const T*>(a.src.data());
   const I* idx = a.index.data_as<I>();
   const int64_t md = g.md, osd = g.out_sd, ssd = scalar ? 0 : g.src_sd;
-  parallel_for(g.outer, std::max<int64_t>(1, 16384 / md), [&](int64_t begin, int64_t end) {
-    [[maybe_unused]] float ac[kShortLineBytes / 2];
-    [[maybe_unused]] uint64_t touched[kShortLineBytes / 2 / 64];
-    const int64_t words = (g.nd + 63) / 64;
-    for (int64_t o = begin; o < end; ++o) {
-      T* orow = out + g.out_outer(o);
-      const T* srow = scalar ? src : src + g.src_outer(o);
-      const I* irow = idx + o * md;
-      if constexpr (kAcc) {  // each target stored once: a bit per line element marks the targets
-        std::fill(touched, touched + words, uint64_t(0));
-        for (int64_t j = 0; j < md; ++j) {
-          const int64_t t = irow[j];
-          ac[t] = decode(orow[t * osd]);
-          touched[t >> 6] |= uint64_t(1) << (t & 63);
+  [[maybe_unused]] float ac[kShortLineBytes / 2];
+  [[maybe_unused]] uint64_t touched[kShortLineBytes / 2 / 64];
+  const int64_t words = (g.nd + 63) / 64;
+  for (int64_t o = begin; o < end; ++o) {
+    T* orow = out + g.out_outer(o);
+    const T* srow = scalar ? src : src + g.src_outer(o);
+    const I* irow = idx + o * md;
+    if constexpr (kAcc) {  // each target stored once: a bit per line element marks the targets
+      std::fill(touched, touched + words, uint64_t(0));
+      for (int64_t j = 0; j < md; ++j) {
+        const int64_t t = irow[j];
+        ac[t] = decode_with<Conv>(orow[t * osd]);
+        touched[t >> 6] |= uint64_t(1) << (t & 63);
+      }
+      for (int64_t j = 0; j < md; ++j) ac[irow[j]] = combine<float, R>(ac[irow[j]], decode_with<Conv>(srow[j * ssd]));
+      for (int64_t w = 0; w < words; ++w)
+        for (uint64_t bits = touched[w]; bits; bits &= bits - 1) {
+          const int64_t t = w * 64 + std::countr_zero(bits);
+          store_back_with<Conv>(orow[t * osd], ac[t]);
         }
-        for (int64_t j = 0; j < md; ++j) ac[irow[j]] = combine<float, R>(ac[irow[j]], decode(srow[j * ssd]));
-        for (int64_t w = 0; w < words; ++w)
-          for (uint64_t bits = touched[w]; bits; bits &= bits - 1) {
-            const int64_t t = w * 64 + std::countr_zero(bits);
-            store_back(orow[t * osd], ac[t]);
-          }
-      } else {
-        for (int64_t j = 0; j < md; ++j) {
-          T& dst = orow[irow[j] * osd];
-          if constexpr (R == ScatterReduce::None) dst = srow[j * ssd];
-          else dst = combine<T, R>(dst, srow[j * ssd]);
-        }
+    } else {
+      for (int64_t j = 0; j < md; ++j) {
+        T& dst = orow[irow[j] * osd];
+        if constexpr (R == ScatterReduce::None) dst = srow[j * ssd];
+        else dst = combine<T, R>(dst, srow[j * ssd]);
       }
     }
-  });
+  }
+}
+
+template <class T, class I, ScatterReduce R>
+void short_rows_portable(const ScatterArgs& a, const Geometry& g, int64_t begin, int64_t end) {
+  short_rows_range<T, I, R, PortableFp16>(a, g, begin, end);
+}
+template <class T, class I, ScatterReduce R>
+PTO_TARGET_F16C void short_rows_f16c(const ScatterArgs& a, const Geometry& g, int64_t begin, int64_t end) {
+  short_rows_range<T, I, R, HardwareFp16>(a, g, begin, end);
+}
+
+template <class T, class I, ScatterReduce R>
+void short_rows(const ScatterArgs& a, const Geometry& g) {
+  auto range = &short_rows_portable<T, I, R>;
+#if PTO_X86
+  if constexpr (std::is_same_v<T, fp16_t> && R != ScatterReduce::None)
+    if (kernel_tuning().isa != Isa::Baseline && __builtin_cpu_supports("f16c")) range = &short_rows_f16c<T, I, R>;
+#endif
+  parallel_for(g.outer, std::max<int64_t>(1, 16384 / g.md),
+               [&](int64_t begin, int64_t end) { range(a, g, begin, end); });
 }
 
 // A work item applies its contributions in place (reduce None; fp32 / fp64 / integer add and
