@@ -289,6 +289,13 @@ struct SlicePrefetch {
   }
 };
 
+// Prefetches row[idx[k] * stride] for k < n: a random gather's next elements.
+constexpr int64_t kFarAhead = 64;
+template <class T, class I>
+inline void prefetch_elements(const T* row, const I* idx, int64_t n, int64_t stride = 1) {
+  for (int64_t k = 0; k < n; ++k) __builtin_prefetch(row + static_cast<int64_t>(idx[k]) * stride);
+}
+
 template <class T, class I>
 PTO_SIMD_CLONES void gather_elements_scalar(T* out, const T* row, int64_t stride, const I* idx, int64_t n) {
   if (stride == 1) {
@@ -305,10 +312,11 @@ PTO_SIMD_CLONES void gather_elements_scalar(T* out, const T* row, int64_t stride
 // 16 (4-byte) or 8 (8-byte) elements per step into a 64-byte aligned dst, streamed or not.
 template <class T, class I, bool NT>
 PTO_TARGET_AVX512 void gather_elements_avx512(T* out, const T* row, const I* idx, int64_t n,
-                                                                SlicePrefetch& pf) {
+                                                                SlicePrefetch& pf, bool far) {
   int64_t j = 0;
   if constexpr (sizeof(T) == 4) {
     for (; j + 16 <= n; j += 16) {
+      if (far && j + kFarAhead + 16 <= n) prefetch_elements(row, idx + j + kFarAhead, 16);
       __m512i v;
       if constexpr (sizeof(I) == 4) {
         const __m512i ix = _mm512_loadu_si512(idx + j);
@@ -324,6 +332,7 @@ PTO_TARGET_AVX512 void gather_elements_avx512(T* out, const T* row, const I* idx
     }
   } else {
     for (; j + 8 <= n; j += 8) {
+      if (far && j + kFarAhead + 8 <= n) prefetch_elements(row, idx + j + kFarAhead, 8);
       __m512i v;
       if constexpr (sizeof(I) == 4) {
         const __m256i ix = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + j));
@@ -372,6 +381,8 @@ void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::
   // Prefetch whole next slices when they are small and the gather touches most of their lines.
   const bool slice_prefetch = g.dim_stride == 1 && slice_bytes <= (int64_t(256) << 10) && n * 2 >= slice_bytes / 64;
   const bool vector = PTO_X86 && kernel_tuning().isa == Isa::Avx512 && g.dim_stride == 1 && (item == 4 || item == 8);
+  // Slices beyond L2 are read at random: the elements kFarAhead positions on are prefetched.
+  const bool far = slice_bytes > (int64_t(1) << 20);
   // Work items: (outer slice, tile of index positions).
   const int64_t tile = std::max<int64_t>(1024, std::min<int64_t>(n, int64_t(1) << 16));
   const int64_t tiles = (n + tile - 1) / tile;
@@ -401,15 +412,17 @@ void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::
         head = std::min(head, m);
         for (int64_t j = 0; j < head; ++j) out[j] = row[idx[j0 + j]];
         if (stream)
-          gather_elements_avx512<T, I, true>(out + head, row, idx + j0 + head, m - head, pf);
+          gather_elements_avx512<T, I, true>(out + head, row, idx + j0 + head, m - head, pf, far);
         else
-          gather_elements_avx512<T, I, false>(out + head, row, idx + j0 + head, m - head, pf);
+          gather_elements_avx512<T, I, false>(out + head, row, idx + j0 + head, m - head, pf, far);
         pf.finish();
         continue;
       }
 #endif
       for (int64_t j = 0; j < m; j += kChunk) {
         const int64_t c = std::min<int64_t>(kChunk, m - j);
+        if (far && j + kChunk < m)
+          prefetch_elements(row, idx + j0 + j + kChunk, std::min<int64_t>(kChunk, m - j - kChunk), g.dim_stride);
         if (!stream) {
           gather_elements_scalar<T, I>(out + j, row, g.dim_stride, idx + j0 + j, c);
           pf.step();
