@@ -491,8 +491,10 @@ void run(const ScatterArgs& a, const Geometry& g) {
     const int64_t kAhead = std::clamp<int64_t>((16 << 10) / std::max<int64_t>(1, line_bytes), 1, 4);
     const bool dense_row = g.out_sd == 1 && g.md * 4 >= g.nd;
     Scratch<float> scratch(g.nd, kAcc);
+    Scratch<uint8_t> line_marks(g.nd, kAcc && dense_row);
     parallel_for(g.outer, min_rows, [&](int64_t begin, int64_t end) {
       float* const ac = scratch.take();
+      uint8_t* const marked = line_marks.take();
       for (int64_t o = begin; o < end; ++o) {
         T* orow = out + g.out_outer(o);
         const T* srow = scalar ? src : src + g.src_outer(o);
@@ -509,10 +511,15 @@ void run(const ScatterArgs& a, const Geometry& g) {
         };
         if constexpr (kAcc) {
           auto accumulate = [&](T&, const T& v, int64_t t, int64_t) { ac[t] = combine<float, R>(ac[t], decode(v)); };
-          if (dense_row) {  // the whole line read into the accumulators (one vectorised pass), targets stored
+          if (dense_row) {  // the whole line read into the accumulators (one vectorised pass), the
+                            // marked targets stored back in address order
             decode_run(ac, orow, g.nd);
-            walk(true, accumulate);
-            walk(false, [&](T& dst, const T&, int64_t t, int64_t) { store_back(dst, ac[t]); });
+            std::memset(marked, 0, static_cast<size_t>(g.nd));
+            walk(true, [&](T&, const T& v, int64_t t, int64_t) {
+              ac[t] = combine<float, R>(ac[t], decode(v));
+              marked[t] = 1;
+            });
+            store_marked(orow, ac, marked, g.nd);
           } else {  // a sparse line: only the targets
             walk(true, [&](T& dst, const T&, int64_t t, int64_t) { ac[t] = decode(dst); });
             walk(false, accumulate);
