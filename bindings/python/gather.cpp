@@ -11,7 +11,7 @@ pto::Tensor gather(nb::handle input, nb::handle dim, nb::handle index) {
   pto::require_offered(pto::Op::Gather);
   const pto::Tensor x = to_tensor(input, "gather", "input"), idx = to_tensor(index, "gather", "index");
   const int64_t d = to_int(dim, "gather", "dim");
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   return pto::gather(x, d, idx);
 }
 

@@ -11,7 +11,7 @@ pto::Tensor gathermask(nb::handle x, nb::handle pattern_mode) {
   pto::require_offered(pto::Op::GatherMask);
   const pto::Tensor t = to_tensor(x, "gathermask", "x");
   const int64_t mode = to_int(pattern_mode, "gathermask", "pattern_mode");
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   return pto::gathermask(t, mode);
 }
 

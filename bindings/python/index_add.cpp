@@ -20,7 +20,7 @@ pto::Tensor call(bool in_place, nb::handle input, nb::handle dim, nb::handle ind
   if (!a)
     pto::fail<pto::DTypeError>(op, ": alpha must be an int or a float, got ", nb::type_name(alpha.type()).c_str(),
                                " ", nb::repr(alpha).c_str());
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   return in_place ? pto::index_add_(x, d, idx, src, *a) : pto::index_add(x, d, idx, src, *a);
 }
 

@@ -88,7 +88,7 @@ pto::Tensor get_item(const pto::Tensor& t, nb::handle key) {
         pto::fail<pto::ArgumentError>("gather: t[dim:index] takes no step, got ", nb::repr(step).c_str());
       const int64_t dim = to_int(start, "gather", "dim (the slice start of t[dim:index])");
       const pto::Tensor index = to_tensor(stop, "gather", "index");
-      nb::gil_scoped_release release;
+      ReleaseGil release;
       return pto::gather(require_storage(t, "Tensor index"), dim, index);
     }
   }

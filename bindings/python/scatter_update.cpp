@@ -16,7 +16,7 @@ nb::object scatter_update(nb::handle input, nb::handle dim, nb::handle index, nb
   const pto::Tensor idx = to_tensor(index, op, "index"), s = to_tensor(src, op, "src");
   pto::Tensor out;
   {
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     out = pto::scatter_update(x, d, idx, s);
   }
   if (nb::isinstance<pto::Tensor>(input)) return nb::borrow(input);

@@ -18,6 +18,31 @@ struct Form {
   const docs::Doc& doc;
 };
 
+// A list / tuple of exact Python ints read directly (the common call, and the one whose call
+// overhead shows on tiny tensors); anything else, or a value beyond int64, through
+// to_int_list, which names the parameter in its errors.
+std::vector<int64_t> int_list(nb::handle obj, const char* param) {
+  PyObject* p = obj.ptr();
+  const bool list = PyList_CheckExact(p);
+  if (list || PyTuple_CheckExact(p)) {
+    const Py_ssize_t n = list ? PyList_GET_SIZE(p) : PyTuple_GET_SIZE(p);
+    std::vector<int64_t> out(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* item = list ? PyList_GET_ITEM(p, i) : PyTuple_GET_ITEM(p, i);
+      int overflow = 0;
+      const long long v = PyLong_CheckExact(item) ? PyLong_AsLongLongAndOverflow(item, &overflow) : 0;
+      if (!PyLong_CheckExact(item) || overflow) return to_int_list(obj, kOp, param);
+      out[static_cast<size_t>(i)] = v;
+    }
+    return out;
+  }
+  return to_int_list(obj, kOp, param);
+}
+
+// Inputs up to this size are sliced without releasing the GIL: for them, releasing and
+// retaking it would cost more than the copy.
+constexpr int64_t kKeepGilBytes = int64_t(64) << 10;
+
 // begin / end / strides and the masks (DTypeError for non-integers, naming the parameter).
 struct SliceArgs {
   std::vector<int64_t> begin, end, strides;
@@ -27,9 +52,9 @@ struct SliceArgs {
 SliceArgs to_slice_args(nb::handle begin, nb::handle end, nb::handle strides, nb::handle begin_mask,
                         nb::handle end_mask, nb::handle ellipsis_mask, nb::handle shrink_axis_mask,
                         nb::handle new_axis_mask) {
-  return {to_int_list(begin, kOp, "begin"),
-          to_int_list(end, kOp, "end"),
-          to_int_list(strides, kOp, "strides"),
+  return {int_list(begin, "begin"),
+          int_list(end, "end"),
+          int_list(strides, "strides"),
           to_int(begin_mask, kOp, "begin_mask"),
           to_int(end_mask, kOp, "end_mask"),
           to_int(ellipsis_mask, kOp, "ellipsis_mask"),
@@ -45,9 +70,13 @@ pto::Tensor call(const Form& form, nb::handle x, nb::handle begin, nb::handle en
   const pto::Tensor t = to_tensor(x, form.name, "x", form.access);
   const SliceArgs a =
       to_slice_args(begin, end, strides, begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask);
+  const auto slice = [&] {
+    return form.op(t, a.begin, a.end, a.strides, a.begin_mask, a.end_mask, a.ellipsis_mask, a.shrink_axis_mask,
+                   a.new_axis_mask);
+  };
+  if (t.numel() * static_cast<int64_t>(t.itemsize()) <= kKeepGilBytes) return slice();
   ReleaseGil release;
-  return form.op(t, a.begin, a.end, a.strides, a.begin_mask, a.end_mask, a.ellipsis_mask, a.shrink_axis_mask,
-                 a.new_axis_mask);
+  return slice();
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
   ptocpu            a short tour: the seed examples on built-in data, then `verify --quick`
   ptocpu examples   the seed examples only
   ptocpu verify     conformance of every operator x dtype x platform against independent references
-  ptocpu bench      the published cases (docs/benchmarks.md) against torch and numpy
+  ptocpu bench      the published cases (docs/benchmarks.md) against torch and numpy (--sweep: the shape grid against torch)
   ptocpu info       version, build, SIMD targets, threads, platform tables
   ptocpu run SCRIPT.py [ARGS]    a PyPTO script, unchanged (`import pypto` is ptocpu)
   ptocpu test [PYTEST ARGS]      PyPTO test files, unchanged (pytest with ptocpu.pytest_plugin)
@@ -146,8 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     verify.add_argument("--platform", action="append", help="only this platform (repeatable)")
     verify.add_argument("--quick", action="store_true", help="fewer shapes per dtype")
     verify.add_argument("--json", metavar="PATH", help="also write every case's result as JSON")
-    bench = sub.add_parser("bench", help="the docs/benchmarks.md cases against torch and numpy")
-    bench.add_argument("--case", action="append", help="run only these case ids (repeatable)")
+    bench = sub.add_parser("bench", help="the published cases (docs/benchmarks.md) against torch and numpy")
+    bench.add_argument("--case", action="append", help="run only these case ids (repeatable; with --sweep, "
+                       "sweep ids or a prefix ending in '*')")
+    bench.add_argument("--sweep", action="store_true", help="the shape grid (every op, shape class, dtype width) "
+                       "against torch, with median / worst / count below 1.0x")
     bench.add_argument("--threads", type=int, help="thread count for every peer")
     bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     bench.add_argument("--repeats", type=int, default=7, help="timed runs per case (median is reported)")

@@ -12,10 +12,12 @@
 #define PTO_X86 1
 #define PTO_TARGET_AVX2 __attribute__((target("avx2")))
 #define PTO_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define PTO_TARGET_F16C __attribute__((target("avx2,f16c")))
 #else
 #define PTO_X86 0
 #define PTO_TARGET_AVX2
 #define PTO_TARGET_AVX512
+#define PTO_TARGET_F16C
 #endif
 
 #if PTO_X86 && !defined(__clang__) && !defined(PTOCPU_NO_CLONES)

@@ -179,6 +179,9 @@ void gather_rows_stream(const RowWalk<I>& w, std::byte* dst, int64_t begin, int6
   }
 }
 
+// Rows in flight ahead of the copy for rows below 64 bytes (about one line each).
+constexpr int64_t kSmallAhead = 16;
+
 // Small contiguous inner blocks: rows are gathered into an L1-resident stage, which is then
 // streamed out in whole lines.
 template <Isa isa, class I, size_t Bytes>
@@ -188,9 +191,18 @@ void gather_small_stream_fixed(const RowWalk<I>& w, std::byte* dst, int64_t begi
   const int64_t B = Bytes ? static_cast<int64_t>(Bytes) : bytes_dyn;
   const int64_t per = std::max<int64_t>(1, kStage / B);
   auto cur = w.at(begin);
+  // Rows kSmallAhead positions on are prefetched: short random rows are latency-bound.
+  auto pre = cur;
+  int64_t p = begin;
+  for (; p < std::min(end, begin + kSmallAhead); ++p, w.step(pre)) __builtin_prefetch(w.src(pre));
   for (int64_t r = begin; r < end;) {
     const int64_t m = std::min(per, end - r);
     for (int64_t j = 0; j < m; ++j) {
+      if (p < end) {
+        __builtin_prefetch(w.src(pre));
+        w.step(pre);
+        ++p;
+      }
       std::memcpy(stage + j * B, w.src(cur), Bytes ? Bytes : static_cast<size_t>(B));
       w.step(cur);
     }
@@ -216,7 +228,15 @@ void gather_small_stream(const RowWalk<I>& w, std::byte* dst, int64_t begin, int
 template <size_t Bytes, class I>
 void gather_fixed_blocks(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end) {
   auto cur = w.at(begin);
+  auto pre = cur;
+  int64_t p = begin;
+  for (; p < std::min(end, begin + kSmallAhead); ++p, w.step(pre)) __builtin_prefetch(w.src(pre));
   for (int64_t r = begin; r < end; ++r) {
+    if (p < end) {
+      __builtin_prefetch(w.src(pre));
+      w.step(pre);
+      ++p;
+    }
     std::memcpy(dst + r * static_cast<int64_t>(Bytes), w.src(cur), Bytes);
     w.step(cur);
   }
@@ -269,6 +289,13 @@ struct SlicePrefetch {
   }
 };
 
+// Prefetches row[idx[k] * stride] for k < n: a random gather's next elements.
+constexpr int64_t kFarAhead = 64;
+template <class T, class I>
+inline void prefetch_elements(const T* row, const I* idx, int64_t n, int64_t stride = 1) {
+  for (int64_t k = 0; k < n; ++k) __builtin_prefetch(row + static_cast<int64_t>(idx[k]) * stride);
+}
+
 template <class T, class I>
 PTO_SIMD_CLONES void gather_elements_scalar(T* out, const T* row, int64_t stride, const I* idx, int64_t n) {
   if (stride == 1) {
@@ -285,10 +312,11 @@ PTO_SIMD_CLONES void gather_elements_scalar(T* out, const T* row, int64_t stride
 // 16 (4-byte) or 8 (8-byte) elements per step into a 64-byte aligned dst, streamed or not.
 template <class T, class I, bool NT>
 PTO_TARGET_AVX512 void gather_elements_avx512(T* out, const T* row, const I* idx, int64_t n,
-                                                                SlicePrefetch& pf) {
+                                                                SlicePrefetch& pf, bool far) {
   int64_t j = 0;
   if constexpr (sizeof(T) == 4) {
     for (; j + 16 <= n; j += 16) {
+      if (far && j + kFarAhead + 16 <= n) prefetch_elements(row, idx + j + kFarAhead, 16);
       __m512i v;
       if constexpr (sizeof(I) == 4) {
         const __m512i ix = _mm512_loadu_si512(idx + j);
@@ -304,6 +332,7 @@ PTO_TARGET_AVX512 void gather_elements_avx512(T* out, const T* row, const I* idx
     }
   } else {
     for (; j + 8 <= n; j += 8) {
+      if (far && j + kFarAhead + 8 <= n) prefetch_elements(row, idx + j + kFarAhead, 8);
       __m512i v;
       if constexpr (sizeof(I) == 4) {
         const __m256i ix = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + j));
@@ -321,14 +350,39 @@ PTO_TARGET_AVX512 void gather_elements_avx512(T* out, const T* row, const I* idx
 #pragma GCC diagnostic pop
 #endif
 
+// Many outer slices with few index positions each (e.g. x [N, 32], index [16] on the last dim):
+// per-slice setup would cost more than the slice, so a block of slices is one plain loop (the
+// slices are read in order, which the hardware prefetcher follows).
+constexpr int64_t kShortSliceGather = 32;
+
+template <class T, class I>
+PTO_SIMD_CLONES void gather_short_slices(const Geometry& g, const std::byte* in, const I* idx, T* out, int64_t o0,
+                                         int64_t o1) {
+  const int64_t n = g.rows_per_outer, stride = g.dim_stride;
+  const T* base = reinterpret_cast<const T*>(in);
+  for (int64_t o = o0; o < o1; ++o) {
+    const T* row = base + g.outer_offset(o);
+    T* d = out + o * n;
+    for (int64_t j = 0; j < n; ++j) d[j] = row[idx[j] * stride];
+  }
+}
+
 template <class T, class I>
 void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::byte* dst, bool stream) {
   const int64_t n = g.rows_per_outer;
+  if (n <= kShortSliceGather && g.outer > 1) {
+    parallel_for(g.outer, std::max<int64_t>(1, 16384 / n), [&](int64_t begin, int64_t end) {
+      gather_short_slices<T, I>(g, in, idx, reinterpret_cast<T*>(dst), begin, end);
+    });
+    return;
+  }
   const int64_t item = sizeof(T);
   const int64_t slice_bytes = g.dim_size * std::abs(g.dim_stride) * item;
   // Prefetch whole next slices when they are small and the gather touches most of their lines.
   const bool slice_prefetch = g.dim_stride == 1 && slice_bytes <= (int64_t(256) << 10) && n * 2 >= slice_bytes / 64;
   const bool vector = PTO_X86 && kernel_tuning().isa == Isa::Avx512 && g.dim_stride == 1 && (item == 4 || item == 8);
+  // Slices beyond L2 are read at random: the elements kFarAhead positions on are prefetched.
+  const bool far = slice_bytes > (int64_t(1) << 20);
   // Work items: (outer slice, tile of index positions).
   const int64_t tile = std::max<int64_t>(1024, std::min<int64_t>(n, int64_t(1) << 16));
   const int64_t tiles = (n + tile - 1) / tile;
@@ -358,15 +412,17 @@ void gather_elements(const Geometry& g, const std::byte* in, const I* idx, std::
         head = std::min(head, m);
         for (int64_t j = 0; j < head; ++j) out[j] = row[idx[j0 + j]];
         if (stream)
-          gather_elements_avx512<T, I, true>(out + head, row, idx + j0 + head, m - head, pf);
+          gather_elements_avx512<T, I, true>(out + head, row, idx + j0 + head, m - head, pf, far);
         else
-          gather_elements_avx512<T, I, false>(out + head, row, idx + j0 + head, m - head, pf);
+          gather_elements_avx512<T, I, false>(out + head, row, idx + j0 + head, m - head, pf, far);
         pf.finish();
         continue;
       }
 #endif
       for (int64_t j = 0; j < m; j += kChunk) {
         const int64_t c = std::min<int64_t>(kChunk, m - j);
+        if (far && j + kChunk < m)
+          prefetch_elements(row, idx + j0 + j + kChunk, std::min<int64_t>(kChunk, m - j - kChunk), g.dim_stride);
         if (!stream) {
           gather_elements_scalar<T, I>(out + j, row, g.dim_stride, idx + j0 + j, c);
           pf.step();

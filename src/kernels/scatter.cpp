@@ -15,6 +15,8 @@
 #include "kernels/scatter.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -37,6 +39,7 @@ struct Geometry {
   bool inner_identity = true;  // inner offset of out == k, and of src == k (or 0 for a scalar)
 
   static int64_t offset(int64_t flat, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+    if (shape.size() == 1) return flat * strides[0];  // the common case, once per row: no division
     int64_t off = 0;
     for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
       off += (flat % shape[i]) * strides[i];
@@ -70,6 +73,23 @@ struct Geometry {
   }
 };
 
+// Merges each axis into its outer neighbour when out and src step over both as one (index
+// positions are row-major, so they always do): most outer / inner sets become one axis.
+void merge_dims(std::vector<int64_t>& shape, std::vector<int64_t>& out, std::vector<int64_t>& src) {
+  size_t m = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (m > 0 && out[m - 1] == out[i] * shape[i] && src[m - 1] == src[i] * shape[i]) {
+      shape[m - 1] *= shape[i];
+      out[m - 1] = out[i];
+      src[m - 1] = src[i];
+      continue;
+    }
+    shape[m] = shape[i], out[m] = out[i], src[m] = src[i];
+    ++m;
+  }
+  shape.resize(m), out.resize(m), src.resize(m);
+}
+
 Geometry geometry(const ScatterArgs& a) {
   Geometry g;
   const int d = a.dim, r = a.out.ndim();
@@ -90,6 +110,8 @@ Geometry geometry(const ScatterArgs& a) {
       g.inner *= m;
     }
   }
+  merge_dims(g.outer_shape, g.outer_out, g.outer_src);
+  merge_dims(g.inner_shape, g.inner_out, g.inner_src);
   int64_t expected = 1;
   for (int i = static_cast<int>(g.inner_shape.size()) - 1; i >= 0; --i) {
     if (g.inner_out[i] != expected || (!scalar && g.inner_src[i] != expected)) g.inner_identity = false;
@@ -131,7 +153,43 @@ inline uint16_t bf16_round(uint32_t bits) {  // round to nearest even; same as f
   const uint32_t quiet_nan = (bits >> 16) | 0x40;
   return static_cast<uint16_t>((bits & 0x7FFFFFFFu) > 0x7F800000u ? quiet_nan : rounded);
 }
-inline float decode(fp16_t v) { return fp16_bits_to_float(v.bits); }
+inline float float_from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+// fp16 -> fp32 by a table of all 2^16 codes (256 KiB, built at compile time, stays in L2): one
+// load per decode in the accumulate loops. Integer arithmetic, bit-identical to
+// fp16_bits_to_float (NaN codes give its quiet NaN with the code's sign).
+constexpr uint32_t fp16_to_fp32_bits(uint32_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16, ex = (h >> 10) & 0x1Fu;
+  uint32_t man = h & 0x3FFu;
+  if (ex == 0x1F) return sign | (man ? 0x7FC00000u : 0x7F800000u);
+  if (ex != 0) return sign | ((ex + 112) << 23) | (man << 13);
+  if (man == 0) return sign;
+  uint32_t e = 113;  // subnormal: man * 2^-24, normalised
+  while (!(man & 0x400u)) man <<= 1, --e;
+  return sign | (e << 23) | ((man & 0x3FFu) << 13);
+}
+struct Fp16Table {
+  uint32_t bits[1 << 16];
+  constexpr Fp16Table() : bits() {
+    for (uint32_t h = 0; h < (1u << 16); ++h) bits[h] = fp16_to_fp32_bits(h);
+  }
+};
+constexpr Fp16Table kFp16Table{};
+inline float decode(fp16_t v) { return float_from_bits(kFp16Table.bits[v.bits]); }
+// fp32 -> fp16 inline and branch-light (the exact IEEE bit trick of Marat Dukhan's FP16
+// library), bit-identical to float_to_fp16_bits, which still takes NaN (checked over all 2^32
+// floats).
+inline uint16_t fp16_round(float f) {  // round to nearest even, overflow to inf
+  const uint32_t w = float_bits(f), shl1 = w + w;
+  if (shl1 > 0xFF000000u) return float_to_fp16_bits(f);  // NaN
+  uint32_t bias = std::max(shl1 & 0xFF000000u, 0x71000000u);
+  const float base = float_from_bits((bias >> 1) + 0x07800000u) + (std::fabs(f) * 0x1.0p+112f) * 0x1.0p-110f;
+  const uint32_t bits = float_bits(base);
+  return static_cast<uint16_t>(((w & 0x80000000u) >> 16) | (((bits >> 13) & 0x7C00u) + (bits & 0x0FFFu)));
+}
 
 // Stores an accumulator back: rounded once, except that an element whose accumulator still
 // holds exactly its decoded value keeps its own bits (untouched elements, NaN payloads).
@@ -139,19 +197,15 @@ inline void store_back(bf16_t& dst, float acc) {
   const uint32_t a = float_bits(acc), orig = static_cast<uint32_t>(dst.bits) << 16;
   dst.bits = a == orig ? dst.bits : bf16_round(a);
 }
-inline void store_back(fp16_t& dst, float acc) {
-  const float orig = decode(dst);
-  if (float_bits(orig) != float_bits(acc)) dst.bits = float_to_fp16_bits(acc);
+inline void store_back(fp16_t& dst, float acc) {  // branch-free: a target may be stored several times
+  const uint16_t keep = static_cast<uint16_t>(0u - static_cast<uint32_t>(float_bits(decode(dst)) == float_bits(acc)));
+  dst.bits = static_cast<uint16_t>((dst.bits & keep) | (fp16_round(acc) & ~keep));
 }
 
-// A contiguous run of 16-bit floats to / from fp32 accumulators (vectorised per target).
+// A contiguous run of 16-bit floats to fp32 accumulators (vectorised per target).
 template <class T>
 PTO_SIMD_CLONES void decode_run(float* dst, const T* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = decode(src[i]);
-}
-template <class T>
-PTO_SIMD_CLONES void store_back_run(T* dst, const float* acc, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) store_back(dst[i], acc[i]);
 }
 
 template <class T>
@@ -219,8 +273,9 @@ inline void walk_block(const Geometry& g, T* obase, const T* sbase, const I* iba
 // A dense block (many contributions per target) is applied to a packed copy of its targets:
 // nd x kn elements (fp32 accumulators for fp16 / bf16 add / multiply), contiguous, so they stay
 // in L2 — in the input itself, targets nd rows apart often share a handful of cache sets
-// (power-of-two row strides) and every update would miss. Unpacking writes back every element
-// of the block: untouched ones get their own bits back.
+// (power-of-two row strides) and every update would miss. A byte per packed element marks the
+// targets; only those are written back (an untargeted element is never stored to: another
+// thread may be writing it). Reduce None needs no copy in, only the marks.
 
 template <class T, ScatterReduce R>
 using Packed = std::conditional_t<R != ScatterReduce::None && kNeedsAccumulator<T>, float, T>;
@@ -236,32 +291,43 @@ inline void unpack_store(T& dst, P v) {
   else store_back(dst, v);
 }
 
+// dst[i] = v[i] where marked[i] (masked stores once vectorised; nothing else is written).
+template <class T, class P>
+PTO_SIMD_CLONES void store_marked(T* dst, const P* v, const uint8_t* marked, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (marked[i]) unpack_store<T, P>(dst[i], v[i]);
+}
+
 template <class T, class I, ScatterReduce R, bool kIdentity>
 void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, int64_t kn, int64_t src_k,
-                  const int64_t* ooff, const int64_t* soff, Packed<T, R>* buf) {
+                  const int64_t* ooff, const int64_t* soff, Packed<T, R>* buf, uint8_t* marks) {
   using P = Packed<T, R>;
   const int64_t osd = g.out_sd;
-  for (int64_t t = 0; t < g.nd; ++t) {
-    const T* row = obase + t * osd;
-    P* b = buf + t * kn;
-    if constexpr (kIdentity && std::is_same_v<T, P>) std::memcpy(b, row, kn * sizeof(T));
-    else if constexpr (kIdentity) decode_run(b, row, kn);
-    else for (int64_t k = 0; k < kn; ++k) b[k] = pack_load<T, P>(row[ooff[k]]);
+  if constexpr (R != ScatterReduce::None) {
+    for (int64_t t = 0; t < g.nd; ++t) {
+      const T* row = obase + t * osd;
+      P* b = buf + t * kn;
+      if constexpr (kIdentity && std::is_same_v<T, P>) std::memcpy(b, row, kn * sizeof(T));
+      else if constexpr (kIdentity) decode_run(b, row, kn);
+      else for (int64_t k = 0; k < kn; ++k) b[k] = pack_load<T, P>(row[ooff[k]]);
+    }
   }
+  std::memset(marks, 0, static_cast<size_t>(g.nd * kn));
   block_rows<16, T, I, kIdentity>(g, sbase, ibase, kn, src_k, [&](const I* irow, const T* srow) {
     for (int64_t k = 0; k < kn; ++k) {
-      P& a = buf[static_cast<int64_t>(irow[k]) * kn + k];
+      const int64_t at = static_cast<int64_t>(irow[k]) * kn + k;
       const T& v = srow[kIdentity ? k * src_k : soff[k]];
-      if constexpr (R == ScatterReduce::None) a = v;
-      else a = combine<P, R>(a, pack_load<T, P>(v));
+      marks[at] = 1;
+      if constexpr (R == ScatterReduce::None) buf[at] = v;
+      else buf[at] = combine<P, R>(buf[at], pack_load<T, P>(v));
     }
   });
   for (int64_t t = 0; t < g.nd; ++t) {
     T* row = obase + t * osd;
     const P* b = buf + t * kn;
-    if constexpr (kIdentity && std::is_same_v<T, P>) std::memcpy(row, b, kn * sizeof(T));
-    else if constexpr (kIdentity) store_back_run(row, b, kn);
-    else for (int64_t k = 0; k < kn; ++k) unpack_store<T, P>(row[ooff[k]], b[k]);
+    const uint8_t* m = marks + t * kn;
+    if constexpr (kIdentity) store_marked(row, b, m, kn);
+    else for (int64_t k = 0; k < kn; ++k) if (m[k]) unpack_store<T, P>(row[ooff[k]], b[k]);
   }
 }
 
@@ -293,6 +359,109 @@ class Scratch {
   std::vector<std::unique_ptr<E[]>> extra_;
 };
 
+// Row mode with short lines and few contributions per row (narrow tensors, e.g. x [N, 8],
+// index [N, 1]): per-row bookkeeping would cost more than the row, so each row is a plain loop
+// and consecutive rows stream through the hardware prefetcher. fp16 / bf16 add / multiply
+// load their targets into fp32 accumulators on the stack, apply, and store the targets back.
+constexpr int64_t kShortRowContributions = 32;
+constexpr int64_t kShortLineBytes = 1024;
+
+// fp16 conversions for the short-row loops: the portable ones above, or the CPU's (F16C) via
+// _Float16 casts in a function compiled for it. inf / NaN codes and NaN results take the
+// portable path, whose NaN handling is the contract; finite values convert identically (IEEE).
+struct PortableFp16 {
+  static float decode(fp16_t v) { return kernels::decode(v); }
+  static uint16_t round(float f) { return fp16_round(f); }
+};
+struct HardwareFp16 {
+  __attribute__((always_inline)) static inline float decode(fp16_t v) {
+    if ((v.bits & 0x7C00) == 0x7C00) return kernels::decode(v);
+    _Float16 h;
+    std::memcpy(&h, &v.bits, 2);
+    return static_cast<float>(h);
+  }
+  __attribute__((always_inline)) static inline uint16_t round(float f) {
+    if (std::isnan(f)) return float_to_fp16_bits(f);
+    const _Float16 h = static_cast<_Float16>(f);
+    uint16_t b;
+    std::memcpy(&b, &h, 2);
+    return b;
+  }
+};
+template <class Conv, class T>
+__attribute__((always_inline)) inline float decode_with(const T& v) {
+  if constexpr (std::is_same_v<T, fp16_t>) return Conv::decode(v);
+  else return decode(v);
+}
+template <class Conv, class T>
+__attribute__((always_inline)) inline void store_back_with(T& dst, float acc) {
+  if constexpr (std::is_same_v<T, fp16_t>) {  // branch-free, as store_back
+    const uint16_t keep = static_cast<uint16_t>(0u - static_cast<uint32_t>(float_bits(Conv::decode(dst)) == float_bits(acc)));
+    dst.bits = static_cast<uint16_t>((dst.bits & keep) | (Conv::round(acc) & ~keep));
+  } else {
+    store_back(dst, acc);
+  }
+}
+
+template <class T, class I, ScatterReduce R, class Conv>
+__attribute__((always_inline)) inline void short_rows_range(const ScatterArgs& a, const Geometry& g, int64_t begin,
+                                                            int64_t end) {
+  constexpr bool kAcc = R != ScatterReduce::None && kNeedsAccumulator<T>;
+  T* out = static_cast<T*>(a.out.data());
+  const bool scalar = !a.src.defined();
+  const T* src = scalar ? static_cast<const T*>(a.scalar) : static_cast<const T*>(a.src.data());
+  const I* idx = a.index.data_as<I>();
+  const int64_t md = g.md, osd = g.out_sd, ssd = scalar ? 0 : g.src_sd;
+  [[maybe_unused]] float ac[kShortLineBytes / 2];
+  [[maybe_unused]] uint64_t touched[kShortLineBytes / 2 / 64];
+  const int64_t words = (g.nd + 63) / 64;
+  for (int64_t o = begin; o < end; ++o) {
+    T* orow = out + g.out_outer(o);
+    const T* srow = scalar ? src : src + g.src_outer(o);
+    const I* irow = idx + o * md;
+    if constexpr (kAcc) {  // each target stored once: a bit per line element marks the targets
+      std::fill(touched, touched + words, uint64_t(0));
+      for (int64_t j = 0; j < md; ++j) {
+        const int64_t t = irow[j];
+        ac[t] = decode_with<Conv>(orow[t * osd]);
+        touched[t >> 6] |= uint64_t(1) << (t & 63);
+      }
+      for (int64_t j = 0; j < md; ++j) ac[irow[j]] = combine<float, R>(ac[irow[j]], decode_with<Conv>(srow[j * ssd]));
+      for (int64_t w = 0; w < words; ++w)
+        for (uint64_t bits = touched[w]; bits; bits &= bits - 1) {
+          const int64_t t = w * 64 + std::countr_zero(bits);
+          store_back_with<Conv>(orow[t * osd], ac[t]);
+        }
+    } else {
+      for (int64_t j = 0; j < md; ++j) {
+        T& dst = orow[irow[j] * osd];
+        if constexpr (R == ScatterReduce::None) dst = srow[j * ssd];
+        else dst = combine<T, R>(dst, srow[j * ssd]);
+      }
+    }
+  }
+}
+
+template <class T, class I, ScatterReduce R>
+void short_rows_portable(const ScatterArgs& a, const Geometry& g, int64_t begin, int64_t end) {
+  short_rows_range<T, I, R, PortableFp16>(a, g, begin, end);
+}
+template <class T, class I, ScatterReduce R>
+PTO_TARGET_F16C void short_rows_f16c(const ScatterArgs& a, const Geometry& g, int64_t begin, int64_t end) {
+  short_rows_range<T, I, R, HardwareFp16>(a, g, begin, end);
+}
+
+template <class T, class I, ScatterReduce R>
+void short_rows(const ScatterArgs& a, const Geometry& g) {
+  auto range = &short_rows_portable<T, I, R>;
+#if PTO_X86
+  if constexpr (std::is_same_v<T, fp16_t> && R != ScatterReduce::None)
+    if (kernel_tuning().isa != Isa::Baseline && __builtin_cpu_supports("f16c")) range = &short_rows_f16c<T, I, R>;
+#endif
+  parallel_for(g.outer, std::max<int64_t>(1, 16384 / g.md),
+               [&](int64_t begin, int64_t end) { range(a, g, begin, end); });
+}
+
 // A work item applies its contributions in place (reduce None; fp32 / fp64 / integer add and
 // multiply) or, for fp16 / bf16 add and multiply, through an fp32 accumulator per target.
 template <class T, class I, ScatterReduce R>
@@ -309,6 +478,10 @@ void run(const ScatterArgs& a, const Geometry& g) {
     else if constexpr (!kNeedsAccumulator<T>) dst = combine<T, R>(dst, v);
   };
 
+  if (g.inner == 1 && g.md <= kShortRowContributions && g.nd * static_cast<int64_t>(sizeof(T)) <= kShortLineBytes) {
+    short_rows<T, I, R>(a, g);
+    return;
+  }
   if (g.inner == 1) {  // row mode
     const bool unit = g.out_sd == 1 && (scalar || g.src_sd == 1);
     const int64_t min_rows = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.md));
@@ -318,8 +491,10 @@ void run(const ScatterArgs& a, const Geometry& g) {
     const int64_t kAhead = std::clamp<int64_t>((16 << 10) / std::max<int64_t>(1, line_bytes), 1, 4);
     const bool dense_row = g.out_sd == 1 && g.md * 4 >= g.nd;
     Scratch<float> scratch(g.nd, kAcc);
+    Scratch<uint8_t> line_marks(g.nd, kAcc && dense_row);
     parallel_for(g.outer, min_rows, [&](int64_t begin, int64_t end) {
       float* const ac = scratch.take();
+      uint8_t* const marked = line_marks.take();
       for (int64_t o = begin; o < end; ++o) {
         T* orow = out + g.out_outer(o);
         const T* srow = scalar ? src : src + g.src_outer(o);
@@ -336,10 +511,15 @@ void run(const ScatterArgs& a, const Geometry& g) {
         };
         if constexpr (kAcc) {
           auto accumulate = [&](T&, const T& v, int64_t t, int64_t) { ac[t] = combine<float, R>(ac[t], decode(v)); };
-          if (dense_row) {  // the whole line through the accumulators: two vectorised passes + the updates
+          if (dense_row) {  // the whole line read into the accumulators (one vectorised pass), the
+                            // marked targets stored back in address order
             decode_run(ac, orow, g.nd);
-            walk(true, accumulate);
-            store_back_run(orow, ac, g.nd);
+            std::memset(marked, 0, static_cast<size_t>(g.nd));
+            walk(true, [&](T&, const T& v, int64_t t, int64_t) {
+              ac[t] = combine<float, R>(ac[t], decode(v));
+              marked[t] = 1;
+            });
+            store_marked(orow, ac, marked, g.nd);
           } else {  // a sparse line: only the targets
             walk(true, [&](T& dst, const T&, int64_t t, int64_t) { ac[t] = decode(dst); });
             walk(false, accumulate);
@@ -358,27 +538,40 @@ void run(const ScatterArgs& a, const Geometry& g) {
     return;
   }
 
-  // block mode: packed when a block's targets take about one contribution each or more
+  // Block mode. Packed when a block's targets take about one contribution each or more and a
+  // block of at least a cache line of inner positions fits the L2 budget; otherwise the
+  // contributions go straight to the input, in blocks as wide as the threads allow (each index
+  // and src row is read in long runs, each thread's targets are whole cache lines).
   using P = Packed<T, R>;
-  const bool use_packed = g.md * 4 >= g.nd;
-  const int64_t elem = kAcc || use_packed ? static_cast<int64_t>(sizeof(P)) : static_cast<int64_t>(sizeof(T));
-  constexpr int64_t kBudget = 512 << 10;  // bytes of targets per block (L2)
-  int64_t B = std::clamp<int64_t>(kBudget / std::max<int64_t>(1, g.nd * elem), 1, g.inner);
+  constexpr int64_t kBudget = 512 << 10;  // bytes of packed targets per block (L2)
+  constexpr int64_t kAccBudget = 8 << 20;  // bytes of sparse fp32 accumulators per thread
+  const int64_t line = std::min<int64_t>(g.inner, std::max<int64_t>(1, 64 / static_cast<int64_t>(sizeof(T))));
+  const bool use_packed =
+      g.md * 4 >= g.nd && g.nd * line * static_cast<int64_t>(sizeof(P)) <= kBudget;
+  int64_t B = g.inner;
+  if (use_packed) B = std::clamp<int64_t>(kBudget / (g.nd * static_cast<int64_t>(sizeof(P))), line, g.inner);
+  else if (kAcc) B = std::clamp<int64_t>(kAccBudget / (g.nd * 4), line, g.inner);
   if (threads > 1 && g.outer * ((g.inner + B - 1) / B) < 2 * threads) {
-    const int64_t parts = (2 * threads + g.outer - 1) / g.outer;
+    // Too few blocks for the threads: narrower blocks, below a cache line if need be (threads
+    // then share target lines, which costs little when the targets are spread over many rows).
+    // Below a line, one block per thread: every block reads all index and src rows.
+    const int64_t parts = (2 * threads + g.outer - 1) / g.outer, min_parts = (threads + g.outer - 1) / g.outer;
     B = std::max<int64_t>(1, (g.inner + parts - 1) / parts);
+    if (B < line) B = std::max<int64_t>(1, (g.inner + min_parts - 1) / min_parts);
   }
-  if (B < g.inner && B > 16) B = B / 16 * 16;
+  if (B < g.inner && B > line) B = B / line * line;
   const int64_t blocks = (g.inner + B - 1) / B;
   const int64_t items = g.outer * blocks;
   const int64_t per_item = std::max<int64_t>(1, g.md * B);
   const int64_t min_items = std::max<int64_t>(1, 16384 / per_item);
   const int64_t src_k = scalar ? 0 : 1;
   Scratch<P> packs(g.nd * B, use_packed);
+  Scratch<uint8_t> marks(g.nd * B, use_packed || kAcc);
   Scratch<float> accs(g.nd * B, kAcc && !use_packed);
   Scratch<int64_t> offsets(2 * B, !g.inner_identity);
   parallel_for(items, min_items, [&](int64_t begin, int64_t end) {
     P* const buf = packs.take();
+    uint8_t* const marked = marks.take();
     float* const ac = accs.take();
     int64_t* const ooff = offsets.take();
     int64_t* const soff = ooff ? ooff + B : nullptr;
@@ -396,21 +589,29 @@ void run(const ScatterArgs& a, const Geometry& g) {
       }
       if (use_packed) {
         if (g.inner_identity)
-          packed_block<T, I, R, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, buf);
+          packed_block<T, I, R, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, buf, marked);
         else
-          packed_block<T, I, R, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, buf);
+          packed_block<T, I, R, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, buf, marked);
         continue;
       }
       auto walk = [&](auto&& f) {
         if (g.inner_identity) walk_block<T, I, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, f);
         else walk_block<T, I, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, f);
       };
-      if constexpr (kAcc) {
-        walk([&](T& dst, const T&, int64_t t, int64_t k) { ac[t * B + k] = decode(dst); });
-        walk([&](T&, const T& v, int64_t t, int64_t k) {
-          ac[t * B + k] = combine<float, R>(ac[t * B + k], decode(v));
+      if constexpr (kAcc) {  // a target's accumulator is loaded at its first contribution
+        std::memset(marked, 0, static_cast<size_t>(g.nd * kn));
+        walk([&](T& dst, const T& v, int64_t t, int64_t k) {
+          const int64_t at = t * kn + k;
+          if (!marked[at]) ac[at] = decode(dst), marked[at] = 1;
+          ac[at] = combine<float, R>(ac[at], decode(v));
         });
-        walk([&](T& dst, const T&, int64_t t, int64_t k) { store_back(dst, ac[t * B + k]); });
+        for (int64_t t = 0; t < g.nd; ++t) {  // the targets back, in address order
+          T* row = obase + t * g.out_sd;
+          const float* acc = ac + t * kn;
+          const uint8_t* m = marked + t * kn;
+          if (g.inner_identity) store_marked(row, acc, m, kn);
+          else for (int64_t k = 0; k < kn; ++k) if (m[k]) store_back(row[ooff[k]], acc[k]);
+        }
       } else {
         walk(direct);
       }
@@ -432,25 +633,6 @@ void dispatch_type(const ScatterArgs& a, const Geometry& g) {
   }
 }
 
-template <class I>
-PTO_SIMD_CLONES bool any_out_of_range(const I* v, int64_t n, int64_t bound) {
-  uint64_t any = 0;  // branch-free, so it vectorises
-  const uint64_t b = static_cast<uint64_t>(bound);
-  for (int64_t i = 0; i < n; ++i) any |= static_cast<uint64_t>(static_cast<uint64_t>(v[i]) >= b);
-  return any != 0;
-}
-
-template <class I>
-PTO_SIMD_CLONES bool any_out_of_range_narrowed(const I* v, uint16_t* out, int64_t n, int64_t bound) {
-  uint64_t any = 0;
-  const uint64_t b = static_cast<uint64_t>(bound);
-  for (int64_t i = 0; i < n; ++i) {
-    any |= static_cast<uint64_t>(static_cast<uint64_t>(v[i]) >= b);
-    out[i] = static_cast<uint16_t>(v[i]);
-  }
-  return any != 0;
-}
-
 // The kernels' index types: int32 / int64 as given, uint16 for a narrowed copy.
 template <class F>
 void visit_kernel_index(DType dt, F&& f) {
@@ -459,25 +641,6 @@ void visit_kernel_index(DType dt, F&& f) {
 }
 
 }  // namespace
-
-bool check_index(const Tensor& index, int64_t bound, Tensor* narrow) {
-  // Narrowing pays for a large index: the kernel then reads 2 bytes a value instead of 4 or 8
-  // (and a copy that small often is still in the cache).
-  const bool narrowing = narrow && bound <= 65536 && index.numel() >= (1 << 20);
-  if (narrowing) *narrow = Tensor::empty(index.shape(), DType::UINT16);
-  std::atomic<bool> bad{false};
-  visit_index_dtype(index.dtype(), [&](auto itag) {
-    using I = typename decltype(itag)::type;
-    const I* v = index.data_as<I>();
-    uint16_t* w = narrowing ? narrow->data_as<uint16_t>() : nullptr;
-    parallel_for(index.numel(), int64_t(1) << 16, [&](int64_t begin, int64_t end) {
-      const bool out = w ? any_out_of_range_narrowed(v + begin, w + begin, end - begin, bound)
-                         : any_out_of_range(v + begin, end - begin, bound);
-      if (out) bad.store(true, std::memory_order_relaxed);
-    });
-  });
-  return !bad.load();
-}
 
 bool has_internal_overlap(const Tensor& t) {
   if (t.numel() == 0) return false;

@@ -9,7 +9,7 @@ namespace pto::kernels {
 struct ScatterArgs {
   Tensor out;             // written in place; any strides, no two elements at one address
   int dim = 0;            // normalised
-  Tensor index;           // contiguous int32 / int64 (or uint16 from check_index), values in [0, out.shape(dim))
+  Tensor index;           // contiguous int32 / int64 (or the uint16 copy index_bounds narrows), values in [0, out.shape(dim))
   Tensor src;             // index-shaped view of src (any strides); undefined for a scalar src
   const void* scalar = nullptr;  // one element of out's dtype when src is undefined
   ScatterReduce reduce = ScatterReduce::None;
@@ -20,12 +20,6 @@ struct ScatterArgs {
 // contributions in row-major index order. fp16 / bf16 add and multiply accumulate per target
 // in fp32 and round once.
 void scatter(const ScatterArgs& args);
-
-// True when every value of the contiguous int32 / int64 index is in [0, bound): one vectorised,
-// parallel pass (checks::check_index_values rescans to name the first bad value). When
-// `narrow` is given and it pays (a large index, bound <= 65536), the same pass also
-// writes the values as a UINT16 tensor into *narrow, which the kernel can read instead.
-bool check_index(const Tensor& index, int64_t bound, Tensor* narrow);
 
 // True when distinct positions of t may share an address (zero or overlapping strides).
 bool has_internal_overlap(const Tensor& t);

@@ -1,14 +1,7 @@
 #include "ops/checks.h"
 
-#include <algorithm>
-#include <atomic>
-#include <limits>
-#include <sstream>
-
-#include "ptocpu/error.h"
-#include "ptocpu/parallel.h"
-#include "copy/simd.h"
 #include "kernels/scatter.h"
+#include "ptocpu/error.h"
 
 namespace pto::checks {
 
@@ -80,89 +73,6 @@ int normalize_dim(const char* op, int64_t dim, int rank) {
   if (dim < -rank || dim >= rank)
     fail<IndexError>(op, ": dim ", dim, " is out of range [", -rank, ", ", rank, ") for a tensor of rank ", rank);
   return static_cast<int>(dim < 0 ? dim + rank : dim);
-}
-
-namespace {
-// OR of "value out of [0, bound)" over v[0, n), one unsigned compare per value (negative
-// values wrap to huge ones); branch-free so that it vectorises (runtime-dispatched clones).
-PTO_SIMD_CLONES bool any_out_of_range32(const uint32_t* v, int64_t n, uint32_t bound) {
-  uint32_t any = 0;
-  for (int64_t i = 0; i < n; ++i) any |= static_cast<uint32_t>(v[i] >= bound);
-  return any != 0;
-}
-PTO_SIMD_CLONES bool any_out_of_range64(const uint64_t* v, int64_t n, uint64_t bound) {
-  uint64_t any = 0;
-  for (int64_t i = 0; i < n; ++i) any |= static_cast<uint64_t>(v[i] >= bound);
-  return any != 0;
-}
-
-// OR of "value >= bound" (signed: negative values pass).
-template <class I>
-PTO_SIMD_CLONES bool any_at_or_above(const I* v, int64_t n, I bound) {
-  I any = 0;
-  for (int64_t i = 0; i < n; ++i) any |= static_cast<I>(v[i] >= bound);
-  return any != 0;
-}
-
-template <class I>
-bool all_in_range(const I* v, int64_t n, int64_t bound, Negatives negatives) {
-  std::atomic<bool> bad{false};
-  parallel_for(n, int64_t(1) << 17, [&](int64_t begin, int64_t end) {
-    bool any;
-    if (negatives == Negatives::Skip)
-      any = bound > std::numeric_limits<I>::max() ? false
-                                                  : any_at_or_above<I>(v + begin, end - begin, static_cast<I>(bound));
-    else if constexpr (sizeof(I) == 4)  // bound above 2^31: only negative values (>= 2^31 unsigned) are out
-      any = any_out_of_range32(reinterpret_cast<const uint32_t*>(v) + begin, end - begin,
-                               static_cast<uint32_t>(std::min<int64_t>(bound, int64_t(1) << 31)));
-    else
-      any = any_out_of_range64(reinterpret_cast<const uint64_t*>(v) + begin, end - begin, static_cast<uint64_t>(bound));
-    if (any) bad.store(true, std::memory_order_relaxed);
-  });
-  return !bad.load();
-}
-
-std::string position(int64_t flat, const Shape& shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
-    idx[i] = flat % shape[i];
-    flat /= shape[i];
-  }
-  std::ostringstream os;
-  os << '(';
-  for (size_t i = 0; i < idx.size(); ++i) os << (i ? ", " : "") << idx[i];
-  os << (idx.size() == 1 ? ",)" : ")");
-  return os.str();
-}
-}  // namespace
-
-bool index_values_in_range(const Tensor& index, int64_t bound, Negatives negatives) {
-  bool ok = true;
-  visit_index_dtype(index.dtype(), [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    ok = all_in_range(index.data_as<I>(), index.numel(), bound, negatives);
-  });
-  return ok;
-}
-
-void check_index_values(const char* op, const Tensor& index, int64_t bound, const std::string& context,
-                        Negatives negatives) {
-  visit_index_dtype(index.dtype(), [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    const I* v = index.data_as<I>();
-    const int64_t n = index.numel();
-    if (all_in_range(v, n, bound, negatives)) return;
-    for (int64_t i = 0; i < n; ++i)
-      if ((v[i] < 0 && negatives == Negatives::Error) || v[i] >= bound)
-        fail<IndexError>(op, ": index value ", static_cast<int64_t>(v[i]), " at index position ",
-                         position(i, index.shape()), " is out of range [0, ", bound, ") ", context);
-  });
-}
-
-void check_index_for_dim(const char* op, const Tensor& index, const Tensor& input, int dim) {
-  if (index_values_in_range(index, input.shape(dim))) return;
-  check_index_values(op, index, input.shape(dim),
-                     "for dim " + std::to_string(dim) + " of input shape " + shape_to_string(input.shape()));
 }
 
 }  // namespace pto::checks

@@ -34,21 +34,4 @@ Tensor unaliased(const Tensor& t, const Tensor& written);
 // dim in [-rank, rank) (IndexError), normalised to [0, rank).
 int normalize_dim(const char* op, int64_t dim, int rank);
 
-// What a negative index value means: an error (most ops), or a row to skip (scatter_update).
-enum class Negatives { Error, Skip };
-
-// IndexError unless every value of the contiguous int32 / int64 `index` is in [0, bound)
-// (below bound, with Negatives::Skip).
-// One branch-free pass (parallel); only a failing call rescans to name the first bad value.
-// `context` ends the message, e.g. "for dim 0 of input shape [3, 4]".
-void check_index_values(const char* op, const Tensor& index, int64_t bound, const std::string& context,
-                        Negatives negatives = Negatives::Error);
-// check_index_values with bound input.shape(dim) and the message ending "for dim d of input
-// shape [...]" (built only when a value is out of range).
-void check_index_for_dim(const char* op, const Tensor& index, const Tensor& input, int dim);
-// The pass alone: true when every value of the contiguous int32 / int64 `index` is in
-// [0, bound) (below bound, with Negatives::Skip). Callers that build `context` for the
-// message call this first.
-bool index_values_in_range(const Tensor& index, int64_t bound, Negatives negatives = Negatives::Error);
-
 }  // namespace pto::checks

@@ -3,6 +3,7 @@
 
 #include "kernels/gather.h"
 #include "ops/checks.h"
+#include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/tiling.h"
@@ -55,7 +56,7 @@ int validate_gather(const Tensor& input, int64_t dim, const Tensor& index) {
 Tensor gather(const Tensor& input, int64_t dim, const Tensor& index) {
   const int d = validate_gather(input, dim, index);
   const Tensor idx = index.contiguous();
-  checks::check_index_for_dim(kOp, idx, input, d);
+  index_bounds::check_for_dim(kOp, idx, input, d);
   Tensor out = Tensor::empty(index.shape(), input.dtype());
   kernels::gather(input, d, idx, out);
   return out;

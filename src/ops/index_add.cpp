@@ -9,6 +9,7 @@
 
 #include "kernels/index_add.h"
 #include "ops/checks.h"
+#include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/tiling.h"
@@ -117,7 +118,7 @@ Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_
   // index and source are read as if completely before any write: what shares memory with the
   // written tensor is copied first.
   const Tensor idx = in_place ? checks::unaliased(index.contiguous(), input) : index.contiguous();
-  checks::check_index_for_dim(op, idx, input, plan.dim);
+  index_bounds::check_for_dim(op, idx, input, plan.dim);
   // Every check has passed: from here on the call succeeds.
   const Tensor out = checks::written_tensor(input, in_place);
   kernels::index_add({out, plan.dim, idx, checks::unaliased(source, out), plan.alpha});

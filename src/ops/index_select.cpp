@@ -1,6 +1,7 @@
 // index_select (docs/ops/index_select.md): checks and shape inference, then the gather kernel.
 #include "kernels/index_select.h"
 #include "ops/checks.h"
+#include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/tiling.h"
@@ -50,7 +51,9 @@ Tensor index_select(const Tensor& input_view, int64_t dim, const Tensor& index_v
   const IndexSelectPlan plan = validate_index_select(input, dim, index);
   const Tensor contiguous_index = index.is_contiguous() ? Tensor() : index.contiguous();
   const Tensor& idx = contiguous_index.defined() ? contiguous_index : index;
-  checks::check_index_for_dim(kOp, idx, input, plan.dim);
+  index_bounds::check(kOp, idx, input.shape(plan.dim), [&] {
+    return "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape());
+  });
   Tensor out = Tensor::empty(plan.out_shape, input.dtype());
   kernels::index_select(input, plan.dim, idx, out);
   return out;

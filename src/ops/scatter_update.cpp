@@ -5,6 +5,7 @@
 
 #include "kernels/scatter_update.h"
 #include "ops/checks.h"
+#include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/tiling.h"
@@ -102,11 +103,13 @@ Tensor scatter_update(const Tensor& input, int64_t dim, const Tensor& index, con
   const Tensor idx = readable_index(index, input);
   const int r = input.ndim();
   const int64_t slots = r == 2 ? input.shape(0) : input.shape(0) * input.shape(1);
-  if (!checks::index_values_in_range(idx, slots, checks::Negatives::Skip))
-    checks::check_index_values(kOp, idx, slots,
-                               "for the " + std::to_string(slots) + " cache rows of input shape " +
-                                   shape_to_string(input.shape()) + " (a negative value skips its row)",
-                               checks::Negatives::Skip);
+  index_bounds::check(
+      kOp, idx, slots,
+      [&] {
+        return "for the " + std::to_string(slots) + " cache rows of input shape " + shape_to_string(input.shape()) +
+               " (a negative value skips its row)";
+      },
+      nullptr, index_bounds::Negatives::Skip);
   // Every check has passed: from here on the call succeeds.
   const int64_t b = index.shape(0), s = index.shape(1);
   Shape used = src.shape();  // the rows src contributes

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "copy/strided_copy.h"
 #include "ops/checks.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
@@ -149,20 +150,23 @@ StridedSlicePlan validate_strided_slice(const Tensor& x, const std::vector<int64
 }
 
 // The plan as a view of x: element strides and the offset of out[0, ..., 0].
-Tensor apply(const Tensor& x, const StridedSlicePlan& plan) {
-  Strides strides(plan.shape.size());
+struct ViewLayout {
+  Strides strides;
   int64_t offset = 0;
+};
+ViewLayout layout(const Tensor& x, const StridedSlicePlan& plan) {
+  ViewLayout v{Strides(plan.shape.size()), 0};
   for (size_t k = 0; k < plan.dims.size(); ++k) {
     const SliceDim& sd = plan.dims[k];
     if (sd.in_dim < 0) continue;  // a new axis: size 1, stride 0
     const int64_t st = x.stride(sd.in_dim);
-    strides[k] = plan.shape[k] > 1 ? sd.step * st : st;  // |step| <= extent here: no overflow
-    offset += sd.start * st;
+    v.strides[k] = plan.shape[k] > 1 ? sd.step * st : st;  // |step| <= extent here: no overflow
+    v.offset += sd.start * st;
   }
   for (int d = 0; d < x.ndim(); ++d)
-    if (plan.fixed[d] >= 0) offset += plan.fixed[d] * x.stride(d);
-  if (shape_numel(plan.shape) == 0) offset = 0;  // nothing is read; keep the pointer inside x
-  return x.as_strided(plan.shape, strides, offset);
+    if (plan.fixed[d] >= 0) v.offset += plan.fixed[d] * x.stride(d);
+  if (shape_numel(plan.shape) == 0) v.offset = 0;  // nothing is read; keep the pointer inside x
+  return v;
 }
 
 }  // namespace
@@ -171,16 +175,21 @@ Tensor strided_slice_view(const Tensor& x, const std::vector<int64_t>& begin, co
                           const std::vector<int64_t>& strides, int64_t begin_mask, int64_t end_mask,
                           int64_t ellipsis_mask, int64_t shrink_axis_mask, int64_t new_axis_mask) {
   const Masks masks{begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask};
-  return apply(x, validate_strided_slice(x, begin, end, strides, masks));
+  const StridedSlicePlan plan = validate_strided_slice(x, begin, end, strides, masks);
+  const ViewLayout v = layout(x, plan);
+  return x.as_strided(plan.shape, v.strides, v.offset);
 }
 
 Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
                      const std::vector<int64_t>& strides, int64_t begin_mask, int64_t end_mask, int64_t ellipsis_mask,
                      int64_t shrink_axis_mask, int64_t new_axis_mask) {
   const Masks masks{begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask};
-  const Tensor view = apply(x, validate_strided_slice(x, begin, end, strides, masks));
-  Tensor out = Tensor::empty(view.shape(), x.dtype());
-  copy_into(out, view);
+  const StridedSlicePlan plan = validate_strided_slice(x, begin, end, strides, masks);
+  const ViewLayout v = layout(x, plan);
+  // Straight into the copy engine: no view Tensor in between (tiny calls count every allocation).
+  Tensor out = Tensor::empty(plan.shape, x.dtype());
+  kernels::strided_copy(out.data(), out.strides().data(), static_cast<const std::byte*>(x.data()) + v.offset * x.itemsize(),
+                        v.strides.data(), plan.shape.data(), static_cast<int>(plan.shape.size()), x.itemsize());
   return out;
 }
 

@@ -2,6 +2,7 @@
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -103,6 +104,33 @@ def test_bench_tiny_prints_the_table(tmp_path):
     assert "TINY-IS" in r.stdout
     data = json.loads(path.read_text())
     assert data
+
+
+def test_bench_sweep_runs_chosen_cases_and_prints_the_summary(tmp_path):
+    path = tmp_path / "s.json"
+    r = run_cli("bench", "--sweep", "--case", "SW-IS-tiny-rows,SW-SS-tiny", "--repeats", "3", "--quiet",
+                "--json", str(path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "SW-IS-tiny-rows" in r.stdout and "SW-SS-tiny" in r.stdout
+    summary = [line for line in r.stdout.splitlines() if line.startswith("sweep: ")]
+    assert len(summary) == 1, r.stdout[-2000:]
+    assert re.fullmatch(r"sweep: 2 cases vs torch: median \d+\.\d\dx, worst \d+\.\d\dx \(SW-\S+\), [012] below 1\.0x",
+                        summary[0]), summary[0]
+    assert "worst 2:" in r.stdout
+    data = json.loads(path.read_text())
+    assert data["peers"] == ["torch"] and [c["id"] for c in data["cases"]] == ["SW-IS-tiny-rows", "SW-SS-tiny"]
+    assert data["header"]["sweep_summary"] == summary[0]
+
+
+def test_bench_sweep_grid_covers_every_op_with_unique_ids():
+    from ptocpu.bench import sweep
+    cases = sweep.sweep_cases()
+    assert len(cases) >= 80
+    assert {c.op for c in cases} >= {"index_select", "interleave", "deinterleave", "scatter_", "strided_slice"}
+    assert len({c.id for c in cases}) == len(cases)
+    with pytest.raises(SystemExit, match="unknown case"):
+        sweep.select_sweep(["SW-NOPE"])
+    assert [c.id for c in sweep.select_sweep(["sw-ss-1d*"])] == ["SW-SS-1d-step2", "SW-SS-1d-crop", "SW-SS-1d-reverse"]
 
 
 def test_bench_plot_without_matplotlib_fails_naming_the_extra(tmp_path):

@@ -1,4 +1,5 @@
-"""`ptocpu bench`: the published cases of docs/benchmarks.md against PyTorch and NumPy, in one run.
+"""`ptocpu bench`: the published cases of docs/benchmarks.md against PyTorch and NumPy, in one run;
+`ptocpu bench --sweep`: the shape grid of sweep.py against torch, with its summary.
 
 Every case reports the bytes it must move (docs/benchmarks.md's count), ptocpu's median time, its roofline
 fraction (bytes / copy bandwidth / time) and each peer's median time with the speedup over it.
@@ -25,9 +26,21 @@ try:  # torch is a peer, never a requirement
 except ImportError:  # pragma: no cover - depends on the environment
     torch = None
 
-from .cases import COPY_BYTES, select_cases
+from .cases import CASE_BUDGET_S, COPY_BYTES, Case, select_cases
 from .measure import CopyProbe, Progress, median, run_case, set_threads
 from .report import annotate, cpu_model, mem_gib, format_table, require_matplotlib, write_plot
+from . import sweep as _sweep
+
+SWEEP_BUDGET_S = 0.8  # timed seconds per sweep case beyond the minimum runs: the grid is large
+
+
+def _torch_only(case: Case) -> Case:
+    """The sweep compares with torch alone (numpy's scatter / take are far slower and single-threaded)."""
+    tools = case.tools
+
+    def only(inp):
+        return {k: v for k, v in tools(inp).items() if k != "numpy"}
+    return Case(case.id, case.op, case.call, case.dtype, case.build, only, case.bytes, case.tol, case.tiny)
 
 
 def run(args) -> int:
@@ -38,9 +51,16 @@ def run(args) -> int:
         require_matplotlib()
     set_threads(threads)
     repeats = max(5, int(getattr(args, "repeats", 7) or 7))
-    cases = select_cases(getattr(args, "case", None))
+    sweep = bool(getattr(args, "sweep", False))
+    if sweep:
+        if torch is None:
+            raise SystemExit("ptocpu bench --sweep compares with torch, which is not installed")
+        cases = [_torch_only(c) for c in _sweep.select_sweep(getattr(args, "case", None))]
+        peers, budget = ["torch"], SWEEP_BUDGET_S
+    else:
+        cases = select_cases(getattr(args, "case", None))
+        peers, budget = (["torch"] if torch is not None else []) + ["numpy"], CASE_BUDGET_S
     progress = Progress(not getattr(args, "quiet", False))
-    peers = (["torch"] if torch is not None else []) + ["numpy"]
 
     progress("measuring copy bandwidth")
     probe = CopyProbe()
@@ -49,7 +69,7 @@ def run(args) -> int:
         progress(f"[{i + 1}/{len(cases)}] {case.id}")
         try:
             results.append(run_case(case, repeats, _Prefixed(progress, f"[{i + 1}/{len(cases)}] "), seed=1234 + i,
-                                    copy=probe))
+                                    copy=probe, budget=budget))
         finally:
             gc.collect()
     if len(probe.samples) < 5:  # only TINY cases (or none implemented): time the copy on its own
@@ -76,6 +96,10 @@ def run(args) -> int:
     annotate(results)
     table = format_table(header, results, peers)
     print(table)
+    if sweep:
+        lines = _sweep.summary(results)
+        header["sweep_summary"] = lines[0]
+        print("\n" + "\n".join(lines))
     if getattr(args, "json", None):
         with open(args.json, "w") as f:
             json.dump({"header": header, "peers": peers, "cases": results}, f, indent=2)

@@ -18,8 +18,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16), "bf16": BF16,
-           "int32": np.dtype(np.int32), "int64": np.dtype(np.int64)}
+_DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16), "bf16": BF16, "fp64": np.dtype(np.float64),
+           "int8": np.dtype(np.int8), "int16": np.dtype(np.int16), "int32": np.dtype(np.int32),
+           "int64": np.dtype(np.int64)}
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 COPY_BYTES = 256 << 20  # the copy-bandwidth buffer (docs/benchmarks.md: >= 256 MiB)
@@ -41,8 +42,10 @@ def _random(rng: np.random.Generator, shape, dtype: str, lo: float = -1.0, hi: f
         return a.astype(np.float16)
     if dtype == "bf16":
         return (a.view(np.uint32) >> 16).astype(np.uint16).view(BF16)
-    if dtype == "int32":
-        return rng.integers(-1 << 30, 1 << 30, size=shape, dtype=np.int32)
+    if dtype == "fp64":
+        return a.astype(np.float64)
+    if dtype in ("int8", "int16", "int32", "int64"):  # small values: integer add / multiply stay readable
+        return rng.integers(-100, 100, size=shape, dtype=_DTYPES[dtype])
     raise ValueError(dtype)
 
 
@@ -54,6 +57,20 @@ def _unique_rows(rng: np.random.Generator, rows: int, width: int, bound: int, dt
     """[rows, width] with no value repeated within a row (a random subset of [0, bound) per row)."""
     base = np.broadcast_to(np.arange(bound, dtype=_DTYPES[dtype]), (rows, bound))
     return np.ascontiguousarray(rng.permuted(base, axis=1)[:, :width])
+
+
+def padded(a: np.ndarray, empty: bool = False) -> np.ndarray:
+    """A strided view holding a's values (or nothing, when empty): rows of a buffer twice as long."""
+    base = np.empty(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+    view = base[..., :a.shape[-1]]
+    if not empty:
+        view[...] = a
+    return view
+
+
+def _empty_like(a: np.ndarray) -> np.ndarray:
+    """An uninitialised array with a's layout class (contiguous, or padded rows)."""
+    return np.empty_like(a) if a.flags.c_contiguous else padded(a, empty=True)
 
 
 def _torch(a: np.ndarray):
@@ -244,13 +261,13 @@ def _sc_tools(inp):
     scalar = not isinstance(src, np.ndarray)
     t = {}
     fn = getattr(ptocpu, "scatter_", None)
-    px_np = np.empty_like(x0)
+    px_np = _empty_like(x0)
     px = ptocpu.asarray(px_np)
     psrc = src if scalar else ptocpu.asarray(src)
     t["ptocpu"] = Tool(functools.partial(fn, px, dim, ptocpu.asarray(idx), psrc, reduce=reduce) if fn else None,
                        functools.partial(np.copyto, px_np, x0))
     if torch is not None:
-        tx = _torch(np.empty_like(x0))
+        tx = _torch(_empty_like(x0))
         tx0 = _torch(x0)
         ti = _torch(idx)
         tsrc = float(src) if scalar else _torch(src)
@@ -260,7 +277,7 @@ def _sc_tools(inp):
             run = functools.partial(tx.scatter_reduce_, dim, ti, tsrc, "sum" if reduce == "add" else "prod",
                                     include_self=True)
         t["torch"] = Tool(run, functools.partial(tx.copy_, tx0))
-    nx = np.empty_like(x0)
+    nx = _empty_like(x0)
     nsrc = src if not scalar else x0.dtype.type(src)
     if reduce is None:
         nrun = functools.partial(np.put_along_axis, nx, idx, nsrc, axis=dim)
@@ -304,9 +321,9 @@ def _ss_case(id_, xshape, dtype, args, kwargs, key, flip, call, tiny=False):
             tx = _torch(x)
             if flip:
                 t["torch"] = Tool(functools.partial(torch.flip, tx, flip))
-            else:
-                t["torch"] = Tool(lambda: tx[key].contiguous())
-        t["numpy"] = Tool(lambda: np.ascontiguousarray(x[key]))
+            else:  # a copy, as strided_slice makes: .contiguous() of a slice that already is returns a view
+                t["torch"] = Tool(lambda: tx[key].clone(memory_format=torch.contiguous_format))
+        t["numpy"] = Tool(lambda: np.array(x[key], order="C", copy=True))
         return t
 
     def nbytes(inp):

@@ -95,7 +95,8 @@ def _status_line(case: Case, msg: str) -> str:
     return f"[{case.id}] {msg}"
 
 
-def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: CopyProbe) -> dict:
+def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: CopyProbe,
+             budget: float = CASE_BUDGET_S) -> dict:
     rec: dict = {"id": case.id, "op": case.op, "call": case.call, "dtype": case.dtype, "tiny": case.tiny,
                  "tools": {}}
     progress(_status_line(case, "building inputs"))
@@ -144,7 +145,7 @@ def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: Copy
         if case.tiny:
             _time_tiny(case, tools, alive, rec, repeats, progress)
         else:
-            _time_big(case, tools, alive, rec, repeats, progress, copy)
+            _time_big(case, tools, alive, rec, repeats, progress, copy, budget)
     finally:
         if gc_was:
             gc.enable()
@@ -159,13 +160,13 @@ def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: Copy
     return rec
 
 
-def _time_big(case, tools, alive, rec, repeats, progress, copy: CopyProbe):
+def _time_big(case, tools, alive, rec, repeats, progress, copy: CopyProbe, budget: float):
     # Second warm-up; its times size the run count (more runs for short cases).
     est = {}
     for name in alive:
         est[name] = _time_call(tools[name])
     total = sum(est.values()) + copy.time_once()
-    runs = max(repeats, min(MAX_RUNS, int(CASE_BUDGET_S / max(total, 1e-9))))
+    runs = max(repeats, min(MAX_RUNS, int(budget / max(total, 1e-9))))
     times = {name: [] for name in alive}
     copy_times = []
     for r in range(runs):
