@@ -10,19 +10,18 @@
 namespace pto {
 namespace {
 
-std::string join(const Shape& values) { return shape_to_string(values); }
 
 // ArgumentError unless `values` has one entry per dim of a rank-`rank` tensor.
 void check_length(const char* op, const char* param, const Shape& values, int rank, const char* of_what) {
   if (static_cast<int>(values.size()) != rank)
-    fail<ArgumentError>(op, ": ", param, " ", join(values), " has ", values.size(), " entries but ", of_what,
+    fail<ArgumentError>(op, ": ", param, " ", shape_to_string(values), " has ", values.size(), " entries but ", of_what,
                         " has rank ", rank, "; give one per dim");
 }
 
 void check_non_negative(const char* op, const char* param, const Shape& values) {
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i] < 0)
-      fail<ArgumentError>(op, ": ", param, " ", join(values), " has the negative value ", values[i], " at dim ", i);
+      fail<ArgumentError>(op, ": ", param, " ", shape_to_string(values), " has the negative value ", values[i], " at dim ", i);
 }
 
 // TileError unless [offsets, offsets + extent) lies inside `bounds` on every dim.
@@ -41,8 +40,8 @@ void check_inside(const char* op, const std::string& prefix, const Shape& offset
         reach << ((o > 0 && e > INT64_MAX - o) ? INT64_MAX : o + e);
       }
       reach << ']';
-      fail<TileError>(op, ": ", prefix, "offsets ", join(offsets), " + ", what, " ", join(extent), " = ", reach.str(),
-                      " is outside ", bounds_what, " shape ", join(bounds), " at dim ", i, " (",
+      fail<TileError>(op, ": ", prefix, "offsets ", shape_to_string(offsets), " + ", what, " ", shape_to_string(extent), " = ", reach.str(),
+                      " is outside ", bounds_what, " shape ", shape_to_string(bounds), " at dim ", i, " (",
                       offsets[i], " + ", extent[i], " > ", bounds[i], offsets[i] < 0 ? ", negative offset" : "",
                       "); the block must lie inside the tensor");
     }
@@ -63,15 +62,15 @@ AssemblePlan validate_assemble(const std::string& prefix, const Tensor& src, con
     fail<DTypeError>(op, ": ", prefix, "src dtype ", dtype_name(src.dtype()), " must match out dtype ",
                      dtype_name(out.dtype()));
   if (src.ndim() != out.ndim())
-    fail<ArgumentError>(op, ": ", prefix, "src rank ", src.ndim(), " (shape ", join(src.shape()),
-                        ") must match out rank ", out.ndim(), " (shape ", join(out.shape()), ")");
+    fail<ArgumentError>(op, ": ", prefix, "src rank ", src.ndim(), " (shape ", shape_to_string(src.shape()),
+                        ") must match out rank ", out.ndim(), " (shape ", shape_to_string(out.shape()), ")");
   if (static_cast<int>(offsets.size()) != out.ndim())
-    fail<ArgumentError>(op, ": ", prefix, "offsets ", join(offsets), " has ", offsets.size(),
+    fail<ArgumentError>(op, ": ", prefix, "offsets ", shape_to_string(offsets), " has ", offsets.size(),
                         " entries but out has rank ", out.ndim(), "; give one per dim");
   checks::check_extent(op, (prefix + "src").c_str(), src.shape(), true);
   checks::check_extent(op, "out", out.shape(), true);
   if (out.read_only())
-    fail<ArgumentError>(op, ": out (shape ", join(out.shape()), ") is read-only memory; it cannot be written");
+    fail<ArgumentError>(op, ": out (shape ", shape_to_string(out.shape()), ") is read-only memory; it cannot be written");
   check_inside(op, prefix, offsets, src.shape(), "src shape", out.shape(), "out");
   int64_t element_offset = 0;
   for (int i = 0; i < out.ndim(); ++i) element_offset += offsets[i] * out.stride(i);
@@ -110,7 +109,7 @@ Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets, const
     check_non_negative(op, "valid_shape", *valid_shape);
     for (int i = 0; i < rank; ++i)
       if ((*valid_shape)[i] > shape[i])
-        fail<TileError>(op, ": valid_shape ", join(*valid_shape), " exceeds shape ", join(shape), " at dim ", i, " (",
+        fail<TileError>(op, ": valid_shape ", shape_to_string(*valid_shape), " exceeds shape ", shape_to_string(shape), " at dim ", i, " (",
                         (*valid_shape)[i], " > ", shape[i], "); the valid part lies inside the declared block");
   }
   checks::check_extent(op, "input", input.shape(), true);
@@ -124,7 +123,7 @@ Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets, const
     // (none of it for a block wholly outside).
     for (int i = 0; i < rank; ++i)
       if (offsets[i] < 0)
-        fail<TileError>(op, ": offsets ", join(offsets), " has the negative offset ", offsets[i], " at dim ", i,
+        fail<TileError>(op, ": offsets ", shape_to_string(offsets), " has the negative offset ", offsets[i], " at dim ", i,
                         "; the block must start inside the tensor");
     valid.resize(rank);
     for (int i = 0; i < rank; ++i)
@@ -156,7 +155,7 @@ Tensor bitcast_view(const Tensor& input, DType dtype) {
   if ((input.shape(last) > 1 && input.stride(last) != 1) || row_bytes % to != 0)
     fail<ArgumentError>(op, ": viewing ", dtype_name(input.dtype()), " as ", dtype_name(dtype),
                         " needs a contiguous last dim whose byte size is a multiple of ", to, "; input shape ",
-                        join(input.shape()), " has ", row_bytes, " bytes per row");
+                        shape_to_string(input.shape()), " has ", row_bytes, " bytes per row");
   Shape shape = input.shape();
   shape[last] = row_bytes / to;
   Strides strides(input.ndim());
@@ -208,8 +207,8 @@ void check_kernel_argument(const std::string& kernel, const std::string& param, 
     fail<DTypeError>("jit: kernel ", kernel, " parameter '", param, "' has dtype ", dtype_name(arg.dtype()),
                      " but its annotation asks for ", dtype_name(dtype));
   if (!shape.empty() && arg.shape() != shape)  // Tensor([], dtype): any shape
-    fail<ArgumentError>("jit: kernel ", kernel, " parameter '", param, "' has shape ", join(arg.shape()),
-                        " but its annotation asks for ", join(shape));
+    fail<ArgumentError>("jit: kernel ", kernel, " parameter '", param, "' has shape ", shape_to_string(arg.shape()),
+                        " but its annotation asks for ", shape_to_string(shape));
 }
 
 }  // namespace pto
