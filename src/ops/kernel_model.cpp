@@ -10,7 +10,6 @@
 namespace pto {
 namespace {
 
-
 // ArgumentError unless `values` has one entry per dim of a rank-`rank` tensor.
 void check_length(const char* op, const char* param, const Shape& values, int rank, const char* of_what) {
   if (static_cast<int>(values.size()) != rank)
