@@ -21,6 +21,7 @@ import threading
 from typing import Any, Callable, List, Optional
 
 from . import _core
+from ._convert import asarray
 from .error import FeError, as_fe_error
 
 __all__ = ["function", "from_torch", "run_program", "last_program", "recorded"]
@@ -90,10 +91,16 @@ class Program:
         if len(data) != len(self.tensors):
             raise FeError(ValueError(f"function {self.name!r} declares {len(self.tensors)} tensors but the run "
                                      f"got {len(data)}"))
+        data = list(data)
         for i, (declared, given) in enumerate(zip(self.tensors, data)):
             if not isinstance(given, _core.Tensor):
                 raise FeError(TypeError(f"function {self.name!r} argument {i} must be a tensor (pypto.from_torch), "
                                         f"got {type(given).__name__}"))
+            if (declared.ndim and declared.dtype == given.dtype and tuple(declared._shape) != tuple(given._shape)
+                    and declared.numel == given.numel and given.is_contiguous()):
+                # The device reads a bound tensor as memory: the same elements in another shape
+                # (e.g. a flat output buffer) are that memory in the declared shape.
+                given = data[i] = asarray(given.numpy().reshape(tuple(declared._shape)), copy=False)
             if declared.dtype != given.dtype or (declared.ndim and tuple(declared._shape) != tuple(given._shape)):
                 raise FeError(ValueError(
                     f"function {self.name!r} argument {i} ({getattr(declared, 'name', '')!r}) was declared "

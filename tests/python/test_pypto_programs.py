@@ -70,6 +70,29 @@ def test_function_records_and_replays_interleave_with_a_tail_block():
         assert torch.equal(lo, stream[:, :16]) and torch.equal(hi, stream[:, 16:])
 
 
+# Mirrors python/tests/st/operation/vector/test_vector_tensor.py (scatter_update as a Tensor
+# method): the output declared [1, 1, 1, 8] is bound to a flat torch buffer of the same 8 elements,
+# which the device reads as that memory in the declared shape.
+def test_function_binds_a_same_size_buffer_of_another_shape_as_the_declared_tensor():
+    pypto.set_platform("ascend950")
+    src = pypto.tensor([1, 1, 1, 8], pypto.DT_INT32, "src")
+    index = pypto.tensor([1, 1], pypto.DT_INT32, "index")
+    cache = pypto.tensor([2, 1, 1, 8], pypto.DT_INT32, "cache")
+    out = pypto.tensor([2, 1, 1, 8], pypto.DT_INT32, "out")
+    with pypto.function("MAIN", src, index, cache, out):
+        pypto.assemble(cache.scatter_update(-2, index, src), [0, 0, 0, 0], out)
+    s = torch.arange(8, dtype=torch.int32).reshape(1, 1, 1, 8) + 100
+    i = torch.tensor([[1]], dtype=torch.int32)
+    c = torch.zeros(2, 1, 1, 8, dtype=torch.int32)
+    flat_out = torch.full((16,), -1, dtype=torch.int32)
+    run_program(s, i, c, flat_out)
+    expected = torch.zeros(2, 1, 1, 8, dtype=torch.int32)
+    expected[1, 0] = s[0, 0]
+    assert torch.equal(flat_out, expected.reshape(16))
+    with pytest.raises(FeError):  # a different element count is still an error
+        run_program(s, i, c, torch.zeros(15, dtype=torch.int32))
+
+
 def test_function_checks_fire_at_record_time_and_are_fe_errors():
     # test_interleave_onboard.py runs on 950 only: atlas_a2 does not offer interleave.
     pypto.set_platform("atlas_a2")
@@ -233,8 +256,10 @@ def test_run_checks_the_bound_tensors():
         pass
     with pytest.raises(FeError, match="declares 1 tensors but the run got 2"):
         run_program(torch.zeros(2, 3), torch.zeros(2, 3))
-    with pytest.raises(FeError, match=r"declared \[2, 3\] DT_FP32 but the run got \[3, 2\] DT_FP32"):
-        run_program(torch.zeros(3, 2))
+    with pytest.raises(FeError, match=r"declared \[2, 3\] DT_FP32 but the run got \[3, 3\] DT_FP32"):
+        run_program(torch.zeros(3, 3))
+    with pytest.raises(FeError, match=r"declared \[2, 3\] DT_FP32 but the run got \[2, 3\] DT_INT32"):
+        run_program(torch.zeros(2, 3, dtype=torch.int32))
     with pytest.raises(FeError, match="not contiguous"):
         pypto.from_torch(torch.zeros(3, 2).t())
 
