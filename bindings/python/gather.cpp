@@ -24,6 +24,13 @@ void bind_gather(nb::module_& m) {
   cls.attr("gather") = nb::cpp_function(&gather, nb::is_method(), nb::scope(cls), nb::name("gather"),
                                         nb::arg("dim").none(), nb::arg("index").none(),
                                         nb::sig(docs::tensor_gather.sig), docs::tensor_gather.text);
+  m.def("_gather_shape",
+        [](nb::handle input, nb::handle dim, nb::handle index) {
+          return to_tuple(pto::output_shape::gather(to_metadata(input, "gather", "input"), to_int(dim, "gather", "dim"),
+                                                    to_metadata(index, "gather", "index")));
+        },
+        nb::arg("input").none(), nb::arg("dim").none(), nb::arg("index").none(),
+        "The output shape from shapes and dtypes alone, under every platform's rules (see docs/torch.md)");
 }
 
 }  // namespace ptobind

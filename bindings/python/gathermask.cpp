@@ -24,6 +24,13 @@ void bind_gathermask(nb::module_& m) {
   cls.attr("gathermask") = nb::cpp_function(&gathermask, nb::is_method(), nb::scope(cls), nb::name("gathermask"),
                                             nb::arg("pattern_mode").none(), nb::sig(docs::tensor_gathermask.sig),
                                             docs::tensor_gathermask.text);
+  m.def("_gathermask_shape",
+        [](nb::handle x, nb::handle pattern_mode) {
+          return to_tuple(pto::output_shape::gathermask(to_metadata(x, "gathermask", "x"),
+                                                        to_int(pattern_mode, "gathermask", "pattern_mode")));
+        },
+        nb::arg("x").none(), nb::arg("pattern_mode").none(),
+        "The output shape from shapes and dtypes alone, under every platform's rules (see docs/torch.md)");
 }
 
 }  // namespace ptobind

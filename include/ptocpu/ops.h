@@ -105,6 +105,8 @@ Shape deinterleave(const Tensor& input, const Tensor& other);
 Shape strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
                     const std::vector<int64_t>& strides, int64_t begin_mask = 0, int64_t end_mask = 0,
                     int64_t ellipsis_mask = 0, int64_t shrink_axis_mask = 0, int64_t new_axis_mask = 0);
+Shape gather(const Tensor& input, int64_t dim, const Tensor& index);
+Shape gathermask(const Tensor& x, int64_t pattern_mode);
 }  // namespace output_shape
 
 }  // namespace pto

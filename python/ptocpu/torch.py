@@ -21,12 +21,12 @@ from . import _core
 
 _lib = torch.library.Library("ptocpu", "DEF")
 
-def _scatter_target(t: torch.Tensor) -> torch.Tensor:
-    """scatter_'s input, which it writes: a tensor that requires grad is refused, as torch refuses
+def _write_target(op: str, t: torch.Tensor, instead: str) -> torch.Tensor:
+    """The input an in-place op writes: a tensor that requires grad is refused, as torch refuses
     in-place writes to it (these ops have no autograd formula)."""
     if t.requires_grad:
-        raise _core.ArgumentError("scatter_: input requires grad and cannot be written in place; "
-                                  "use scatter, or detach it")
+        raise _core.ArgumentError(f"{op}: input requires grad and cannot be written in place; "
+                                  f"use {instead}")
     return t
 
 
@@ -88,33 +88,34 @@ def _deinterleave(input, other=None):
 # scatter_ / scatter (docs/ops/scatter.md), overloads .src (a tensor) and .value (a scalar) as
 # aten names them. scatter_ writes input in place and returns nothing (torch.compile
 # functionalizes only mutating ops that return no alias); scatter returns a new tensor.
-def _scatter_fake(input, dim, index, src, *, reduce=None):
+def _input_shaped_fake(input, *args, **kwargs):
     return input.new_empty(input.shape)  # contiguous, input's shape and dtype
 
 
-def _scatter_in_place_fake(input, dim, index, src, *, reduce=None):
+def _in_place_fake(*args, **kwargs):
     return None
 
 
 @_define("scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> ()",
-         _scatter_in_place_fake)
+         _in_place_fake)
 def _scatter__src(input, dim, index, src, *, reduce=None):
-    _core.scatter_(_scatter_target(input), dim, index, src, reduce=reduce)
+    _core.scatter_(_write_target("scatter_", input, "scatter, or detach it"), dim, index, src, reduce=reduce)
 
 
 @_define("scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()",
-         _scatter_in_place_fake)
+         _in_place_fake)
 def _scatter__value(input, dim, index, value, *, reduce=None):
-    _core.scatter_(_scatter_target(input), dim, index, value, reduce=reduce)
+    _core.scatter_(_write_target("scatter_", input, "scatter, or detach it"), dim, index, value, reduce=reduce)
 
 
-@_define("scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor", _scatter_fake)
+@_define("scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor",
+         _input_shaped_fake)
 def _scatter_src(input, dim, index, src, *, reduce=None):
     return _torch_tensor(_core.scatter(input, dim, index, src, reduce=reduce))
 
 
 @_define("scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor",
-         _scatter_fake)
+         _input_shaped_fake)
 def _scatter_value(input, dim, index, value, *, reduce=None):
     return _torch_tensor(_core.scatter(input, dim, index, value, reduce=reduce))
 
@@ -133,3 +134,37 @@ def _strided_slice(x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_ma
                    new_axis_mask=0):
     return _torch_tensor(_core.strided_slice(x, begin, end, strides, begin_mask, end_mask,
                                              ellipsis_mask, shrink_axis_mask, new_axis_mask))
+
+
+# gather (docs/ops/gather.md): index's shape.
+@_define("gather(Tensor input, int dim, Tensor index) -> Tensor",
+         lambda input, dim, index: _fake(input, _core._gather_shape, input, dim, index))
+def _gather(input, dim, index):
+    return _torch_tensor(_core.gather(input, dim, index))
+
+
+# scatter_update (docs/ops/scatter_update.md): writes input in place and returns nothing, as scatter_.
+@_define("scatter_update(Tensor(a!) input, int dim, Tensor index, Tensor src) -> ()", _in_place_fake)
+def _scatter_update(input, dim, index, src):
+    _core.scatter_update(_write_target("scatter_update", input, "a detached tensor"), dim, index, src)
+
+
+# index_add_ / index_add (docs/ops/index_add.md): index_add_ writes input in place and returns
+# nothing; index_add returns a new tensor of input's shape.
+@_define("index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> ()",
+         _in_place_fake)
+def _index_add_(input, dim, index, source, *, alpha=1):
+    _core.index_add_(_write_target("index_add_", input, "index_add, or detach it"), dim, index, source, alpha=alpha)
+
+
+@_define("index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+         _input_shaped_fake)
+def _index_add(input, dim, index, source, *, alpha=1):
+    return _torch_tensor(_core.index_add(input, dim, index, source, alpha=alpha))
+
+
+# gathermask (docs/ops/gathermask.md): the lanes of the last axis pattern_mode picks.
+@_define("gathermask(Tensor x, int pattern_mode) -> Tensor",
+         lambda x, pattern_mode: _fake(x, _core._gathermask_shape, x, pattern_mode))
+def _gathermask(x, pattern_mode):
+    return _torch_tensor(_core.gathermask(x, pattern_mode))

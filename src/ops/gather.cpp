@@ -62,4 +62,10 @@ Tensor gather(const Tensor& input, int64_t dim, const Tensor& index) {
   return out;
 }
 
+Shape output_shape::gather(const Tensor& input, int64_t dim, const Tensor& index) {
+  const checks::EveryPlatformScope every_platform;
+  validate_gather(input, dim, index);
+  return index.shape();
+}
+
 }  // namespace pto

@@ -46,19 +46,30 @@ Pattern validate_gathermask(const Tensor& x, int64_t mode) {
   return p;
 }
 
+// x's shape with the last axis holding the lanes the pattern picks.
+Shape lanes_shape(const Tensor& x, const Pattern& p) {
+  Shape shape = x.shape();
+  shape.back() /= p.step;
+  return shape;
+}
+
 }  // namespace
 
 Tensor gathermask(const Tensor& x, int64_t pattern_mode) {
   const Pattern p = validate_gathermask(x, pattern_mode);
   const int r = x.ndim();
-  Shape shape = x.shape();
+  const Shape shape = lanes_shape(x, p);
   Strides strides = x.strides();
-  shape[r - 1] /= p.step;
   strides[r - 1] *= p.step;
   const Tensor lanes = x.as_strided(shape, strides, shape_numel(shape) ? p.first * x.stride(r - 1) : 0);
   Tensor out = Tensor::empty(shape, x.dtype());
   copy_into(out, lanes, kOp);
   return out;
+}
+
+Shape output_shape::gathermask(const Tensor& x, int64_t pattern_mode) {
+  const checks::EveryPlatformScope every_platform;
+  return lanes_shape(x, validate_gathermask(x, pattern_mode));
 }
 
 }  // namespace pto

@@ -25,6 +25,13 @@ TEST(OutputShape, MatchesTheOps) {
                                              /*begin_mask=*/0, /*end_mask=*/8, /*ellipsis_mask=*/4,
                                              /*shrink_axis_mask=*/2, /*new_axis_mask=*/1),
             pto::strided_slice(x, {0, 1, 0, 5}, {0, 0, 0, 0}, {1, 1, 1, -2}, 0, 8, 4, 2, 1).shape());
+  const pto::Tensor gather_index = pto::Tensor::zeros({2, 3, 9}, pto::DType::INT32);
+  EXPECT_EQ(pto::output_shape::gather(no_storage(x.shape(), x.dtype()), -1, no_storage({2, 3, 9}, pto::DType::INT32)),
+            pto::gather(x, -1, gather_index).shape());
+  const pto::Tensor lanes = pto::Tensor::zeros({3, 4, 8}, pto::DType::BF16);
+  for (int64_t mode : {1, 2, 3, 6, 7})
+    EXPECT_EQ(pto::output_shape::gathermask(no_storage(lanes.shape(), lanes.dtype()), mode),
+              pto::gathermask(lanes, mode).shape());
 }
 
 TEST(OutputShape, IgnoresPlatformAndTileShape) {
@@ -48,6 +55,8 @@ TEST(OutputShape, RaisesWhatTheOpRaises) {
   EXPECT_THROW(pto::output_shape::interleave(x, x), pto::ArgumentError);  // odd last dim
   EXPECT_THROW(pto::output_shape::deinterleave(x, no_storage({3, 5}, pto::DType::INT8)), pto::DTypeError);
   EXPECT_THROW(pto::output_shape::strided_slice(x, {7}, {8}, {1}, 0, 0, 0, /*shrink_axis_mask=*/1), pto::IndexError);
+  EXPECT_THROW(pto::output_shape::gather(x, 0, no_storage({2, 6}, pto::DType::INT64)), pto::ArgumentError);
+  EXPECT_THROW(pto::output_shape::gathermask(x, 1), pto::ArgumentError);  // odd last dim
 }
 
 TEST(OutputShape, EmptyTileScopeRestoresTheTile) {

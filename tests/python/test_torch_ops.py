@@ -75,6 +75,37 @@ def ref_strided_slice(key):
     return ref
 
 
+def ref_gather(x, dim, idx):
+    return (torch.gather(x, dim, idx.long()),)
+
+
+def ref_index_add(x, dim, idx, source, *, alpha=1):
+    return (torch.index_add(x, dim, idx, source, alpha=alpha),)
+
+
+def ref_gathermask(x, mode):
+    first, step = (mode - 1, 2) if mode <= 2 else (mode - 3, 4) if mode <= 6 else (0, 1)
+    return (x[..., first::step].contiguous(),)
+
+
+def ref_scatter_update(cache, dim, idx, src):
+    """index_copy_ of the rows the non-negative slots name (slots distinct), on a copy."""
+    out = cache.clone()
+    rows = out.view(-1, *cache.shape[2:]) if cache.ndim == 4 else out
+    b, s = idx.shape
+    src_rows = src[:b, :s].reshape(b * s, *src.shape[2:]) if cache.ndim == 4 else src[:b * s]
+    slots = idx.reshape(-1).long()
+    rows.index_copy_(0, slots[slots >= 0], src_rows[slots >= 0])
+    return out
+
+
+def distinct_slots(b, s, bound, skipped=0):
+    """[b, s] distinct slots below bound, the last `skipped` of them -1."""
+    slots = torch.randperm(bound, generator=GEN)[:b * s]
+    slots[b * s - skipped:] = -1
+    return slots.reshape(b, s)
+
+
 x346 = data((3, 4, 6), torch.bfloat16)
 # (op overload, args, kwargs, reference); every sample is valid.
 SAMPLES = [
@@ -105,8 +136,22 @@ SAMPLES = [
     (P.strided_slice.default, (data((3, 4, 6), torch.int8), [0, 0, 5], [0, 0, 0], [1, 1, -2]),
      {"new_axis_mask": 1, "ellipsis_mask": 2, "end_mask": 4}, ref_strided_slice(np.s_[None, ..., 5::-2])),
     (P.strided_slice.default, (data((4, 4), torch.float16), [3], [1], [1]), {}, ref_strided_slice(np.s_[3:1])),
+    (P.gather.default, (data((3, 5), torch.float32), 1, index((3, 4), 5)), {}, ref_gather),
+    (P.gather.default, (x346, 0, index((2, 4, 5), 3, torch.int32)), {}, ref_gather),
+    (P.gather.default, (data((6, 4), torch.int8).t(), -1, index((2, 9), 6)), {}, ref_gather),
+    (P.index_add.default, (data((5, 3), torch.float32), 0, index((7,), 5), data((7, 3), torch.float32)), {},
+     ref_index_add),
+    (P.index_add.default, (data((2, 6, 3), torch.int32), 1, index((4,), 6, torch.int32), data((2, 4, 3), torch.int32)),
+     {"alpha": 3}, ref_index_add),
+    (P.index_add.default, (data((4, 6), torch.float32), -1, index((3,), 6), data((4, 3), torch.float32)),
+     {"alpha": 1}, ref_index_add),
+    (P.gathermask.default, (data((3, 8), torch.float32), 1), {}, ref_gathermask),
+    (P.gathermask.default, (x346, 2), {}, ref_gathermask),
+    (P.gathermask.default, (data((2, 2, 8), torch.int16), 5), {}, ref_gathermask),
+    (P.gathermask.default, (data((4, 16), torch.float16)[:, 4:12], 6), {}, ref_gathermask),
+    (P.gathermask.default, (data((5,), torch.int8), 7), {}, ref_gathermask),
 ]
-IN_PLACE = {P.scatter.src: P.scatter_.src, P.scatter.value: P.scatter_.value}
+IN_PLACE = {P.scatter.src: P.scatter_.src, P.scatter.value: P.scatter_.value, P.index_add.default: P.index_add_.default}
 
 
 def sample_id(sample):
@@ -133,7 +178,7 @@ def test_opcheck(sample):
 
 
 @pytest.mark.parametrize("sample", [s for s in SAMPLES if s[0] in IN_PLACE], ids=sample_id)
-def test_scatter_in_place_writes_the_callers_memory(sample):
+def test_in_place_writes_the_callers_memory(sample):
     op, args, kwargs, ref = sample
     x = args[0]
     base = data((*x.shape[:-1], 2 * x.shape[-1]), x.dtype)
@@ -143,6 +188,33 @@ def test_scatter_in_place_writes_the_callers_memory(sample):
     assert IN_PLACE[op](target, *args[1:], **kwargs) is None
     assert torch.equal(bits(base[..., 0::2]), bits(ref(*args, **kwargs)[0]))
     assert torch.equal(bits(base[..., 1::2]), bits(others))
+
+
+# scatter_update (in place, no functional form): (cache, dim, index, src).
+SCATTER_UPDATE_SAMPLES = [
+    (data((9, 5), torch.float32), -2, distinct_slots(2, 3, 9), data((6, 5), torch.float32)),
+    (data((8, 4), torch.bfloat16), -2, distinct_slots(3, 2, 8, skipped=2).int(), data((7, 4), torch.bfloat16)),
+    (data((3, 4, 2, 3), torch.float16), -2, distinct_slots(2, 3, 12, skipped=1), data((2, 4, 2, 3), torch.float16)),
+    (data((4, 2, 1, 6), torch.int8), -2, distinct_slots(1, 5, 8).to(torch.int16), data((1, 5, 1, 6), torch.int8)),
+]
+
+
+def update_id(sample):
+    return f"{sample[0].dtype}-{list(sample[0].shape)}"
+
+
+@pytest.mark.parametrize("sample", SCATTER_UPDATE_SAMPLES, ids=update_id)
+def test_scatter_update_matches_index_copy(sample):
+    cache, dim, idx, src = sample
+    want = ref_scatter_update(*sample)
+    base = data((*cache.shape[:-1], 2 * cache.shape[-1]), cache.dtype)
+    target = base[..., 1::2]  # a strided view of base: the writes must reach base, zero-copy
+    target.copy_(cache)
+    others = base[..., 0::2].clone()
+    assert P.scatter_update(target, dim, idx, src) is None
+    assert torch.equal(bits(base[..., 1::2]), bits(want))
+    assert torch.equal(bits(base[..., 0::2]), bits(others))
+    torch.library.opcheck(P.scatter_update.default, (cache.clone(), dim, idx, src))
 
 
 def test_fp8_eager_and_compiled():
@@ -155,10 +227,11 @@ def test_fp8_eager_and_compiled():
 
 
 def test_schemas_say_what_is_mutated():
-    for overload in (P.scatter_.src, P.scatter_.value):
+    for overload in (P.scatter_.src, P.scatter_.value, P.scatter_update.default, P.index_add_.default):
         mutated = [a.name for a in overload._schema.arguments if a.alias_info and a.alias_info.is_write]
         assert mutated == ["input"] and not overload._schema.returns
-    for packet in (P.index_select, P.interleave, P.deinterleave, P.scatter, P.strided_slice):
+    for packet in (P.index_select, P.interleave, P.deinterleave, P.scatter, P.strided_slice, P.gather, P.index_add,
+                   P.gathermask):
         for name in packet.overloads():
             assert all(not (a.alias_info and a.alias_info.is_write) for a in getattr(packet, name)._schema.arguments)
 
@@ -195,6 +268,35 @@ def test_compiled_fullgraph_matches_eager_bit_for_bit(dtype):
         assert g.dtype == want.dtype and g.shape == want.shape
         assert torch.equal(bits(g), bits(want))
     assert torch.equal(bits(args[1]), bits(eager_args[1]))  # y, scattered in place
+
+
+def newer(x, i, slots, rows):
+    """torch ops around gather, scatter_update, index_add_ / index_add and gathermask."""
+    g = P.gather(x * 2, 1, i)
+    cache = x.clone()
+    P.scatter_update(cache, -2, slots, rows.neg())
+    P.index_add_(cache, 0, torch.tensor([2, 0, 2]), x[:3])
+    a = P.index_add(cache.flip(0), 1, i[0], x[:, :4], alpha=1)
+    m = P.gathermask(a + 1, 4)
+    return g, cache, a, m, P.gathermask(cache, 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_compiled_newer_ops_match_eager_bit_for_bit(dtype):
+    torch._dynamo.reset()
+    args = (data((5, 8), dtype), index((5, 4), 8), distinct_slots(2, 2, 5, skipped=1), data((4, 8), dtype))
+    eager = newer(*args)
+    explained = torch._dynamo.explain(newer)(*args)
+    assert explained.graph_count == 1 and explained.graph_break_count == 0
+    compiled = torch.compile(newer, fullgraph=True, backend="aot_eager")(*args)
+    for g, want in zip(compiled, eager, strict=True):
+        assert g.dtype == want.dtype and g.shape == want.shape
+        assert torch.equal(bits(g), bits(want))
+    x, i, slots, rows = args
+    cache = ref_scatter_update(x, -2, slots, rows.neg())
+    cache = torch.index_add(cache, 0, torch.tensor([2, 0, 2]), x[:3])
+    assert torch.equal(bits(eager[0]), bits(torch.gather(x * 2, 1, i)))
+    assert torch.equal(bits(eager[1]), bits(cache))
 
 
 def test_one_graph_holds_every_op():
@@ -263,6 +365,8 @@ ERRORS = [
     (ptocpu.ArgumentError, "reduce 'max'", lambda: P.scatter(torch.ones(3), 0, torch.tensor([0, 1]), 1.0, reduce="max")),
     (ptocpu.IndexOutOfRange, "shrink_axis_mask",
      lambda: P.strided_slice(torch.ones(3, 4), [5], [6], [1], shrink_axis_mask=1)),
+    (ptocpu.ArgumentError, "index rank 1", lambda: P.gather(torch.ones(3, 4), 0, torch.tensor([0, 1]))),
+    (ptocpu.ArgumentError, "pattern_mode 8", lambda: P.gathermask(torch.ones(2, 4), 8)),
 ]
 
 
@@ -289,6 +393,15 @@ def test_failed_scatter_in_place_writes_nothing():
         assert torch.equal(x, torch.zeros(3, 4))
 
 
+def test_in_place_ops_refuse_a_tensor_that_requires_grad():
+    x = torch.zeros(4, 2, requires_grad=True)
+    with pytest.raises(ptocpu.ArgumentError, match="scatter_update: input requires grad"):
+        P.scatter_update(x, -2, torch.tensor([[1]]), torch.ones(1, 2))
+    with pytest.raises(ptocpu.ArgumentError, match="index_add_: input requires grad"):
+        P.index_add_(x, 0, torch.tensor([1]), torch.ones(1, 2))
+    assert torch.equal(x.detach(), torch.zeros(4, 2))
+
+
 def test_scatter_in_place_refuses_a_tensor_that_requires_grad():
     x = torch.zeros(3, requires_grad=True)
     with pytest.raises(ptocpu.ArgumentError, match="scatter_: input requires grad"):
@@ -309,5 +422,7 @@ def test_output_shapes_need_only_shape_and_dtype():
     x, index = np.empty((3, 4), np.float16), torch.empty(2, 5, dtype=torch.int32, device="meta")
     assert ptocpu._core._index_select_shape(x, 1, index) == (3, 2, 5)
     assert ptocpu._core._deinterleave_shape(ptocpu.tensor([2, 6], "bf16"), None) == (2, 3)
+    assert ptocpu._core._gather_shape(x, 1, index) == (2, 5)
+    assert ptocpu._core._gathermask_shape(x, 3) == (3, 1)
     with pytest.raises(ptocpu.DTypeError, match="index_select: input must be a tensor"):
         ptocpu._core._index_select_shape([[1.0]], 0, index)
