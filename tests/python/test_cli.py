@@ -124,9 +124,11 @@ def test_bench_sweep_runs_chosen_cases_and_prints_the_summary(tmp_path):
 
 def test_bench_sweep_grid_covers_every_op_with_unique_ids():
     from ptocpu.bench import sweep
+    from ptocpu.bench.cases import CASES
     cases = sweep.sweep_cases()
-    assert len(cases) >= 80
-    assert {c.op for c in cases} >= {"index_select", "interleave", "deinterleave", "scatter_", "strided_slice"}
+    assert len(cases) >= 100
+    assert {c.op for c in cases} == {c.op for c in CASES}  # every benchmarked op has sweep cases
+    assert {"gather", "scatter_update", "index_add_", "gathermask"} <= {c.op for c in cases}
     assert len({c.id for c in cases}) == len(cases)
     with pytest.raises(SystemExit, match="unknown case"):
         sweep.select_sweep(["SW-NOPE"])

@@ -352,15 +352,18 @@ def _ga_case(id_, xshape, dtype, dim, ishape, idtype, call, tiny=False):
     return Case(id_, "gather", call, dtype, build, tools, nbytes, tiny=tiny)
 
 
-def _su_case(id_, cache_shape, dtype, ishape, idtype, call, tiny=False):
-    """A paged-cache write: unique slots (as the official tests use), src holding one row per slot."""
+def _su_case(id_, cache_shape, dtype, ishape, idtype, call, tiny=False, pad=0.0):
+    """A paged-cache write: unique slots (as the official tests use), src holding one row per slot;
+    a fraction pad of the slots is -1 (a padding row, skipped; the peers get the other rows, untimed)."""
     four_d = len(cache_shape) == 4
     slots = cache_shape[0] * (cache_shape[1] if four_d else 1)
     row = tuple(cache_shape[2:] if four_d else cache_shape[1:])
 
     def build(rng):
         n = math.prod(ishape)
-        idx = rng.permutation(slots)[:n].astype(_DTYPES[idtype]).reshape(ishape)
+        idx = rng.permutation(slots)[:n]
+        idx[rng.random(n) < pad] = -1
+        idx = idx.astype(_DTYPES[idtype]).reshape(ishape)
         src_shape = (*ishape, *row) if four_d else (n, *row)
         return {"cache": _random(rng, cache_shape, dtype), "idx": idx, "src": _random(rng, src_shape, dtype)}
 
@@ -370,15 +373,17 @@ def _su_case(id_, cache_shape, dtype, ishape, idtype, call, tiny=False):
         t = {"ptocpu": Tool(functools.partial(ptocpu.scatter_update, ptocpu.asarray(pc_np), -2, ptocpu.asarray(idx),
                                               ptocpu.asarray(src)),
                             functools.partial(np.copyto, pc_np, cache0))}
+        kept = idx.ravel() >= 0
+        flat_np = idx.astype(np.int64).ravel()[kept]
+        src_rows = np.ascontiguousarray(src.reshape(-1, *row)[kept])
         if torch is not None:  # the same rows as [slots, *row] tensors; untimed int64 flat index
             tc = _torch(cache0.copy()).view(slots, *row)
-            tsrc = _torch(src).reshape(-1, *row)
-            flat = torch.from_numpy(idx.astype(np.int64).ravel())
+            tsrc = _torch(src_rows)
+            flat = torch.from_numpy(flat_np)
             reset = functools.partial(tc.copy_, _torch(cache0).view(slots, *row))
             t["torch"] = Tool(lambda: tc.index_copy_(0, flat, tsrc).view(cache_shape), reset)
         nc = cache0.copy()
-        flat_np = idx.astype(np.int64).ravel()
-        nview, nsrc = nc.reshape(slots, *row), src.reshape(-1, *row)
+        nview, nsrc = nc.reshape(slots, *row), src_rows
 
         def numpy_rows():
             nview[flat_np] = nsrc
@@ -386,8 +391,8 @@ def _su_case(id_, cache_shape, dtype, ishape, idtype, call, tiny=False):
         t["numpy"] = Tool(numpy_rows, functools.partial(np.copyto, nc, cache0))
         return t
 
-    def nbytes(inp):  # the rows written, read from src and written to the cache, and the index
-        return 2 * inp["idx"].size * math.prod(row) * inp["cache"].itemsize + inp["idx"].nbytes
+    def nbytes(inp):  # the rows written (padding skipped), read from src and written to the cache, and the index
+        return 2 * int((inp["idx"] >= 0).sum()) * math.prod(row) * inp["cache"].itemsize + inp["idx"].nbytes
 
     return Case(id_, "scatter_update", call, dtype, build, tools, nbytes, tiny=tiny)
 
@@ -428,8 +433,13 @@ def _ia_case(id_, xshape, dtype, dim, n, idtype, call, tiny=False):
     return Case(id_, "index_add_", call, dtype, build, tools, nbytes, tiny=tiny)
 
 
+def _gm_first_step(mode):
+    """The last-dim slice first::step a pattern_mode keeps (docs/ops/gathermask.md)."""
+    return (mode - 1, 2) if mode <= 2 else (mode - 3, 4) if mode <= 6 else (0, 1)
+
+
 def _gm_case(id_, shape, dtype, mode, call, tiny=False):
-    first, step = (mode - 1, 2) if mode <= 2 else (mode - 3, 4) if mode <= 6 else (0, 1)
+    first, step = _gm_first_step(mode)
     key = np.s_[..., first::step]
 
     def build(rng):
@@ -438,10 +448,10 @@ def _gm_case(id_, shape, dtype, mode, call, tiny=False):
     def tools(inp):
         x = inp["x"]
         t = {"ptocpu": Tool(functools.partial(ptocpu.gathermask, ptocpu.asarray(x), mode))}
-        if torch is not None:
+        if torch is not None:  # a copy even for mode 7, whose slice is x itself (contiguous() would return x)
             tx = _torch(x)
-            t["torch"] = Tool(lambda: tx[key].contiguous())
-        t["numpy"] = Tool(lambda: np.ascontiguousarray(x[key]))
+            t["torch"] = Tool(lambda: tx[key].clone(memory_format=torch.contiguous_format))
+        t["numpy"] = Tool(lambda: x[key].copy(order="C"))
         return t
 
     def nbytes(inp):

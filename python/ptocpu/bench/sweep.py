@@ -16,8 +16,8 @@ from typing import Callable
 
 import numpy as np
 
-from .cases import (Case, _DTYPES, _il_tools, _di_tools, _index, _is_tools, _is_bytes, _pair_bytes, _random,
-                    _sc_bytes, _sc_tools, _ss_case, padded)
+from .cases import (Case, _DTYPES, _ga_case, _gm_case, _gm_first_step, _ia_case, _il_tools, _di_tools, _index,
+                    _is_tools, _is_bytes, _pair_bytes, _random, _sc_bytes, _sc_tools, _ss_case, _su_case, padded)
 
 ELEMS = 1 << 22  # elements of a typical sweep input (16 MB of fp32)
 
@@ -250,12 +250,89 @@ def strided_slice_shapes() -> list[Case]:
     ]
 
 
+# gather / scatter_update / index_add_ / gathermask -------------------------------------------
+
+def _ga(id_, xshape, dim, ishape, dtype="fp32", idtype="int64") -> Case:
+    return _ga_case(id_, xshape, dtype, dim, ishape, idtype,
+                    f"x {_shape(xshape)}, dim {dim}, index {_shape(ishape)} {idtype}")
+
+
+def gather_shapes() -> list[Case]:
+    """dim 0, a middle dim and the last dim; narrow and wide rows; 1-, 2- and 4-byte elements; int32 / int64 index."""
+    return [
+        _ga("SW-GA-d0-rows16", (ELEMS // 16, 16), 0, (ELEMS // 32, 16)),
+        _ga("SW-GA-d0-rows1024-fp16-i32", (8192, 1024), 0, (4096, 1024), "fp16", "int32"),
+        _ga("SW-GA-3d-mid", (64, 2048, 32), 1, (64, 1024, 32)),
+        _ga("SW-GA-last-rows8-fp16", (ELEMS // 8, 8), 1, (ELEMS // 8, 8), "fp16"),
+        _ga("SW-GA-last-rows32", (ELEMS // 32, 32), 1, (ELEMS // 32, 16), idtype="int32"),
+        _ga("SW-GA-last-wide-int8-i32", (2048, 4096), 1, (2048, 2048), "int8", "int32"),
+    ]
+
+
+def _su(id_, cache_shape, ishape, dtype="bf16", idtype="int64", pad=0.0) -> Case:
+    layout = "4-D paged" if len(cache_shape) == 4 else "2-D"
+    return _su_case(id_, cache_shape, dtype, ishape, idtype,
+                    f"cache {_shape(cache_shape)} ({layout}), index {_shape(ishape)} unique {idtype}"
+                    + (f", {pad:.0%} slots -1" if pad else ""), pad=pad)
+
+
+def scatter_update_shapes() -> list[Case]:
+    """2-D and 4-D paged caches, narrow and wide rows, with and without -1 padding slots."""
+    return [
+        _su("SW-SU-2d-d16-fp32", (1 << 18, 16), (64, 2048), "fp32"),
+        _su("SW-SU-2d-d64-fp16-pad", (1 << 16, 64), (16, 2048), "fp16", pad=0.1),
+        _su("SW-SU-2d-d512-pad", (65536, 512), (32, 512), idtype="int32", pad=0.25),
+        _su("SW-SU-4d-d8-fp32-pad", (4096, 128, 1, 8), (64, 4096), "fp32", pad=0.1),
+        _su("SW-SU-4d-d128", (1024, 128, 1, 128), (32, 2048), idtype="int32"),
+        _su("SW-SU-4d-d576-pad", (512, 128, 1, 576), (8, 2048), pad=0.5),
+    ]
+
+
+def _ia(id_, xshape, dim, n, dtype="fp32", idtype="int64") -> Case:
+    return _ia_case(id_, xshape, dtype, dim, n, idtype,
+                    f"x {_shape(xshape)}, dim {dim}, index [{n}] {idtype} random (duplicates), alpha 1")
+
+
+def index_add_shapes() -> list[Case]:
+    """dim 0 and the last dim, narrow and wide rows, fp32 / bf16 / int32, few and many entries per target."""
+    return [
+        _ia("SW-IA-d0-rows16", (ELEMS // 16, 16), 0, ELEMS // 32),
+        _ia("SW-IA-d0-rows64-int32", (ELEMS // 64, 64), 0, ELEMS // 64, "int32"),
+        _ia("SW-IA-d0-rows512-bf16-dense", (4096, 512), 0, 16384, "bf16", "int32"),
+        _ia("SW-IA-last-rows64", (ELEMS // 64, 64), -1, 32),
+        _ia("SW-IA-last-wide-bf16", (2048, 4096), -1, 2048, "bf16", "int32"),
+        _ia("SW-IA-last-rows1024-int32-dense", (2048, 1024), 1, 4096, "int32"),
+    ]
+
+
+def _gm(id_, shape, mode, dtype="fp32") -> Case:
+    first, step = _gm_first_step(mode)
+    return _gm_case(id_, shape, dtype, mode, f"x {_shape(shape)}, pattern_mode {mode} (x[..., {first}::{step}])")
+
+
+def gathermask_shapes() -> list[Case]:
+    """Every pattern family (1-2, 3-6, 7) on narrow and wide last dims, 1-, 2- and 4-byte elements."""
+    return [
+        _gm("SW-GM-m1-rows16", (ELEMS // 16, 16), 1),
+        _gm("SW-GM-m2-rows8-fp16", (ELEMS // 8, 8), 2, "fp16"),
+        _gm("SW-GM-m2-wide-int8", (2048, 8192), 2, "int8"),
+        _gm("SW-GM-m3-rows4-int8", (ELEMS // 4, 4), 3, "int8"),
+        _gm("SW-GM-m4-wide", (2048, 4096), 4),
+        _gm("SW-GM-m6-rows32-fp16", (ELEMS // 32, 32), 6, "fp16"),
+        _gm("SW-GM-m7-rows64", (ELEMS // 64, 64), 7),
+    ]
+
+
 SWEEP: dict[str, list[Callable[[], list[Case]]]] = {
     "index_select": [index_select_rows, index_select_widths, index_select_dims],
     "interleave": [interleave_shapes],
     "deinterleave": [deinterleave_shapes],
     "scatter_": [scatter_dim0, scatter_inner, scatter_dims],
     "strided_slice": [strided_slice_shapes],
+    "gather": [gather_shapes],
+    "scatter_update": [scatter_update_shapes],
+    "index_add_": [index_add_shapes],
+    "gathermask": [gathermask_shapes],
 }
 
 
