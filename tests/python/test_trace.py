@@ -262,3 +262,21 @@ def test_ptocpu_run_with_trace_writes_a_chrome_trace(tmp_path):
     assert {"name": "function GATHER_ROWS #1"} in [e["args"] for e in json.loads(path.read_text())["traceEvents"]
                                                    if e["name"] == "thread_name" and e["tid"] == run["tid"]]
     assert [s["name"] for s in spans if s["cat"] == "op" and inside(s, run)] == ["view", "index_select", "assemble"] * 2
+
+
+def test_ptocpu_test_with_trace_records_the_tests_ops(tmp_path):
+    (tmp_path / "test_select.py").write_text(
+        "import torch\nimport pypto\n\n"
+        "def test_select():\n"
+        "    x = pypto.from_torch(torch.arange(12.0).reshape(4, 3))\n"
+        "    got = pypto.index_select(x, 0, pypto.from_torch(torch.tensor([2, 0])))\n"
+        "    assert torch.equal(torch.from_numpy(got.numpy()), torch.tensor([[6.0, 7, 8], [0, 1, 2]]))\n")
+    path = tmp_path / "test.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-m", "ptocpu.cli", "test", "--trace", str(path), "-q",
+                           "-p", "no:cacheprovider", "test_select.py"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
+    (select,) = [s for s in check_chrome_schema(json.loads(path.read_text())) if s["cat"] == "op"]
+    assert select["name"] == "index_select" and select["args"]["out_shapes"] == [[2, 3]]
