@@ -357,7 +357,7 @@ def _traced_op(name: str, fn: Callable) -> Callable:
     @functools.wraps(fn)
     def op(*args, **kwargs):
         return call_op(name, fn, args, kwargs)
-    op.__traced_op__ = name
+    op.__traced_op__ = name  # type: ignore[attr-defined]  # replay_op tells its wrappers by this
     return op
 
 
