@@ -20,7 +20,7 @@ import functools
 import threading
 from typing import Any, Callable, List, Optional
 
-from . import _core
+from . import _core, golden, trace
 from ._convert import asarray
 from .error import FeError, as_fe_error
 
@@ -111,8 +111,9 @@ class Program:
         self.moved = set()
         _state.replaying = self
         try:
-            for fn, args, kwargs, result in self.operations:
-                _rebind(result, fn(*args, **kwargs))
+            with trace.kernel_call(self.name, "function"):  # a track per run while tracing (docs/tracing.md)
+                for fn, args, kwargs, result in self.operations:
+                    _rebind(result, trace.replay_op(fn, args, kwargs))
         except Exception as e:
             raise as_fe_error(e) from None
         finally:
@@ -121,6 +122,10 @@ class Program:
             if id(declared) in self.moved:  # the whole moved value, padding included, as PyPTO's move
                 whole = declared._whole
                 _core.assemble(whole if whole._shape == given._shape else declared, [0] * declared.ndim, given)
+        if golden.wanted(None):  # set_verify_options(enable_pass_verify=True) + set_verify_golden_data
+            golden.check(f"function {self.name}",
+                         [(getattr(t, "name", "") or f"tensor {i}", t) for i, t in enumerate(data)],
+                         golden.take_goldens()[1])
 
 
 def note_move(tensor: _core.Tensor) -> None:

@@ -136,6 +136,20 @@ def verify_quick() -> int:
     return verify.run(argparse.Namespace(op=None, platform=None, quick=True, json=None))
 
 
+def add_trace_options(sub) -> None:
+    sub.add_argument("--trace", metavar="PATH", help="write a Chrome trace of the kernels run (docs/tracing.md)")
+    sub.add_argument("--plot", metavar="PNG", help="with --trace: also save the UB use plot")
+
+
+def traced(args):
+    """A trace recording over the command when --trace is given (docs/tracing.md)."""
+    import contextlib
+    if not args.trace:
+        return contextlib.nullcontext()
+    from . import trace
+    return trace.recording(args.trace, summary=True, plot=args.plot)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ptocpu", description=__doc__)
     sub = parser.add_subparsers(dest="command")
@@ -158,20 +172,24 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     run = sub.add_parser("run", help="run a PyPTO script unchanged: import pypto gives ptocpu, NPU maps to CPU")
     run.add_argument("--platform", help="platform (default ascend950)")
+    add_trace_options(run)
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
     test = sub.add_parser("test", help="run PyPTO test files unchanged with pytest (ptocpu.pytest_plugin)",
                           add_help=False)
     test.add_argument("--platform", help="platform (default ascend950)")
+    add_trace_options(test)
     args, extra = parser.parse_known_args(argv)
     if args.command == "test":
         from . import runner
-        return runner.run_tests(extra, args.platform)
+        with traced(args):
+            return runner.run_tests(extra, args.platform)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "run":
         from . import runner
-        return runner.run_script(args.script, args.args, args.platform)
+        with traced(args):
+            return runner.run_script(args.script, args.args, args.platform)
     if args.command == "bench":
         from . import bench as bench_module
         return bench_module.run(args)

@@ -42,6 +42,7 @@ TRACED_METHODS = (("scatter_", "scatter_"), ("scatter", "scatter"), ("gather", "
                   ("scatter_update", "scatter_update"), ("index_add_", "index_add_"), ("index_add", "index_add"),
                   ("gathermask", "gathermask"), ("__getitem__", "getitem"), ("__setitem__", "setitem"))
 TRACED_LOOPS = ("loop", "loop_unroll")
+_METHOD_OP_NAMES = dict(TRACED_METHODS)
 
 OUTSIDE_KERNELS = 0  # the track of ops called outside any kernel
 
@@ -356,7 +357,17 @@ def _traced_op(name: str, fn: Callable) -> Callable:
     @functools.wraps(fn)
     def op(*args, **kwargs):
         return call_op(name, fn, args, kwargs)
+    op.__traced_op__ = name  # type: ignore[attr-defined]  # replay_op tells its wrappers by this
     return op
+
+
+def replay_op(fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """fn(*args, **kwargs) for an operation a pypto.function kept: one op span while a recording is
+    open, whether fn is the core's function or a trace wrapper kept at record time (it spans itself)."""
+    if hasattr(fn, "__traced_op__"):
+        return fn(*args, **kwargs)
+    name = getattr(fn, "__name__", "op")
+    return call_op(_METHOD_OP_NAMES.get(name, name), fn, args, kwargs)
 
 
 def _iterations(values: Iterator, label: str) -> Iterator:

@@ -65,3 +65,19 @@ def assert_same_bits(got, want: np.ndarray):
 def random_bits(rng: np.random.Generator, shape, dt: np.dtype) -> np.ndarray:
     """Any bit pattern of dt (NaNs and odd bools included): for ops that only move data."""
     return rng.integers(0, 256, size=(*shape, dt.itemsize), dtype=np.uint8).view(dt).reshape(shape)
+
+
+def gather_rows_program():
+    """Records pypto.function GATHER_ROWS (each 4-row block of an 8x8 x gathers its rows by a
+    4-element index into out); returns torch x, index, a zero out and the torch result."""
+    x = ptocpu.tensor([8, 8], ptocpu.DT_FP32)
+    index = ptocpu.tensor([4], ptocpu.DT_INT64)
+    out = ptocpu.tensor([8, 8], ptocpu.DT_FP32)
+    with ptocpu.function("GATHER_ROWS", x, index, out):
+        ptocpu.set_vec_tile_shapes(4, 8)
+        for i in ptocpu.loop(2, name="LOOP_ROWS", idx_name="i"):
+            rows = ptocpu.index_select(ptocpu.view(x, [4, 8], [4 * i, 0]), 0, index)
+            ptocpu.assemble(rows, [4 * i, 0], out)
+    tx = torch.arange(64, dtype=torch.float32).reshape(8, 8)
+    ti = torch.tensor([3, 0, 2, 1])
+    return tx, ti, torch.zeros(8, 8), torch.cat([tx[0:4][ti], tx[4:8][ti]])

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import ptocpu as pypto
-from helpers import load_example
+from helpers import gather_rows_program, load_example
 from ptocpu import golden
 
 
@@ -127,3 +127,16 @@ def test_no_check_without_the_switch(capsys):
     assert capsys.readouterr().out == ""
     with pytest.raises(TypeError, match="unknown verify option 'enable'"):
         pypto.set_verify_options(enable=True)
+
+
+def test_function_program_golden():
+    with pypto.platform("ascend950"):
+        tx, ti, to, want = gather_rows_program()
+        pypto.set_verify_options(enable_pass_verify=True)
+        bad = want.clone()
+        bad[6, 2] = -1
+        pypto.set_verify_golden_data(goldens=[None, None, bad])
+        with pytest.raises(golden.GoldenMismatchError, match=r"function GATHER_ROWS: output 'out'.*worst element \[6, 2\]"):
+            pypto.runtime._device_run_once_data_from_host(pypto.from_torch(tx), pypto.from_torch(ti),
+                                                          pypto.from_torch(to, "out"))
+    assert torch.equal(to, want)  # the run wrote its result before the check

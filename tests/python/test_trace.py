@@ -3,6 +3,7 @@ numbers worked out by hand from docs/kernel_model.md's UB formula, the summary, 
 PyPTO's runtime_debug_mode switch, and that tracing leaves the package as it found it."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ import torch
 
 import ptocpu
 import ptocpu as pypto
-from helpers import EXAMPLES, load_example
+from helpers import EXAMPLES, gather_rows_program, load_example
 from ptocpu import _core, trace
 
 
@@ -222,3 +223,60 @@ def test_run_script_under_trace(tmp_path):
     (kernel,) = [s for s in spans if s["cat"] == "jit"]
     (select,) = [s for s in spans if s["name"] == "index_select"]
     assert inside(select, kernel)
+
+
+@pytest.mark.parametrize("recorded_while_tracing", [True, False])
+def test_function_program_trace(tmp_path, recorded_while_tracing):
+    # recorded while tracing, the function keeps the trace's op wrappers; before it, the core's functions
+    path = tmp_path / "f.json"
+    with pypto.platform("ascend950"):
+        with trace.recording(str(path)) if recorded_while_tracing else contextlib.nullcontext():
+            tx, ti, to, want = gather_rows_program()
+            with trace.recording(str(path)) if not recorded_while_tracing else contextlib.nullcontext():
+                pypto.runtime._device_run_once_data_from_host(pypto.from_torch(tx), pypto.from_torch(ti),
+                                                              pypto.from_torch(to))
+    assert torch.equal(to, want)
+    spans = check_chrome_schema(json.loads(path.read_text()))
+    (run,) = [s for s in spans if s["cat"] == "function"]
+    replayed = [s for s in spans if s["cat"] == "op" and s["tid"] == run["tid"]]
+    assert [s["name"] for s in replayed] == ["view", "index_select", "assemble"] * 2
+    assert all(inside(s, run) for s in replayed)
+    select = [s for s in replayed if s["name"] == "index_select"][0]["args"]
+    assert select["ub_bytes"] == 4 * 8 * 4 and select["ub_limit"] == 253952  # output tile [4, 8] fp32
+    # the loop runs once, while the function records: its iterations are outside the function's track
+    loops = sorted(s["name"] for s in spans if s["cat"] == "loop")
+    assert loops == (["LOOP_ROWS 0", "LOOP_ROWS 1"] if recorded_while_tracing else [])
+
+
+def test_ptocpu_run_with_trace_writes_a_chrome_trace(tmp_path):
+    path = tmp_path / "run.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-m", "ptocpu.cli", "run", "--trace", str(path),
+                           str(EXAMPLES / "pypto_function_gather_rows.py")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "gathered rows match torch" in proc.stdout and "PASS" in proc.stdout
+    spans = check_chrome_schema(json.loads(path.read_text()))
+    (run,) = [s for s in spans if s["cat"] == "function"]
+    assert run["name"] == "GATHER_ROWS"
+    assert {"name": "function GATHER_ROWS #1"} in [e["args"] for e in json.loads(path.read_text())["traceEvents"]
+                                                   if e["name"] == "thread_name" and e["tid"] == run["tid"]]
+    assert [s["name"] for s in spans if s["cat"] == "op" and inside(s, run)] == ["view", "index_select", "assemble"] * 2
+
+
+def test_ptocpu_test_with_trace_records_the_tests_ops(tmp_path):
+    (tmp_path / "test_select.py").write_text(
+        "import torch\nimport pypto\n\n"
+        "def test_select():\n"
+        "    x = pypto.from_torch(torch.arange(12.0).reshape(4, 3))\n"
+        "    got = pypto.index_select(x, 0, pypto.from_torch(torch.tensor([2, 0])))\n"
+        "    assert torch.equal(torch.from_numpy(got.numpy()), torch.tensor([[6.0, 7, 8], [0, 1, 2]]))\n")
+    path = tmp_path / "test.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-m", "ptocpu.cli", "test", "--trace", str(path), "-q",
+                           "-p", "no:cacheprovider", "test_select.py"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
+    (select,) = [s for s in check_chrome_schema(json.loads(path.read_text())) if s["cat"] == "op"]
+    assert select["name"] == "index_select" and select["args"]["out_shapes"] == [[2, 3]]
