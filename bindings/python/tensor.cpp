@@ -51,9 +51,12 @@ nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
 
 // A jit annotation's shape written with PyPTO's markers, e.g. [pypto.STATIC, pypto.DYNAMIC].
 bool is_marker_shape(nb::handle shape) {
+  // Only PyPTO's markers (enum members such as pypto.DYNAMIC, or Ellipsis) make a placeholder;
+  // None or a nested list in a shape is a bad shape, refused by the int conversion.
   if (!PyList_Check(shape.ptr()) && !PyTuple_Check(shape.ptr())) return false;
+  nb::object enum_type = nb::module_::import_("enum").attr("Enum");
   for (nb::handle item : nb::iter(shape))
-    if (!PyNumber_Check(item.ptr()) && !PyUnicode_Check(item.ptr())) return true;  // an enum member, Ellipsis
+    if (item.is(Py_Ellipsis) || PyObject_IsInstance(item.ptr(), enum_type.ptr()) == 1) return true;
   return false;
 }
 }  // namespace

@@ -256,8 +256,9 @@ def from_torch(tensor, name: str = "", dynamic_axis=None, tensor_format=None, dt
     program's writes land in `t`."""
     from ._convert import asarray
     if type(tensor).__module__.split(".")[0] != "torch" or not hasattr(tensor, "is_contiguous"):
-        raise FeError(TypeError(f"from_torch: input type {type(tensor).__name__} is not supported; "
-                                f"pass a torch.Tensor"))
+        # PyPTO's FeError(TypeError) for a wrong type is ptocpu's DTypeError (docs/errors.md)
+        raise _core.DTypeError(f"from_torch: input type {type(tensor).__name__} is not supported; "
+                               f"pass a torch.Tensor")
     if not tensor.is_contiguous():
         raise FeError(RuntimeError("from_torch: the tensor is not contiguous"))
     if getattr(tensor, "requires_grad", False):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import operator
 from typing import Any, Callable, Iterator, Optional
 
 from . import _core
@@ -88,21 +89,32 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
 symbolic_scalar = SymbolicScalar
 
 
+def _int_arg(value, function: str, param: str) -> int:
+    """value as an int, or the DTypeError PyPTO's scalar checks map to (docs/errors.md): ints,
+    numpy ints and symbolic scalars are integers; None, bool, float, str and the rest are not."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise _core.DTypeError(f"{function}: {param} must be an integer, got {type(value).__name__}")
+    return operator.index(value)
+
+
 def min(a, b) -> SymbolicScalar:  # noqa: A001 — PyPTO's name
     """`pypto.min(a, b)`: the smaller of two scalars (ints, loop values or symbolic scalars), as a
     SymbolicScalar -- e.g. a tail block's valid rows, pypto.min(n - offset, block)."""
-    return SymbolicScalar(builtins.min(int(a), int(b)))
+    return SymbolicScalar(builtins.min(_int_arg(a, "min", "a"), _int_arg(b, "min", "b")))
 
 
 def max(a, b) -> SymbolicScalar:  # noqa: A001 — PyPTO's name
     """`pypto.max(a, b)`: the larger of two scalars (ints, loop values or symbolic scalars), as a
     SymbolicScalar."""
-    return SymbolicScalar(builtins.max(int(a), int(b)))
+    return SymbolicScalar(builtins.max(_int_arg(a, "max", "a"), _int_arg(b, "max", "b")))
 
 
 def ceildiv(a, b) -> int:
     """`pypto.ceildiv(a, b)`: a / b rounded up, for integers (the number of blocks of b that cover a)."""
-    return -(-int(a) // int(b))
+    a, b = _int_arg(a, "ceildiv", "a"), _int_arg(b, "ceildiv", "b")
+    if b == 0:
+        raise _core.ArgumentError("ceildiv: b must not be 0")
+    return -(-a // b)
 
 
 def ceil(a, b=None) -> int:
@@ -186,7 +198,13 @@ _cube_tiles: list = []
 def set_cube_tile_shapes(m, k, n, enable_split_k: bool = False) -> None:
     """`pypto.set_cube_tile_shapes(m, k, n, enable_split_k=False)`: matmul tiling, kept for
     get_cube_tile_shapes; ptocpu has no matmul, so it constrains nothing."""
-    _cube_tiles[:] = [(list(m), list(k), list(n), bool(enable_split_k))]
+    def ints(value, param: str) -> list:
+        if not isinstance(value, (list, tuple)):
+            raise _core.DTypeError(f"set_cube_tile_shapes: {param} must be a list of ints, got {type(value).__name__}")
+        return [_int_arg(v, "set_cube_tile_shapes", param) for v in value]
+    if not isinstance(enable_split_k, bool):
+        raise _core.DTypeError(f"set_cube_tile_shapes: enable_split_k must be a bool, got {type(enable_split_k).__name__}")
+    _cube_tiles[:] = [(ints(m, "m"), ints(k, "k"), ints(n, "n"), enable_split_k)]
 
 
 def get_cube_tile_shapes() -> tuple:
@@ -203,23 +221,27 @@ def reset_options() -> None:
 def set_semantic_label(label: str) -> None:
     """`pypto.set_semantic_label(label)`: names the following operations in the device's profiles;
     accepted and without effect on the CPU."""
+    if not isinstance(label, str):
+        raise _core.DTypeError(f"set_semantic_label: label must be a str, got {type(label).__name__}")
 
 
 def cond(scalar, file: Optional[str] = None, lineno: Optional[int] = None) -> bool:
     """`if pypto.cond(expr):` — the condition's value (scalars are known on the CPU)."""
-    return bool(scalar)
+    if isinstance(scalar, bool):
+        return scalar
+    return _int_arg(scalar, "cond", "scalar") != 0
 
 
 def is_loop_begin(scalar) -> bool:
     """`pypto.is_loop_begin(i)`: True when i is a pypto.loop value on the loop's first iteration
     (False for any other scalar)."""
-    return getattr(scalar, "_loop_first", None) == int(scalar)
+    return getattr(scalar, "_loop_first", None) == _int_arg(scalar, "is_loop_begin", "scalar")
 
 
 def is_loop_end(scalar) -> bool:
     """`pypto.is_loop_end(i)`: True when i is a pypto.loop value on the loop's last iteration
     (False for any other scalar)."""
-    return getattr(scalar, "_loop_last", None) == int(scalar)
+    return getattr(scalar, "_loop_last", None) == _int_arg(scalar, "is_loop_end", "scalar")
 
 
 class _Options:
@@ -253,12 +275,18 @@ def loop(*args, **kwargs) -> Iterator[SymbolicScalar]:
 def loop_unroll(*args, unroll_list=(1,), **kwargs) -> Iterator[tuple]:
     """`pypto.loop_unroll(start, stop, step, unroll_list=[4, 2, 1])` yields `(idx, factor)`: the
     range is covered by blocks of the largest factor first, the rest by smaller ones (PyPTO's
-    order); the body handles `factor` steps from idx."""
+    order); the body handles `factor` steps from idx. The bounds are converted and checked at the
+    call, as pypto.loop's are."""
     if not 1 <= len(args) <= 3:
-        raise TypeError(f"loop_unroll() takes 1 to 3 positional arguments but {len(args)} were given")
-    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
-    start, stop, step = int(start), int(stop), int(step)
-    factors = sorted({int(f) for f in unroll_list} | {1}, reverse=True)
+        raise _core.ArgumentError(f"loop_unroll: takes 1 to 3 positional arguments, {len(args)} were given")
+    bounds = _core.loop(*args)
+    factors = {_int_arg(f, "loop_unroll", "unroll_list") for f in unroll_list} | {1}
+    if builtins.min(factors) < 1:
+        raise _core.ArgumentError(f"loop_unroll: unroll_list factors must be at least 1, got {sorted(factors)}")
+    return _unrolled(bounds.start, bounds.stop, bounds.step, sorted(factors, reverse=True), kwargs)
+
+
+def _unrolled(start: int, stop: int, step: int, factors: list, kwargs: dict) -> Iterator[tuple]:
     begin = start
     for factor in factors:
         stride = step * factor
