@@ -1,6 +1,8 @@
 // ptocpu.Tensor: the Python class over pto::Tensor (docs/tensors.md); DLPack is in dlpack.cpp,
 // indexing in indexing.cpp.
 #include <nanobind/ndarray.h>
+
+#include <atomic>
 #include <nanobind/stl/string.h>
 
 #include "bind.h"
@@ -59,9 +61,15 @@ bool is_marker_shape(nb::handle shape) {
     if (item.is(Py_Ellipsis) || PyObject_IsInstance(item.ptr(), enum_type.ptr()) == 1) return true;
   return false;
 }
+// How many pypto.function recordings are open (all threads); ptocpu._graph counts them.
+std::atomic<int> g_recordings{0};
+
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
+  m.def("_count_recording", [](int delta) { g_recordings.fetch_add(delta); }, nb::arg("delta"),
+        nb::sig("def _count_recording(delta: int) -> None"),
+        "pypto.function recordings opened (+1) and closed (-1): Tensor() reports new tensors only while one is open");
   // dynamic_attr: PyPTO tensors carry a name (and user attributes) next to the data.
   nb::class_<pto::Tensor> cls(m, "Tensor", nb::dynamic_attr(), "A strided view over shared storage (docs/tensors.md)");
   cls.def("__init__",
@@ -78,7 +86,9 @@ void bind_tensor(nb::module_& m) {
              if (!format.is_none()) nb::setattr(obj, "format", format);  // kept; the CPU stores every tensor ND
              // A tensor made while a pypto.function records is part of the recording: a run starts
              // it zero-filled again (docs/running_pypto_programs.md).
-             if (self->defined())  // (the object is not ready for casts yet: pass what the recording needs)
+             // Only while some thread records: no call back into Python otherwise (a daemon thread
+             // ended by the interpreter's exit inside that call would unwind through this binding).
+             if (self->defined() && g_recordings.load(std::memory_order_relaxed) > 0)
                nb::module_::import_("ptocpu._graph").attr("tensor_created")(obj, to_tuple(self->shape()),
                                                                            self->dtype());
            },

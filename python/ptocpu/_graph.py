@@ -229,11 +229,13 @@ class function:  # noqa: N801 — PyPTO's name
             raise FeError(RuntimeError(f"pypto.function {self.name!r} inside pypto.function "
                                        f"{_state.recording.name!r}: functions do not nest"))
         _state.recording = self.program
+        _core._count_recording(1)
         self._saved = [] if _always_recording else _install_recording()
         return self.program
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         _state.recording = None
+        _core._count_recording(-1)
         _uninstall_recording(self._saved)
         if exc is None:
             _state.last = self.program

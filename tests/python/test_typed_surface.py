@@ -109,8 +109,6 @@ n: str = ptocpu.get_num_threads()
 def _typed_package(tmp_path: pathlib.Path) -> pathlib.Path:
     """The package as mypy sees it once installed: the Python sources with _core.pyi and
     py.typed beside them (a developer build keeps those in the build tree)."""
-    if (PKG_DIR / "_core.pyi").is_file():
-        return PKG_DIR.parent
     root = tmp_path / "site"
     if root.exists():
         return root
@@ -123,7 +121,9 @@ def _typed_package(tmp_path: pathlib.Path) -> pathlib.Path:
 def _mypy(tmp_path, script: str):
     path = tmp_path / "user.py"
     path.write_text(script)
-    env = dict(os.environ, MYPYPATH=str(_typed_package(tmp_path)))
+    env = dict(os.environ)
+    if not (PKG_DIR / "_core.pyi").is_file():  # installed packages are found by mypy itself
+        env["MYPYPATH"] = str(_typed_package(tmp_path))
     return subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--follow-imports=silent",
                            "--ignore-missing-imports", str(path)], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=300)
