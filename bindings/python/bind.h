@@ -38,6 +38,9 @@ pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access 
 bool torch_fast_path(nb::handle obj, Access access, pto::Tensor& out);
 // Keeps a Python object alive while a tensor views its memory; safe to release from any thread.
 std::shared_ptr<void> keep_python_alive(nb::handle owner);
+// What an in-place op (scatter_, scatter_update, index_add_) returns: the very object it was
+// given when that is a ptocpu.Tensor, else `written`, a tensor over the caller's memory.
+nb::object in_place_result(nb::handle input, pto::Tensor written);
 // The shape and dtype of anything that has them (torch fake tensors, numpy arrays, ptocpu
 // tensors) as a tensor without storage, for the output_shape functions, which read no data.
 pto::Tensor to_metadata(nb::handle obj, const char* op, const char* param);

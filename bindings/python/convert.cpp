@@ -286,4 +286,9 @@ nb::tuple to_tuple(const std::vector<int64_t>& v) {
   return nb::steal<nb::tuple>(t);
 }
 
+nb::object in_place_result(nb::handle input, pto::Tensor written) {
+  if (nb::isinstance<pto::Tensor>(input)) return nb::borrow(input);
+  return nb::cast(std::move(written));
+}
+
 }  // namespace ptobind

@@ -24,12 +24,9 @@ pto::Tensor call(bool in_place, nb::handle input, nb::handle dim, nb::handle ind
   return in_place ? pto::index_add_(x, d, idx, src, *a) : pto::index_add(x, d, idx, src, *a);
 }
 
-// index_add_ returns the very object it was given when that is a ptocpu.Tensor.
 nb::object index_add_inplace(nb::handle input, nb::handle dim, nb::handle index, nb::handle source,
                              nb::handle alpha) {
-  pto::Tensor out = call(true, input, dim, index, source, alpha);
-  if (nb::isinstance<pto::Tensor>(input)) return nb::borrow(input);
-  return nb::cast(std::move(out));
+  return in_place_result(input, call(true, input, dim, index, source, alpha));
 }
 
 pto::Tensor index_add_new(nb::handle input, nb::handle dim, nb::handle index, nb::handle source, nb::handle alpha) {

@@ -37,11 +37,8 @@ pto::Tensor call(bool in_place, nb::handle input, nb::handle dim, nb::handle ind
   return in_place ? pto::scatter_(x, d, idx, v, r) : pto::scatter(x, d, idx, v, r);
 }
 
-// scatter_ returns the very object it was given when that is a ptocpu.Tensor.
 nb::object scatter_inplace(nb::handle input, nb::handle dim, nb::handle index, nb::handle src, nb::handle reduce) {
-  pto::Tensor out = call(true, input, dim, index, src, reduce);
-  if (nb::isinstance<pto::Tensor>(input)) return nb::borrow(input);
-  return nb::cast(std::move(out));
+  return in_place_result(input, call(true, input, dim, index, src, reduce));
 }
 
 pto::Tensor scatter_new(nb::handle input, nb::handle dim, nb::handle index, nb::handle src, nb::handle reduce) {

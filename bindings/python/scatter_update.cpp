@@ -19,8 +19,7 @@ nb::object scatter_update(nb::handle input, nb::handle dim, nb::handle index, nb
     ReleaseGil release;
     out = pto::scatter_update(x, d, idx, s);
   }
-  if (nb::isinstance<pto::Tensor>(input)) return nb::borrow(input);
-  return nb::cast(std::move(out));
+  return in_place_result(input, std::move(out));
 }
 
 }  // namespace
