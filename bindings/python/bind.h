@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ptocpu/op_table.h"
 #include "ptocpu/scalar.h"
 #include "ptocpu/tensor.h"
 
@@ -16,23 +17,25 @@ namespace ptobind {
 void bind_errors(nb::module_& m);
 void bind_dtype(nb::module_& m);
 void bind_tensor(nb::module_& m);
-void bind_runtime(nb::module_& m);  // platforms, tile shapes, threads, build info
-void bind_index_select(nb::module_& m);
-void bind_strided_slice(nb::module_& m);
-void bind_interleave(nb::module_& m);
-void bind_kernel_model(nb::module_& m);  // view, assemble, loop, jit checks (docs/kernel_model.md)
-void bind_scatter(nb::module_& m);
-void bind_gather(nb::module_& m);
-void bind_scatter_update(nb::module_& m);
-void bind_index_add(nb::module_& m);
-void bind_gathermask(nb::module_& m);
+void bind_runtime(nb::module_& m);       // platforms, tile shapes, threads, build info
+void bind_kernel_model(nb::module_& m);  // loop, kernel scopes, jit checks (docs/kernel_model.md)
+void bind_ops(nb::module_& m);           // every op of the op table, and the dispatch handlers
 
 // How an op uses a tensor argument: only read (a copy of an awkward layout is fine), or
 // written in place (must be the caller's memory: no copy, else ArgumentError).
 enum class Access { Read, Write };
-// A ptocpu.Tensor as is; anything else through ptocpu.asarray (numpy, torch, DLPack, lists).
-// Errors name the op and the parameter; None and strings are DTypeErrors.
+// A ptocpu.Tensor as is (whole: each op reads the valid part it needs); anything else through
+// asarray (numpy, torch, DLPack, lists). Errors name the op and the parameter; None and strings
+// are DTypeErrors.
 pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access access = Access::Read);
+// ptocpu.asarray (docs/tensors.md): zero-copy where the layout allows; copy=false refuses what
+// would need a copy (ArgumentError); dtype converts (a copy).
+pto::Tensor asarray(nb::handle obj, std::optional<bool> copy, std::optional<pto::DType> dtype = std::nullopt);
+// A numpy array (numpy's dtypes and ml_dtypes') as a tensor over its memory, strides as numpy
+// has them; byte-swapped data or odd byte strides are copied unless copy is false (ArgumentError).
+pto::Tensor from_numpy(nb::handle a, std::optional<bool> copy);
+// The numpy (or ml_dtypes) dtype object of a dtype.
+nb::object numpy_dtype(pto::DType dt);
 // A torch CPU tensor as a zero-copy tensor over its memory, read from its attributes in C
 // (convert.cpp); false for anything it does not cover, which ptocpu.asarray then handles.
 bool torch_fast_path(nb::handle obj, Access access, pto::Tensor& out);
@@ -41,6 +44,11 @@ std::shared_ptr<void> keep_python_alive(nb::handle owner);
 // What an in-place op (scatter_, scatter_update, index_add_) returns: the very object it was
 // given when that is a ptocpu.Tensor, else `written`, a tensor over the caller's memory.
 nb::object in_place_result(nb::handle input, pto::Tensor written);
+// After an in-place write into obj: a torch tensor's version counter is bumped, as torch's own
+// in-place ops do, so autograd notices a saved tensor that changed.
+void note_written(nb::handle obj);
+// A shape as ptocpu.Shape: a tuple that also equals the list PyPTO returns.
+nb::object to_shape(const std::vector<int64_t>& dims);
 // The shape and dtype of anything that has them (torch fake tensors, numpy arrays, ptocpu
 // tensors) as a tensor without storage, for the output_shape functions, which read no data.
 pto::Tensor to_metadata(nb::handle obj, const char* op, const char* param);
@@ -80,9 +88,10 @@ const pto::Tensor& require_storage(const pto::Tensor& t, const char* what);
 // DLPack (dlpack.cpp): export as a capsule (legacy or versioned by max_version), import zero-copy.
 nb::object to_dlpack(const pto::Tensor& t, nb::handle max_version, nb::handle dl_device, nb::handle copy);
 pto::Tensor from_dlpack(nb::handle obj);
-// Basic indexing (indexing.cpp): t[key] as a view; t[key] = value.
-pto::Tensor basic_index(const pto::Tensor& t, nb::handle key);
-pto::Tensor get_item(const pto::Tensor& t, nb::handle key);  // basic indexing, or t[dim:index] as gather
-void assign(const pto::Tensor& t, nb::handle key, nb::handle value);
+// Tells this thread's dispatch handlers (ops.cpp) of an event that is not an op call:
+// "created" (tensor, shape, dtype: Tensor(shape, dtype) made it), "moved" (tensor, other).
+void notify_handlers(const char* event, nb::args args);
+// A Python indexing key (indexing.cpp) as the core's IndexKey (docs/tensors.md#indexing).
+pto::IndexKey to_index_key(nb::handle key);
 
 }  // namespace ptobind

@@ -11,14 +11,15 @@
 namespace ptobind {
 namespace {
 
-// Attributes of Python modules looked up once and kept for the life of the process.
+// Attributes of third-party modules (numpy, ml_dtypes, torch) looked up once and kept for the
+// life of the process.
 nb::handle cached(PyObject*& slot, const char* module, const char* attr) {
   if (!slot) slot = nb::object(nb::module_::import_(module).attr(attr)).release().ptr();
   return slot;
 }
-PyObject* g_asarray = nullptr;
-PyObject* g_to_dtype = nullptr;
 PyObject* g_np_generic = nullptr;
+PyObject* g_np_asarray = nullptr;
+PyObject* g_np_dtype = nullptr;
 
 std::string python_type_name(nb::handle obj) { return nb::type_name(obj.type()).c_str(); }
 
@@ -135,6 +136,22 @@ bool torch_tensor_attributes(PyObject* obj, Access access, pto::Tensor& out) {
   return true;
 }
 
+// {torch.dtype: DType} for every dtype both have (torch is imported already).
+nb::dict torch_dtype_map() {
+  nb::dict found;
+  nb::object torch = nb::module_::import_("torch");
+  nb::handle dtype_type = torch.attr("dtype");
+  for (auto [name, value] : nb::borrow<nb::dict>(torch.attr("__dict__"))) {
+    (void)name;
+    if (!PyObject_IsInstance(value.ptr(), dtype_type.ptr())) continue;
+    try {
+      found[value] = to_dtype(value);
+    } catch (const pto::Error&) {
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 bool torch_fast_path(nb::handle obj, Access access, pto::Tensor& out) {
@@ -142,7 +159,7 @@ bool torch_fast_path(nb::handle obj, Access access, pto::Tensor& out) {
     if (!PyDict_GetItemString(PyImport_GetModuleDict(), "torch")) return false;  // torch not loaded
     cached(g_torch_parameter, "torch.nn", "Parameter");
     cached(g_torch_strided, "torch", "strided");
-    g_torch_dtypes = nb::module_::import_("ptocpu._convert").attr("torch_dtypes")().release().ptr();
+    g_torch_dtypes = torch_dtype_map().release().ptr();
     cached(g_torch_tensor, "torch", "Tensor");
   }
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()));
@@ -169,8 +186,7 @@ pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access 
     if (!t->defined())
       pto::fail<pto::DTypeError>(op, ": ", param, " is Tensor(), an annotation placeholder without storage; "
                                  "create a tensor with ptocpu.tensor(shape, dtype) or ptocpu.asarray(data)");
-    // An op reads only an input's valid part (docs/kernel_model.md); in-place targets are whole.
-    return access == Access::Read ? t->valid_part() : *t;
+    return *t;
   }
   pto::Tensor fast;
   if (numpy_fast_path(obj, fast) || torch_fast_path(obj, access, fast)) return fast;
@@ -178,25 +194,193 @@ pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access 
     pto::fail<pto::DTypeError>(op, ": ", param, " must be a tensor, got ", python_type_name(obj), " ",
                                nb::repr(obj).c_str());
   try {
-    nb::object copy = access == Access::Write ? nb::object(nb::bool_(false)) : nb::none();
-    return nb::cast<pto::Tensor>(cached(g_asarray, "ptocpu._convert", "asarray")(obj, nb::arg("copy") = copy));
-  } catch (nb::python_error& e) {
-    // The message led by the op and the parameter; the class a ptocpu one (docs/errors.md):
-    // kept when it is one, else a wrong type is a DTypeError and a wrong value an ArgumentError.
-    const std::string message = std::string(op) + ": " + param + ": " + nb::str(e.value()).c_str();
-    if (!is_ptocpu_error(e.value())) {
-      if (e.matches(PyExc_TypeError)) pto::fail<pto::DTypeError>(message);
-      if (e.matches(PyExc_ValueError) || e.matches(PyExc_BufferError)) pto::fail<pto::ArgumentError>(message);
-    }
-    PyErr_SetString(e.type().ptr(), message.c_str());
-    throw nb::python_error();
+    return asarray(obj, access == Access::Write ? std::optional<bool>(false) : std::nullopt);
+  } catch (const pto::Error& e) {
+    // The message led by the op and the parameter; the class kept (docs/errors.md).
+    const std::string message = std::string(op) + ": " + param + ": " + e.what();
+    if (dynamic_cast<const pto::DTypeError*>(&e)) pto::fail<pto::DTypeError>(message);
+    if (dynamic_cast<const pto::IndexError*>(&e)) pto::fail<pto::IndexError>(message);
+    pto::fail<pto::ArgumentError>(message);
   }
 }
+
+namespace {
+
+// dtype objects seen before -> DType (numpy dtypes and types, torch dtypes, ml_dtypes types).
+PyObject* g_dtype_cache = nullptr;
+
+pto::DType dtype_by_name(const std::string& name, const char* what) {
+  try {
+    return pto::dtype_from_name(name);
+  } catch (const pto::ArgumentError&) {
+    pto::fail<pto::DTypeError>("dtype: ", what, " ", name, " has no ptocpu dtype");
+  }
+}
+
+pto::DType uncached_dtype(nb::handle obj) {
+  if (obj.is_none()) pto::fail<pto::DTypeError>("dtype: None is not a dtype");
+  PyObject* p = obj.ptr();
+  if (PyBool_Check(p) || PyLong_Check(p) || PyFloat_Check(p) || PyComplex_Check(p) ||
+      PyObject_IsInstance(p, cached(g_np_generic, "numpy", "generic").ptr()) == 1)
+    pto::fail<pto::DTypeError>("dtype: ", nb::repr(obj).c_str(), " is a number, not a dtype; use a DT_* constant, a "
+                               "numpy / torch dtype or a name such as 'float16'");
+  const std::string module = nb::cast<std::string>(nb::getattr(obj.type(), "__module__", nb::str("")));
+  if (module.rfind("torch", 0) == 0) {
+    std::string name = nb::str(obj).c_str();
+    if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+    return dtype_by_name(name, "torch dtype");
+  }
+  nb::object npdt;
+  try {
+    npdt = cached(g_np_dtype, "numpy", "dtype")(obj);
+  } catch (nb::python_error&) {
+    pto::fail<pto::DTypeError>("dtype: cannot interpret ", nb::repr(obj).c_str(), " as a dtype");
+  }
+  try {
+    return pto::dtype_from_name(nb::cast<std::string>(npdt.attr("name")));
+  } catch (const pto::ArgumentError&) {
+    pto::fail<pto::DTypeError>("dtype: numpy dtype ", nb::str(npdt).c_str(), " has no ptocpu dtype");
+  }
+}
+
+}  // namespace
 
 pto::DType to_dtype(nb::handle obj) {
   // Strictly a DType member here: nanobind would also cast a plain int to the enum.
   if (PyObject_IsInstance(obj.ptr(), nb::type<pto::DType>().ptr()) == 1) return nb::cast<pto::DType>(obj);
-  return nb::cast<pto::DType>(cached(g_to_dtype, "ptocpu._convert", "to_dtype")(obj));
+  if (PyUnicode_Check(obj.ptr())) return pto::dtype_from_name(nb::cast<std::string>(obj));
+  if (!g_dtype_cache) g_dtype_cache = PyDict_New();
+  if (PyObject_Hash(obj.ptr()) == -1) {
+    PyErr_Clear();
+    return uncached_dtype(obj);
+  }
+  if (PyObject* hit = PyDict_GetItemWithError(g_dtype_cache, obj.ptr())) return nb::cast<pto::DType>(nb::handle(hit));
+  PyErr_Clear();
+  const pto::DType dt = uncached_dtype(obj);
+  PyDict_SetItem(g_dtype_cache, obj.ptr(), nb::cast(dt).ptr());
+  return dt;
+}
+
+nb::object numpy_dtype(pto::DType dt) {
+  const char* name = pto::dtype_numpy_name(dt);
+  if (pto::dtype_from_ml_dtypes(dt)) return nb::module_::import_("ml_dtypes").attr(name);
+  return cached(g_np_dtype, "numpy", "dtype")(name);
+}
+
+// A numpy array (any dtype numpy or ml_dtypes has) as a tensor over its memory. Byte-swapped data
+// and byte strides that are not whole elements need a copy: made unless copy is false.
+pto::Tensor from_numpy(nb::handle a, std::optional<bool> copy) {
+  nb::object dtype = a.attr("dtype");
+  const pto::DType dt = to_dtype(dtype);
+  nb::object arr = nb::borrow(a);
+  const int64_t item = static_cast<int64_t>(pto::dtype_size(dt));
+  const bool byte_swapped = !nb::cast<bool>(dtype.attr("isnative"));
+  std::vector<int64_t> byte_strides;
+  for (nb::handle s : nb::iter(arr.attr("strides"))) byte_strides.push_back(nb::cast<int64_t>(s));
+  bool odd_strides = false;
+  for (int64_t s : byte_strides) odd_strides = odd_strides || s % item != 0;
+  if (byte_swapped || odd_strides) {
+    if (copy == false)
+      pto::fail<pto::ArgumentError>("from_numpy: this array (", pto::dtype_name(dt),
+                                    byte_swapped ? ", byte-swapped" : "", ", byte strides ",
+                                    pto::shape_to_string(byte_strides), ") can only be used through a copy "
+                                    "(byte-swapped data or byte strides that are not whole elements), so writes would "
+                                    "not reach it");
+    arr = arr.attr("astype")(dtype.attr("newbyteorder")("="), nb::arg("order") = "C");
+  }
+  nb::tuple data = nb::borrow<nb::tuple>(arr.attr("__array_interface__")["data"]);
+  const uintptr_t ptr = nb::cast<uintptr_t>(data[0]);
+  pto::Shape shape = to_int_list(arr.attr("shape"), "from_numpy", "shape");
+  pto::Strides strides;
+  for (nb::handle s : nb::iter(arr.attr("strides"))) strides.push_back(nb::cast<int64_t>(s) / item);
+  pto::Tensor t = pto::Tensor::from_blob(reinterpret_cast<void*>(ptr), shape, strides, dt, keep_python_alive(arr));
+  const bool writeable = nb::cast<bool>(arr.attr("flags").attr("writeable"));
+  return writeable ? t : t.as_read_only();
+}
+
+namespace {
+
+bool is_numpy_array(nb::handle obj) {
+  if (!PyDict_GetItemString(PyImport_GetModuleDict(), "numpy")) return false;
+  return PyObject_IsInstance(obj.ptr(), cached(g_ndarray, "numpy", "ndarray").ptr()) == 1;
+}
+
+// np.asarray(obj), numpy's refusals raised as ptocpu errors (ragged lists, odd objects).
+nb::object numpy_asarray(nb::handle obj) {
+  try {
+    return cached(g_np_asarray, "numpy", "asarray")(obj);
+  } catch (nb::python_error& e) {
+    const std::string why = std::string("asarray: cannot make an array of this ") + python_type_name(obj) + ": " +
+                            nb::str(e.value()).c_str();
+    if (e.matches(PyExc_TypeError)) pto::fail<pto::DTypeError>(why);
+    if (e.matches(PyExc_ValueError) || e.matches(PyExc_OverflowError)) pto::fail<pto::ArgumentError>(why);
+    throw;
+  }
+}
+
+bool is_torch_tensor(nb::handle obj) {
+  PyObject* torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");
+  if (!torch) return false;
+  return PyObject_IsInstance(obj.ptr(), nb::handle(torch).attr("Tensor").ptr()) == 1;
+}
+
+}  // namespace
+
+pto::Tensor asarray(nb::handle obj, std::optional<bool> copy, std::optional<pto::DType> dtype) {
+  pto::Tensor t;
+  pto::Tensor* given = nullptr;
+  const bool has_dlpack = nb::hasattr(obj, "__dlpack__") &&
+                          PyObject_IsInstance(obj.ptr(), cached(g_np_generic, "numpy", "generic").ptr()) != 1;
+  if (nb::try_cast<pto::Tensor*>(obj, given) && given) {
+    t = require_storage(*given, "asarray");
+  } else if (numpy_fast_path(obj, t)) {
+  } else if (is_numpy_array(obj)) {
+    t = from_numpy(obj, copy);
+  } else if (torch_fast_path(obj, copy == false ? Access::Write : Access::Read, t)) {
+  } else if (copy == false && !has_dlpack) {
+    from_numpy(numpy_asarray(obj), std::nullopt);  // what is not a tensor at all is refused as such first
+    pto::fail<pto::ArgumentError>("asarray: a ", python_type_name(obj), " is not memory that can be written in "
+                                  "place; pass a ptocpu.Tensor, a numpy array or a torch tensor");
+  } else if (copy == false && nb::hasattr(obj, "requires_grad") && PyObject_IsTrue(obj.attr("requires_grad").ptr()) == 1) {
+    pto::fail<pto::ArgumentError>("asarray: a torch tensor that requires grad cannot be written in place (torch "
+                                  "refuses that too); pass tensor.detach() to write its memory");
+  } else if (is_torch_tensor(obj) && PyObject_IsTrue(obj.attr("is_neg")().ptr()) == 1) {
+    // A negated view (torch._neg_view): its DLPack export would drop the negation.
+    if (copy == false)
+      pto::fail<pto::ArgumentError>("asarray: a torch tensor with the negative bit set (a _neg_view) holds the "
+                                    "values' negation, so writes cannot reach it; pass tensor.resolve_neg()");
+    t = asarray(obj.attr("resolve_neg")(), std::nullopt);
+  } else if (has_dlpack) {
+    try {
+      t = from_dlpack(obj);
+    } catch (const pto::Error&) {
+      if (is_torch_tensor(obj)) throw;
+      std::exception_ptr refused = std::current_exception();
+      try {  // other producers may still convert through numpy
+        t = from_numpy(numpy_asarray(obj), std::nullopt);
+      } catch (const pto::Error&) {
+        std::rethrow_exception(refused);
+      } catch (nb::python_error&) {
+        std::rethrow_exception(refused);
+      }
+    }
+  } else if (PyBytes_Check(obj.ptr()) || PyMemoryView_Check(obj.ptr())) {
+    // The buffer protocol (numpy would read bytes as a string); immutable memory is copied.
+    nb::object view = nb::steal(PyMemoryView_FromObject(obj.ptr()));
+    if (!view.is_valid()) throw nb::python_error();
+    nb::object a = numpy_asarray(view);
+    t = from_numpy(PyMemoryView_GET_BUFFER(view.ptr())->readonly ? a.attr("copy")() : a, std::nullopt);
+  } else {
+    t = from_numpy(numpy_asarray(obj), std::nullopt);
+  }
+  if (dtype && t.dtype() != *dtype) {
+    if (copy == false)
+      pto::fail<pto::ArgumentError>("asarray: converting ", pto::dtype_name(t.dtype()), " to ", pto::dtype_name(*dtype),
+                                    " needs a copy");
+    nb::object a = cached(g_np_asarray, "numpy", "asarray")(nb::cast(t)).attr("astype")(numpy_dtype(*dtype));
+    t = from_numpy(a, std::nullopt);
+  }
+  return t;
 }
 
 int64_t to_int(nb::handle obj, const char* op, const char* param) {
@@ -284,6 +468,12 @@ nb::tuple to_tuple(const std::vector<int64_t>& v) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(v.size()));
   for (size_t i = 0; i < v.size(); ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(v[i]));
   return nb::steal<nb::tuple>(t);
+}
+
+void note_written(nb::handle obj) {
+  if (!is_torch_tensor(obj)) return;
+  static PyObject* increment = nullptr;
+  cached(increment, "torch.autograd.graph", "increment_version")(obj);
 }
 
 nb::object in_place_result(nb::handle input, pto::Tensor written) {

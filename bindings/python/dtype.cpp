@@ -27,6 +27,9 @@ void bind_dtype(nb::module_& m) {
     }
     return out;
   }, nb::sig(docs::dtype_table.sig), docs::dtype_table.text);
+  m.def("dtype", &to_dtype, nb::arg("obj").none(), nb::sig(docs::to_dtype.sig), docs::to_dtype.text);
+  m.def("numpy_dtype", [](nb::handle dt) { return nb::module_::import_("numpy").attr("dtype")(numpy_dtype(to_dtype(dt))); }, nb::arg("dtype").none(),
+        nb::sig(docs::numpy_dtype.sig), docs::numpy_dtype.text);
   m.def("itemsize", [](nb::handle dt) { return pto::dtype_size(to_dtype(dt)); }, nb::arg("dtype").none(),
         nb::sig(docs::itemsize.sig), docs::itemsize.text);
 }

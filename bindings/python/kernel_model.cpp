@@ -1,5 +1,5 @@
-// The PyPTO kernel model (docs/kernel_model.md): view, assemble, loop, and the jit argument check that
-// ptocpu.frontend.jit calls. Conversion and forwarding only; the rules live in src/ops/kernel_model.cpp.
+// The PyPTO kernel model (docs/kernel_model.md) beyond its ops (view and assemble are in the op
+// table): loop, kernel scopes and the jit argument check that ptocpu.frontend.jit calls.
 #include <Python.h>
 #include <nanobind/stl/string.h>
 
@@ -23,64 +23,6 @@ pto::Tensor tensor_argument(nb::handle obj, const std::string& kernel, const std
   pto::fail<pto::DTypeError>("jit: kernel ", kernel, " parameter '", param,
                              "' is annotated as a pypto.Tensor but got ", python_type(obj), " ",
                              nb::repr(obj).c_str(), "; pass a numpy array, a torch CPU tensor or a ptocpu.Tensor");
-}
-
-// assemble's two forms (PyPTO): assemble(input, offsets, out) and
-// assemble(inputs, out, parallel=False) with inputs a list of (tensor, offsets) pairs.
-void assemble(nb::args args, nb::kwargs kwargs) {
-  nb::handle input, inputs, offsets, out;
-  for (auto [key, value] : kwargs) {
-    const std::string name = nb::str(key).c_str();
-    if (name == "input") input = value;
-    else if (name == "inputs") inputs = value;
-    else if (name == "offsets") offsets = value;
-    else if (name == "out") out = value;
-    else if (name == "parallel") continue;  // a scheduling hint on the device; copies here are serial
-    else throw nb::type_error(("assemble() got an unexpected keyword argument '" + name + "'").c_str());
-  }
-  if (args.size() == 3 && PyBool_Check(args[2].ptr()) && !out.is_valid() && !offsets.is_valid()) {
-    // assemble(inputs, out, parallel) with parallel given by position
-    nb::tuple two = nb::make_tuple(args[0], args[1]);
-    nb::kwargs none;
-    assemble(nb::borrow<nb::args>(two), none);
-    return;
-  }
-  const size_t given = args.size() + (input.is_valid() ? 1 : 0) + (inputs.is_valid() ? 1 : 0) +
-                       (offsets.is_valid() ? 1 : 0) + (out.is_valid() ? 1 : 0);
-  const bool list_form = inputs.is_valid() || (!input.is_valid() && !offsets.is_valid() && given == 2);
-  nb::handle* slots[3] = {list_form ? &inputs : &input, list_form ? &out : &offsets, list_form ? nullptr : &out};
-  const size_t wanted = list_form ? 2 : 3;
-  if (given != wanted || args.size() > wanted)
-    throw nb::type_error("assemble() takes (input, offsets, out) or (inputs, out, parallel=False) where inputs "
-                         "is a list of (tensor, offsets) pairs");
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (slots[i]->is_valid())
-      throw nb::type_error("assemble() got multiple values for one argument");
-    *slots[i] = args[i];
-  }
-  const pto::Tensor dst = to_tensor(out, "assemble", "out", Access::Write);
-  if (!list_form) {
-    const pto::Tensor src = to_tensor(input, "assemble", "src");
-    const pto::Shape off = to_int_list(offsets, "assemble", "offsets");
-    ReleaseGil release;
-    pto::assemble(src, off, dst);
-    return;
-  }
-  if (!PySequence_Check(inputs.ptr()) || PyUnicode_Check(inputs.ptr()))
-    pto::fail<pto::DTypeError>("assemble: inputs must be a list of (tensor, offsets) pairs, got ", python_type(inputs));
-  std::vector<pto::AssemblePart> parts;
-  size_t i = 0;
-  for (nb::handle item : nb::iter(inputs)) {
-    const std::string where = "inputs[" + std::to_string(i++) + "]";
-    if (!PySequence_Check(item.ptr()) || PySequence_Size(item.ptr()) != 2)
-      pto::fail<pto::ArgumentError>("assemble: ", where, " must be a (tensor, offsets) pair, got ", python_type(item),
-                                    " ", nb::repr(item).c_str());
-    nb::object src = nb::steal(PySequence_GetItem(item.ptr(), 0));
-    nb::object off = nb::steal(PySequence_GetItem(item.ptr(), 1));
-    parts.push_back({to_tensor(src, "assemble", (where + " src").c_str()), to_int_list(off, "assemble", (where + " offsets").c_str())});
-  }
-  ReleaseGil release;
-  pto::assemble(parts, dst);
 }
 
 // loop(stop) / loop(start, stop, step=1, /, name=..., idx_name=..., unroll_list=...,
@@ -112,28 +54,13 @@ nb::object loop(nb::args args, nb::kwargs kwargs) {
 }  // namespace
 
 void bind_kernel_model(nb::module_& m) {
-  m.def("view",
-        [](nb::handle input, nb::handle shape, nb::handle offsets, nb::handle valid_shape, nb::handle dtype) {
-          pto::Tensor t = to_tensor(input, "view", "input", Access::Write);  // a view shares memory
-          if (!dtype.is_none()) t = pto::bitcast_view(t, to_dtype(dtype));
-          if (shape.is_none() && offsets.is_none()) {
-            if (dtype.is_none())
-              pto::fail<pto::ArgumentError>("view: give shape and offsets, or dtype= for a bit-cast view");
-            return t;
-          }
-          const pto::Shape s = to_int_list(shape, "view", "shape");
-          const pto::Shape o = to_int_list(offsets, "view", "offsets");
-          std::optional<pto::Shape> v;
-          if (!valid_shape.is_none()) v = to_int_list(valid_shape, "view", "valid_shape");
-          return pto::view(t, s, o, v);
-        },
-        nb::arg("input").none(), nb::arg("shape").none() = nb::none(), nb::arg("offsets").none() = nb::none(),
-        nb::kw_only(), nb::arg("valid_shape").none() = nb::none(), nb::arg("dtype").none() = nb::none(),
-        nb::sig(docs::view.sig), docs::view.text);
-  m.def("assemble", &assemble, nb::sig(docs::assemble.sig), docs::assemble.text);
   m.def("loop", &loop, nb::sig(docs::loop.sig), docs::loop.text);
   m.def("_is_placeholder", [](const pto::Tensor& t) { return !t.defined(); },
         "True for Tensor() (an annotation without shape or dtype)");
+  // jit kernels and pypto.function bodies run inside a kernel scope (PyPTO's indexing forms).
+  m.def("_enter_kernel", &pto::enter_kernel, "A jit kernel or a pypto.function body starts on this thread");
+  m.def("_exit_kernel", &pto::exit_kernel, "... and ends");
+  m.def("_in_kernel", &pto::in_kernel, "True while a jit kernel or a pypto.function body runs on this thread");
   m.def("_check_kernel_argument",
         [](const std::string& kernel, const std::string& param, nb::handle arg, nb::handle annotation) {
           const pto::Tensor a = tensor_argument(arg, kernel, param);

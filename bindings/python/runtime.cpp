@@ -76,14 +76,19 @@ void bind_runtime(nb::module_& m) {
       d["max_extent"] = p.max_extent;
       d["empty_inputs_allowed"] = p.empty_inputs_allowed;
       d["scatter_scalar_must_be_finite"] = p.scatter_scalar_must_be_finite;
+      d["l0a_bytes"] = p.l0a_bytes;
+      d["l0b_bytes"] = p.l0b_bytes;
+      d["l0c_bytes"] = p.l0c_bytes;
+      d["l1_bytes"] = p.l1_bytes;
+      d["bias_table_bytes"] = p.bias_table_bytes;
       nb::dict ops;
-      for (int i = 0; i < pto::kNumOps; ++i) {
-        const pto::OpLimits& l = p.ops[i];
+      for (const pto::OpDef& op : pto::op_table()) {
+        const pto::OpLimits& l = op.limits_on(p.id);
         nb::dict o;
         o["offered"] = l.offered;
         o["dtypes"] = l.offered ? l.dtypes.to_string() : std::string();
         o["rank"] = nb::make_tuple(l.min_rank, l.max_rank);
-        ops[pto::op_name(static_cast<pto::Op>(i))] = o;
+        ops[op.name.c_str()] = o;
       }
       d["ops"] = ops;
       out.append(d);

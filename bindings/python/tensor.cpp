@@ -2,7 +2,6 @@
 // indexing in indexing.cpp.
 #include <nanobind/ndarray.h>
 
-#include <atomic>
 #include <nanobind/stl/string.h>
 
 #include "bind.h"
@@ -61,17 +60,47 @@ bool is_marker_shape(nb::handle shape) {
     if (item.is(Py_Ellipsis) || PyObject_IsInstance(item.ptr(), enum_type.ptr()) == 1) return true;
   return false;
 }
-// How many pypto.function recordings are open (all threads); ptocpu._graph counts them.
-std::atomic<int> g_recordings{0};
+enum class TileOpFormat { ND = 0, NZ = 1 };
+
+// ptocpu.Shape: a tuple that also equals the list PyPTO's Tensor.shape returns.
+PyObject* g_shape_type = nullptr;
+
+PyObject* shape_richcompare(PyObject* self, PyObject* other, int op) {
+  if ((op == Py_EQ || op == Py_NE) && PyList_Check(other)) {
+    nb::object as_tuple = nb::steal(PyList_AsTuple(other));
+    return PyTuple_Type.tp_richcompare(self, as_tuple.ptr(), op);
+  }
+  return PyTuple_Type.tp_richcompare(self, other, op);
+}
+
+void make_shape_type(nb::module_& m) {
+  static PyType_Slot slots[] = {
+      {Py_tp_richcompare, reinterpret_cast<void*>(shape_richcompare)},
+      {Py_tp_hash, reinterpret_cast<void*>(PyTuple_Type.tp_hash)},
+      {Py_tp_doc, const_cast<char*>("A tensor's shape: a tuple that also equals the list form (t.shape == [4, 8])")},
+      {0, nullptr}};
+  static PyType_Spec spec = {"ptocpu.Shape", 0, 0, Py_TPFLAGS_DEFAULT, slots};
+  nb::object bases = nb::make_tuple(nb::handle(reinterpret_cast<PyObject*>(&PyTuple_Type)));
+  g_shape_type = PyType_FromSpecWithBases(&spec, bases.ptr());
+  if (!g_shape_type) throw nb::python_error();
+  m.attr("Shape") = nb::handle(g_shape_type);
+}
 
 }  // namespace
 
+nb::object to_shape(const std::vector<int64_t>& dims) {
+  return nb::steal(PyObject_CallOneArg(g_shape_type, to_tuple(dims).ptr()));
+}
+
 void bind_tensor(nb::module_& m) {
-  m.def("_count_recording", [](int delta) { g_recordings.fetch_add(delta); }, nb::arg("delta"),
-        nb::sig("def _count_recording(delta: int) -> None"),
-        "pypto.function recordings opened (+1) and closed (-1): Tensor() reports new tensors only while one is open");
+  make_shape_type(m);
   // dynamic_attr: PyPTO tensors carry a name (and user attributes) next to the data.
+  nb::enum_<TileOpFormat>(m, "TileOpFormat", "A tensor's layout on the device; the CPU stores every tensor row-major (ND)")
+      .value("TILEOP_ND", TileOpFormat::ND)
+      .value("TILEOP_NZ", TileOpFormat::NZ);
   nb::class_<pto::Tensor> cls(m, "Tensor", nb::dynamic_attr(), "A strided view over shared storage (docs/tensors.md)");
+  cls.attr("name") = "";  // instances made with a name keep their own
+  cls.attr("format") = TileOpFormat::ND;
   cls.def("__init__",
            [](pto::Tensor* self, nb::handle shape, nb::handle dtype, nb::handle name, nb::handle format, nb::handle,
               nb::handle, nb::handle) {
@@ -84,45 +113,58 @@ void bind_tensor(nb::module_& m) {
              nb::handle obj = nb::find(self);
              nb::setattr(obj, "name", name);
              if (!format.is_none()) nb::setattr(obj, "format", format);  // kept; the CPU stores every tensor ND
-             // A tensor made while a pypto.function records is part of the recording: a run starts
-             // it zero-filled again (docs/running_pypto_programs.md).
-             // Only while some thread records: no call back into Python otherwise (a daemon thread
-             // ended by the interpreter's exit inside that call would unwind through this binding).
-             if (self->defined() && g_recordings.load(std::memory_order_relaxed) > 0)
-               nb::module_::import_("ptocpu._graph").attr("tensor_created")(obj, to_tuple(self->shape()),
-                                                                           self->dtype());
+             // A tensor made inside a pypto.function is part of its program: a run starts it
+             // zero-filled again (docs/kernel_model.md#pypto-function).
+             if (self->defined())
+               notify_handlers("created", nb::borrow<nb::args>(nb::make_tuple(obj, to_tuple(self->shape()), self->dtype())));
            },
            nb::arg("shape").none() = nb::none(), nb::arg("dtype").none() = nb::none(), nb::arg("name").none() = "",
            nb::arg("format").none() = nb::none(), nb::arg("data_ptr").none() = nb::none(),
            nb::arg("device").none() = nb::none(), nb::arg("ori_shape").none() = nb::none(),
            "A zero-filled tensor; Tensor() is an annotation placeholder")
-      .def_prop_ro("shape", [](const pto::Tensor& t) { return to_tuple(t.shape()); })
-      .def_prop_ro("valid_shape", [](const pto::Tensor& t) { return to_tuple(t.valid_shape()); },
+      .def_prop_ro("shape", [](const pto::Tensor& t) { return to_shape(t.shape()); },
+                   nb::for_getter(nb::sig("def shape(self, /) -> tuple[int, ...]")),
+                   "The shape (a tuple that also equals the list form, as PyPTO's)")
+      .def_prop_ro("valid_shape", [](const pto::Tensor& t) { return to_shape(t.valid_shape()); },
+                   nb::for_getter(nb::sig("def valid_shape(self, /) -> tuple[int, ...]")),
                    "The leading part of each dim that holds data: the shape unless a view set less")
+      .def_prop_ro("partially_valid", &pto::Tensor::partially_valid,
+                   "True when the valid shape is smaller than the shape")
+      .def_prop_ro("dim", &pto::Tensor::ndim, "The rank (PyPTO's name for ndim)")
       .def_prop_ro("_whole", [](const pto::Tensor& t) { return t.with_valid_shape(t.shape()); },
                    "This tensor with its valid shape cleared (what a move into an output copies)")
       .def("_rebind", [](pto::Tensor& self, const pto::Tensor& other) { self = other; },
-           "Tensor.move: this object now stands for other's value")
+           "This object now stands for other's value (a pypto.function replay rebinds its tensors)")
+      .def("move",
+           [](nb::handle self, nb::handle other) {
+             if (!nb::isinstance<pto::Tensor>(other))
+               throw nb::type_error(("'" + std::string(nb::type_name(other.type()).c_str()) +
+                                     "' type cannot be moved to Tensor").c_str());
+             nb::cast<pto::Tensor&>(self) = nb::cast<const pto::Tensor&>(other);
+             notify_handlers("moved", nb::borrow<nb::args>(nb::make_tuple(self, other)));
+           },
+           nb::arg("other").none(), "t.move(other): t now stands for other's value (PyPTO's rebinding, no copy)")
+      .def("base", [](nb::handle self) { return nb::borrow(self); }, "The tensor itself (PyPTO's handle to its storage)")
+      .def("to_tensor",
+           [](nb::handle self, nb::handle name) {
+             if (PyUnicode_Check(name.ptr()) && PyUnicode_GET_LENGTH(name.ptr()) > 0) nb::setattr(self, "name", name);
+             return nb::borrow(self);
+           },
+           nb::arg("name") = "", "This tensor, named `name` when one is given")
+      .def("is_empty", [](const pto::Tensor& t) { return !t.defined() || t.numel() == 0; },
+           "True for Tensor() and for tensors without elements")
+      .def_static("__class_getitem__",
+                  [](nb::handle params) -> nb::object {
+                    nb::handle cls = nb::type<pto::Tensor>();
+                    return PyTuple_Check(params.ptr()) ? cls(*nb::borrow<nb::tuple>(params)) : cls(params);
+                  },
+                  "Tensor[shape, dtype]: PyPTO's annotation spelling of Tensor(shape, dtype)")
       .def_prop_ro("strides", [](const pto::Tensor& t) { return to_tuple(t.strides()); }, "Strides in elements")
       .def_prop_ro("dtype", &pto::Tensor::dtype)
       .def_prop_ro("ndim", &pto::Tensor::ndim)
       .def_prop_ro("numel", &pto::Tensor::numel)
       .def_prop_ro("itemsize", &pto::Tensor::itemsize)
       .def("is_contiguous", &pto::Tensor::is_contiguous)
-      .def("contiguous",
-           [](const pto::Tensor& t) {
-             require_storage(t, "Tensor.contiguous");
-             ReleaseGil release;
-             return t.contiguous();
-           })
-      .def("astype",
-           [](const pto::Tensor& t, nb::handle dtype) {
-             require_storage(t, "Tensor.astype");
-             const pto::DType dt = to_dtype(dtype);
-             ReleaseGil release;
-             return pto::astype(t, dt);
-           },
-           nb::arg("dtype").none())
       .def("numpy", [](nb::handle self) { return to_numpy(self, nb::cast<const pto::Tensor&>(self)); },
            "A numpy array over the same memory (bf16 / fp8 as ml_dtypes arrays)")
       // numpy's protocol: copy=True always copies, None copies only for a dtype change, False
@@ -146,10 +188,6 @@ void bind_tensor(nb::module_& m) {
              if (t.ndim() == 0) throw nb::type_error("len() of a 0-d tensor");
              return t.shape(0);
            })
-      .def("__getitem__", [](const pto::Tensor& t, nb::handle key) { return get_item(t, key); },
-           nb::arg("key").none())
-      .def("__setitem__", [](const pto::Tensor& t, nb::handle key, nb::handle value) { assign(t, key, value); },
-           nb::arg("key").none(), nb::arg("value").none())
       .def("__dlpack__",
            [](const pto::Tensor& t, nb::handle stream, nb::handle max_version, nb::handle dl_device, nb::handle copy) {
              (void)stream;  // CPU memory: nothing to synchronise
@@ -169,29 +207,37 @@ void bind_tensor(nb::module_& m) {
         return "Tensor(" + std::string(nb::str(body).c_str()) + ", dtype=" + pto::dtype_name(t.dtype()) + ")";
       });
 
-  m.def("tensor",
-        [](nb::handle shape, nb::handle dtype) {
-          return pto::Tensor::zeros(to_int_list(shape, "tensor", "shape"), to_dtype(dtype));
-        },
-        nb::arg("shape").none(), nb::arg("dtype").none(), nb::sig(docs::tensor.sig), docs::tensor.text);
   m.def("from_dlpack", &from_dlpack, nb::arg("x").none(), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
-  m.def("_from_torch",
-        [](nb::handle obj, bool write) -> nb::object {
-          pto::Tensor t;
-          return torch_fast_path(obj, write ? Access::Write : Access::Read, t) ? nb::cast(std::move(t)) : nb::none();
+  m.def("asarray",
+        [](nb::handle obj, nb::handle dtype, nb::handle copy) -> nb::object {
+          if (!copy.is_none() && !PyBool_Check(copy.ptr()))
+            pto::fail<pto::DTypeError>("asarray: copy must be None, True or False, got ", nb::repr(copy).c_str());
+          std::optional<pto::DType> dt;
+          if (!dtype.is_none()) dt = to_dtype(dtype);
+          pto::Tensor* given = nullptr;
+          const bool as_is = copy.ptr() != Py_True && nb::try_cast<pto::Tensor*>(obj, given) && given &&
+                             given->defined() && (!dt || *dt == given->dtype());
+          if (as_is) return nb::borrow(obj);  // already a tensor of that dtype: itself
+          std::optional<bool> c;
+          if (copy.ptr() == Py_False) c = false;
+          pto::Tensor t = asarray(obj, c, dt);
+          if (copy.ptr() == Py_True && !dt) {  // copy=True: always a new tensor
+            pto::Tensor copied = pto::Tensor::empty(t.shape(), t.dtype());
+            pto::copy_into(copied, t);
+            return nb::cast(std::move(copied));
+          }
+          return nb::cast(std::move(t));
         },
-        nb::arg("obj").none(), nb::arg("write") = false,
-        "A torch CPU tensor over its memory (used by asarray), or None for what takes the DLPack path");
-  m.def("_from_pointer",
-        [](uintptr_t ptr, nb::handle shape, nb::handle strides, nb::handle dtype, nb::handle owner, bool read_only) {
-          pto::Tensor t = pto::Tensor::from_blob(reinterpret_cast<void*>(ptr), to_int_list(shape, "from_numpy", "shape"),
-                                                 to_int_list(strides, "from_numpy", "strides"), to_dtype(dtype),
-                                                 keep_python_alive(owner));
-          return read_only ? t.as_read_only() : t;
+        nb::arg("obj").none(), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("copy").none() = nb::none(),
+        nb::sig(docs::asarray.sig), docs::asarray.text);
+  m.def("from_numpy",
+        [](nb::handle a, nb::handle copy) {
+          if (!nb::hasattr(a, "__array_interface__") || !nb::hasattr(a, "dtype"))
+            pto::fail<pto::DTypeError>("from_numpy: expected a numpy.ndarray, got ", nb::type_name(a.type()).c_str());
+          return from_numpy(a, copy.is_none() ? std::nullopt : std::optional<bool>(copy.ptr() == Py_True));
         },
-        nb::arg("ptr"), nb::arg("shape"), nb::arg("strides"), nb::arg("dtype"), nb::arg("owner"),
-        nb::arg("read_only") = false,
-        "Wraps memory owned by `owner` (used by from_numpy)");
+        nb::arg("a").none(), nb::kw_only(), nb::arg("copy").none() = nb::none(), nb::sig(docs::from_numpy.sig),
+        docs::from_numpy.text);
 }
 
 }  // namespace ptobind

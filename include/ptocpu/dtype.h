@@ -46,6 +46,7 @@ class DTypeSet {
     return s;
   }
   constexpr bool contains(DType d) const { return (bits_ & bit(d)) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
   constexpr DTypeSet without(DTypeSet other) const {
     DTypeSet s;
     s.bits_ = bits_ & ~other.bits_;

@@ -60,11 +60,16 @@ Tensor index_add(const Tensor& input, int64_t dim, const Tensor& index, const Te
 Tensor gathermask(const Tensor& x, int64_t pattern_mode);
 
 // The kernel model (docs/kernel_model.md). view: the block of `shape` at offsets; one entry per
-// input dim (ArgumentError); offsets + valid_shape inside input (TileError). Without valid_shape
-// the valid shape is the part of the block inside input. A fully valid block is a zero-copy view;
-// a partly valid one is a zero-filled tensor of `shape` holding the valid part.
+// input dim (ArgumentError); each offset inside input, offsets + valid_shape inside input
+// (TileError). Without valid_shape the valid shape is the part of the block inside input. A fully
+// valid block is a zero-copy view; a partly valid one is a zero-filled tensor of `shape` holding
+// the valid part.
 Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets,
             const std::optional<Shape>& valid_shape = std::nullopt);
+// view's rules, except that with offsets_inside false a block may start at or past the end of
+// input (it then holds no valid element): PyPTO's t[i:j] blocks inside a kernel.
+Tensor view_block(const Tensor& input, const Shape& shape, const Shape& offsets,
+                  const std::optional<Shape>& valid_shape, bool offsets_inside);
 // view(input, dtype=...): the same bytes as `dtype`; the last dim scales by the width ratio
 // (it must be contiguous and its byte size a multiple of the new width).
 Tensor bitcast_view(const Tensor& input, DType dtype);
@@ -76,6 +81,28 @@ struct AssemblePart {
 };
 void assemble(const Tensor& src, const Shape& offsets, const Tensor& out);
 void assemble(const std::vector<AssemblePart>& parts, const Tensor& out);
+// Indexing (docs/tensors.md#indexing): t[key] and t[key] = value. numpy's basic indexing, plus
+// PyPTO's forms: t[dim:index] is gather / scatter_ along dim; inside a kernel (KernelScope) a
+// block t[i:j, k:l] that runs past the end is view(t, sizes, offsets) with its valid shape
+// clipped, and t[block] = b with b of the block's rank that does not broadcast to it assembles b.
+struct IndexKey;
+Tensor get_item(const Tensor& t, const IndexKey& key);
+// value: a tensor of t's dtype (broadcast like numpy) or a scalar.
+void set_item(const Tensor& t, const IndexKey& key, const Tensor& value);
+void set_item(const Tensor& t, const IndexKey& key, const Scalar& value);
+
+// While a jit kernel or a pypto.function body runs on this thread (nested scopes count).
+bool in_kernel();
+void enter_kernel();
+void exit_kernel();
+class KernelScope {
+ public:
+  KernelScope() { enter_kernel(); }
+  ~KernelScope() { exit_kernel(); }
+  KernelScope(const KernelScope&) = delete;
+  KernelScope& operator=(const KernelScope&) = delete;
+};
+
 // loop(start, stop, step): the number of iterations; ArgumentError for step 0.
 int64_t loop_trip_count(int64_t start, int64_t stop, int64_t step);
 // jit: a kernel argument against its pypto.Tensor(shape, dtype) annotation

@@ -1,38 +1,27 @@
-// Platforms (docs/platforms.md): one table of limits per platform, and a thread-local current one.
-// Validation reads these tables; no op branches on a platform name.
+// Platforms (docs/platforms.md): one row of chip facts per platform, and a thread-local current one.
+// Each op's own limits per platform are rows of its op-table entry (ptocpu/op_table.h); no op
+// branches on a platform name.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "ptocpu/dtype.h"
+#include "ptocpu/op_table.h"
 
 namespace pto {
 
-enum class Op { IndexSelect, Interleave, Deinterleave, Scatter, StridedSlice, Gather, ScatterUpdate, IndexAdd, GatherMask };
-inline constexpr int kNumOps = 9;
-const char* op_name(Op op);
-
-struct OpLimits {
-  bool offered = true;
-  DTypeSet dtypes = DTypeSet::all();  // input dtypes
-  int min_rank = 1, max_rank = 8;     // input rank
-  int index_max_rank = 8;             // index_select: index rank
-  int output_max_rank = 8;            // index_select: output rank
-};
-
 struct Platform {
+  PlatformId id;
   std::string name;                  // canonical: cpu, ascend950, atlas_a3, atlas_a2
   std::string arch;                  // DAV_3510, DAV_2201, host
   std::vector<std::string> aliases;  // other accepted names
   int64_t ub_bytes;                  // unified-buffer bytes for tile checks; 0 = no limit
   int64_t max_extent;                // largest numel and dim of any input or output
   bool empty_inputs_allowed;
-  bool scatter_scalar_must_be_finite;  // scalar src finite after conversion
-  OpLimits ops[kNumOps];
-
-  const OpLimits& limits(Op op) const { return ops[static_cast<int>(op)]; }
+  bool scatter_scalar_must_be_finite;  // scatter_'s scalar src finite after conversion
+  // The cube unit's buffers (docs/ops/matmul.md); 0 = no limit.
+  int64_t l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0, l1_bytes = 0, bias_table_bytes = 0;
 };
 
 const std::vector<Platform>& all_platforms();
@@ -40,9 +29,6 @@ const std::vector<Platform>& all_platforms();
 const Platform& find_platform(std::string_view name);
 const Platform& current_platform();
 void set_platform(std::string_view name);
-// UnsupportedError (naming the platforms that offer it) unless the current platform offers
-// op; else its limits. Every op calls this before it looks at any argument.
-const OpLimits& require_offered(Op op);
 
 // Sets the platform for the current scope and restores the previous one.
 class PlatformScope {

@@ -15,8 +15,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import _core
-from ._convert import asarray
-from . import _graph
+from .engine import debug
+from .engine.golden import is_array as _is_array
 from .error import as_fe_error
 
 __all__ = ["jit", "function", "RunMode", "JIT_OPTIONS"]
@@ -47,20 +47,12 @@ def _check_options(options: dict) -> dict:
     return dict(options)
 
 
-def _is_array(obj) -> bool:
-    """Arguments passed on as zero-copy ptocpu tensors: ptocpu tensors, numpy arrays, torch
-    tensors and anything else with __dlpack__ (numpy scalars stay scalars)."""
-    if isinstance(obj, (_core.Tensor, np.ndarray)):
-        return True
-    return hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic)
-
-
 def _to_tensor(obj) -> _core.Tensor:
     if type(obj).__module__.startswith("torch") and getattr(obj, "requires_grad", False):
         obj = obj.detach()  # same memory; DLPack refuses tensors that require grad
     # A kernel may write any array argument, so an array must be the caller's memory (no copy);
     # a list given for a tensor parameter can only be an input.
-    return asarray(obj, copy=False if _is_array(obj) else None)
+    return _core.asarray(obj, copy=False if _is_array(obj) else None)
 
 
 def _is_tensor_annotation(annotation) -> bool:
@@ -122,8 +114,11 @@ class _Kernel:
                     bound.arguments[name] = {k: self.convert(param, v) for k, v in value.items()}
                 else:
                     bound.arguments[name] = self.convert(param, value)
-            with _graph.jit_call():
+            _core._enter_kernel()
+            try:
                 return self.func(*bound.args, **bound.kwargs)
+            finally:
+                _core._exit_kernel()
         except _core.Error as e:  # a failed check of a kernel is also a pypto.error.FeError
             raise as_fe_error(e) from None
         finally:
@@ -149,8 +144,6 @@ def jit(func: Optional[Callable] = None, /, **options):
     caller = sys._getframe(1)
     scope = dict(caller.f_locals) if caller.f_locals is not caller.f_globals else {}
     del caller
-
-    from . import debug
 
     def decorate(f: Callable) -> Callable:
         if not callable(f) or isinstance(f, type):

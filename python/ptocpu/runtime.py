@@ -7,7 +7,7 @@ outputs into them.
 """
 from __future__ import annotations
 
-from ._graph import run_program
+from .engine.record import run_program
 from .frontend import RunMode
 
 __all__ = ["RunMode", "_device_init", "_device_fini", "_device_run_once_data_from_host", "_device_synchronize"]

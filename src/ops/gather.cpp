@@ -3,6 +3,7 @@
 
 #include "kernels/gather.h"
 #include "ops/checks.h"
+#include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
@@ -16,7 +17,7 @@ constexpr const char* kOp = "gather";
 
 // Everything docs/ops/gather.md asks, touching no data; returns the normalised dim.
 int validate_gather(const Tensor& input, int64_t dim, const Tensor& index) {
-  const OpLimits& limits = require_offered(Op::Gather);
+  const OpLimits& limits = require_offered(op_def(kOp));
   checks::check_dtype(kOp, "input", input.dtype(), limits.dtypes);
   checks::check_index_dtype(kOp, "index", index.dtype());
   const int r = input.ndim();
@@ -53,7 +54,9 @@ int validate_gather(const Tensor& input, int64_t dim, const Tensor& index) {
 
 }  // namespace
 
-Tensor gather(const Tensor& input, int64_t dim, const Tensor& index) {
+Tensor gather(const Tensor& input_view, int64_t dim, const Tensor& index_view) {
+  // Only the valid parts are read (docs/kernel_model.md).
+  const Tensor input = input_view.valid_part(), index = index_view.valid_part();
   const int d = validate_gather(input, dim, index);
   const Tensor idx = index.contiguous();
   index_bounds::check_for_dim(kOp, idx, input, d);
@@ -66,6 +69,40 @@ Shape output_shape::gather(const Tensor& input, int64_t dim, const Tensor& index
   const checks::EveryPlatformScope every_platform;
   validate_gather(input, dim, index);
   return index.shape();
+}
+
+
+void families::add_gather(std::vector<OpDef>& table) {
+  using D = DType;
+  const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT32, D::UINT32, D::INT16, D::UINT16};
+  table.push_back(OpDef{
+      .name = kOp,
+      .params = {{"input", ParamKind::Tensor}, {"dim", ParamKind::Dim}, {"index", ParamKind::Tensor}},
+      .forms = kFunction | kMethod,
+      .doc = R"(Gather along dim (torch.gather) with checks: out has index's shape and input's dtype,
+out[p] = input[p with p[dim] := index[p]].
+
+index: int32 or int64, input's rank, index.shape[a] <= input.shape[a] for every a != dim
+(index.shape[dim] is free); every value in [0, input.shape[dim]), checked before any work.
+input: any dtype on the cpu platform (see docs/ops/gather.md for each chip). t[dim:index] is
+the same call.
+
+Raises IndexOutOfRange (dim or an index value), DTypeError, ArgumentError (ranks, shapes),
+TileError (tile rules when a tile shape is set).
+
+>>> x = ptocpu.asarray([[0, 1, 2], [3, 4, 5]])
+>>> ptocpu.gather(x, 1, [[2, 0], [1, 1]]).tolist()
+[[2, 0], [4, 4]])",
+      .doc_page = "docs/ops/gather.md",
+      .tile_rule = "TileShape has the input's rank; UB: input, index and output tiles",
+      .torch_schema = "gather(Tensor input, int dim, Tensor index) -> Tensor",
+      .limits = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 5, 1, 8),
+      .run = [](const OpDef&, const Args& a) -> Outputs { return {gather(a.tensor(0), a.integer(1), a.tensor(2))}; },
+      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
+        return {{output_shape::gather(a.tensor(0), a.integer(1), a.tensor(2)), a.tensor(0).dtype()}};
+      },
+      .bytes = [](const OpDef&, const Args& a, const Outputs& out) { return 2 * tensor_bytes(out[0]) + tensor_bytes(a.tensor(2)); },
+  });
 }
 
 }  // namespace pto

@@ -2,6 +2,7 @@
 // are copied by the strided-copy engine (a last-axis read with stride 2 or 4 is one of its
 // vectorised cases). Pure data movement: bit-exact for every dtype.
 #include "ops/checks.h"
+#include "ops/families.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/tiling.h"
@@ -18,7 +19,7 @@ struct Pattern {
 };
 
 Pattern validate_gathermask(const Tensor& x, int64_t mode) {
-  const OpLimits& limits = require_offered(Op::GatherMask);
+  const OpLimits& limits = require_offered(op_def(kOp));
   checks::check_dtype(kOp, "x", x.dtype(), limits.dtypes);
   const int r = x.ndim();
   checks::check_rank(kOp, "x", r, limits.min_rank, limits.max_rank);
@@ -55,7 +56,8 @@ Shape lanes_shape(const Tensor& x, const Pattern& p) {
 
 }  // namespace
 
-Tensor gathermask(const Tensor& x, int64_t pattern_mode) {
+Tensor gathermask(const Tensor& x_view, int64_t pattern_mode) {
+  const Tensor x = x_view.valid_part();  // only the valid part is read (docs/kernel_model.md)
   const Pattern p = validate_gathermask(x, pattern_mode);
   const int r = x.ndim();
   const Shape shape = lanes_shape(x, p);
@@ -70,6 +72,35 @@ Tensor gathermask(const Tensor& x, int64_t pattern_mode) {
 Shape output_shape::gathermask(const Tensor& x, int64_t pattern_mode) {
   const checks::EveryPlatformScope every_platform;
   return lanes_shape(x, validate_gathermask(x, pattern_mode));
+}
+
+
+void families::add_gathermask(std::vector<OpDef>& table) {
+  using D = DType;
+  const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16, D::UINT16, D::UINT32};
+  table.push_back(OpDef{
+      .name = kOp,
+      .params = {{"x", ParamKind::Tensor}, {"pattern_mode", ParamKind::Int}},
+      .forms = kFunction | kMethod,
+      .doc = R"(Lanes of the last axis by pattern_mode: 1 -> x[..., 0::2], 2 -> x[..., 1::2] (last dim even);
+3, 4, 5, 6 -> x[..., k::4] with k = mode - 3 (last dim divisible by 4); 7 -> a copy. Other axes
+unchanged, dtype of x; a new contiguous tensor.
+
+Raises ArgumentError (pattern_mode outside 1..7, last dim not divisible), DTypeError,
+TileError (a tile's last dim must be divisible by 2 or 4 likewise).
+
+>>> ptocpu.gathermask([[0, 1, 2, 3, 4, 5, 6, 7]], 2).tolist()
+[[1, 3, 5, 7]])",
+      .doc_page = "docs/ops/gathermask.md",
+      .tile_rule = "TileShape has at least the input's rank, its last dim divisible by the pattern's step; UB: input and output tiles",
+      .torch_schema = "gathermask(Tensor x, int pattern_mode) -> Tensor",
+      .limits = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 4, 1, 8),
+      .run = [](const OpDef&, const Args& a) -> Outputs { return {gathermask(a.tensor(0), a.integer(1))}; },
+      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
+        return {{output_shape::gathermask(a.tensor(0), a.integer(1)), a.tensor(0).dtype()}};
+      },
+      .bytes = [](const OpDef&, const Args&, const Outputs& out) { return 2 * tensor_bytes(out[0]); },
+  });
 }
 
 }  // namespace pto

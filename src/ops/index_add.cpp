@@ -9,6 +9,7 @@
 
 #include "kernels/index_add.h"
 #include "ops/checks.h"
+#include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
@@ -68,7 +69,7 @@ void encode_alpha(const char* op, const Scalar& alpha, DType dt, void* out) {
 // Everything docs/ops/index_add.md asks, touching no tensor data.
 IndexAddPlan validate_index_add(const char* op, const Tensor& input, int64_t dim, const Tensor& index,
                                 const Tensor& source, const Scalar& alpha, bool in_place) {
-  const OpLimits& limits = require_offered(Op::IndexAdd);
+  const OpLimits& limits = require_offered(op_def("index_add_"));
   const int r = input.ndim();
   checks::check_dtype(op, "input", input.dtype(), limits.dtypes);
   checks::check_same_dtype(op, "source", source.dtype(), "input", input.dtype());
@@ -112,8 +113,10 @@ IndexAddPlan validate_index_add(const char* op, const Tensor& input, int64_t dim
   return plan;
 }
 
-Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_t dim, const Tensor& index,
-                      const Tensor& source, const Scalar& alpha) {
+Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_t dim, const Tensor& index_view,
+                      const Tensor& source_view, const Scalar& alpha) {
+  // index and source are read in their valid parts only (docs/kernel_model.md).
+  const Tensor index = index_view.valid_part(), source = source_view.valid_part();
   const IndexAddPlan plan = validate_index_add(op, input, dim, index, source, alpha, in_place);
   // index and source are read as if completely before any write: what shares memory with the
   // written tensor is copied first.
@@ -132,6 +135,96 @@ Tensor index_add_(const Tensor& input, int64_t dim, const Tensor& index, const T
 }
 Tensor index_add(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
   return index_add_impl("index_add", false, input, dim, index, source, alpha);
+}
+
+
+namespace {
+
+Outputs run_index_add(const OpDef& op, const Args& a) {
+  return {index_add_impl(op.name.c_str(), op.in_place(), a.tensor(0), a.integer(1), a.tensor(2), a.tensor(3),
+                         a.scalar(4))};
+}
+
+// index + each step reading and writing a source-sized slice; out of place also copies input.
+int64_t index_add_bytes(const OpDef& op, const Args& a, const Outputs& out) {
+  return tensor_bytes(a.tensor(2)) + 2 * tensor_bytes(a.tensor(3)) + (op.in_place() ? 0 : 2 * tensor_bytes(out[0]));
+}
+
+}  // namespace
+
+void families::add_index_add(std::vector<OpDef>& table) {
+  using D = DType;
+  const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16, D::INT8};
+  const DTypeSet cpu = DTypeSet::all().without({D::BOOL, D::FP8E4M3, D::FP8E5M2, D::FP8E8M0});
+  const PlatformRows rows = platform_rows(cpu, chips, chips, chips, 1, 5, 1, 8);
+  const auto params = [](ParamKind input) {
+    return std::vector<Param>{{"input", input},
+                              {"dim", ParamKind::Dim},
+                              {"index", ParamKind::Tensor},
+                              {"source", ParamKind::Tensor},
+                              {"alpha", ParamKind::Scalar, "1", true, nullptr, "int | float"}};
+  };
+  table.push_back(OpDef{
+      .name = "index_add_",
+      .params = params(ParamKind::Memory),
+      .forms = kFunction | kMethod,
+      .written = "input",
+      .doc = R"(Add alpha * source into input at the index positions along dim, in place.
+
+For i = 0 .. len(index)-1 in order: input[.., index[i], ..] += alpha * source[.., i, ..]
+along dim. index: 1-D int32 / int64, values in [0, input.shape[dim]); source: input's dtype
+and shape except source.shape[dim] == len(index).
+Rounding, as the device does it: alpha is converted to input's dtype, then each step computes
+v = round(alpha * s) and x = round(x + v) in fp32 (fp64 for fp64) -- one rounding each, no
+wider accumulator. Integers wrap. With alpha 1 this is torch's index_add wherever torch adds
+slice by slice. alpha must be finite and fit input's dtype; a bool alpha is a DTypeError.
+No BOOL or fp8 inputs.
+
+Raises IndexOutOfRange, DTypeError, ArgumentError (shapes, alpha), TileError; a failed call
+writes nothing.
+
+In place: writes input and returns it (the same object for a ptocpu.Tensor).
+
+>>> x = ptocpu.tensor([2, 3], ptocpu.DT_INT64)
+>>> ptocpu.index_add_(x, 0, [0, 1, 0], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]).tolist()
+[[2, 2, 2], [1, 1, 1]])",
+      .doc_page = "docs/ops/index_add.md",
+      .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
+      .torch_schema = "index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> ()",
+      .limits = rows,
+      .run = run_index_add,
+      .bytes = index_add_bytes,
+  });
+  table.push_back(OpDef{
+      .name = "index_add",
+      .params = params(ParamKind::Tensor),
+      .forms = kFunction | kMethod,
+      .doc = R"(Add alpha * source into a copy of input at the index positions along dim.
+
+For i = 0 .. len(index)-1 in order: input[.., index[i], ..] += alpha * source[.., i, ..]
+along dim. index: 1-D int32 / int64, values in [0, input.shape[dim]); source: input's dtype
+and shape except source.shape[dim] == len(index).
+Rounding, as the device does it: alpha is converted to input's dtype, then each step computes
+v = round(alpha * s) and x = round(x + v) in fp32 (fp64 for fp64) -- one rounding each, no
+wider accumulator. Integers wrap. With alpha 1 this is torch's index_add wherever torch adds
+slice by slice. alpha must be finite and fit input's dtype; a bool alpha is a DTypeError.
+No BOOL or fp8 inputs.
+
+Raises IndexOutOfRange, DTypeError, ArgumentError (shapes, alpha), TileError; a failed call
+writes nothing.
+
+Out of place: returns a new tensor; input is left untouched.
+
+>>> ptocpu.index_add([1.0, 2.0], 0, [1, 1], [0.5, 0.25], alpha=2).tolist()
+[1.0, 3.5])",
+      .doc_page = "docs/ops/index_add.md",
+      .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
+      .torch_schema = "index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+      .limits = rows,
+      .run = run_index_add,
+      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> { return {{a.tensor(0).shape(), a.tensor(0).dtype()}}; },
+      .bytes = index_add_bytes,
+  });
 }
 
 }  // namespace pto

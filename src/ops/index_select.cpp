@@ -1,6 +1,7 @@
 // index_select (docs/ops/index_select.md): checks and shape inference, then the gather kernel.
 #include "kernels/index_select.h"
 #include "ops/checks.h"
+#include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
@@ -19,7 +20,7 @@ struct IndexSelectPlan {
 
 // Everything docs/ops/index_select.md, docs/platforms.md, docs/kernel_model.md asks, in the order the device checks it; touches no data.
 IndexSelectPlan validate_index_select(const Tensor& input, int64_t dim, const Tensor& index) {
-  const OpLimits& limits = require_offered(Op::IndexSelect);
+  const OpLimits& limits = require_offered(op_def(kOp));
   checks::check_dtype(kOp, "input", input.dtype(), limits.dtypes);
   checks::check_index_dtype(kOp, "index", index.dtype());
   checks::check_rank(kOp, "input", input.ndim(), limits.min_rank, limits.max_rank);
@@ -62,6 +63,48 @@ Tensor index_select(const Tensor& input_view, int64_t dim, const Tensor& index_v
 Shape output_shape::index_select(const Tensor& input, int64_t dim, const Tensor& index) {
   const checks::EveryPlatformScope every_platform;
   return validate_index_select(input, dim, index).out_shape;
+}
+
+
+void families::add_index_select(std::vector<OpDef>& table) {
+  using D = DType;
+  const DTypeSet chip950{D::INT8, D::INT16, D::INT32, D::UINT8, D::UINT16, D::UINT32, D::FP16,
+                         D::FP32, D::BF16, D::BOOL, D::FP8E4M3, D::FP8E5M2, D::FP8E8M0};
+  const DTypeSet chip_a2{D::INT8, D::INT16, D::INT32, D::UINT8, D::UINT16, D::UINT32, D::FP16, D::FP32, D::BF16};
+  OpDef op{
+      .name = kOp,
+      .params = {{"input", ParamKind::Tensor}, {"dim", ParamKind::Dim}, {"index", ParamKind::Tensor}},
+      .doc = R"(Gather slices of input along dim (numpy.take / torch.index_select).
+
+out.shape = input.shape[:dim] + index.shape + input.shape[dim+1:], dtype of input;
+out[a.., i.., b..] = input[a.., index[i..], b..]. A new contiguous tensor.
+
+input: any dtype on the cpu platform (see docs/ops/index_select.md for each chip).
+index: int32 or int64, rank >= 1; every value in [0, input.shape[dim]) -- negative values are
+errors, not wrapped. All values are checked before anything is written.
+
+Raises IndexOutOfRange (dim or an index value out of range), DTypeError (index dtype, or an
+input dtype the platform does not list), ArgumentError (ranks), TileError (tile rules when a
+tile shape is set).
+
+>>> x = ptocpu.asarray([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+>>> ptocpu.index_select(x, 0, [0, 2]).tolist()
+[[1.0, 2.0], [5.0, 6.0]])",
+      .doc_page = "docs/ops/index_select.md",
+      .tile_rule = "TileShape has the output's rank; UB: one output tile",
+      .torch_schema = "index_select(Tensor input, int dim, Tensor index) -> Tensor",
+      .limits = platform_rows(DTypeSet::all(), chip950, chip_a2, chip_a2, 1, 4, 1, 8),
+      .run = [](const OpDef&, const Args& a) -> Outputs { return {index_select(a.tensor(0), a.integer(1), a.tensor(2))}; },
+      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
+        return {{output_shape::index_select(a.tensor(0), a.integer(1), a.tensor(2)), a.tensor(0).dtype()}};
+      },
+      .bytes = [](const OpDef&, const Args& a, const Outputs& out) {
+        return 2 * out[0].numel() * static_cast<int64_t>(out[0].itemsize()) +
+               a.tensor(2).numel() * static_cast<int64_t>(a.tensor(2).itemsize());
+      },
+  };
+  for (int p = 1; p < kNumPlatforms; ++p) op.limits[p].index_max_rank = 2;
+  table.push_back(std::move(op));
 }
 
 }  // namespace pto

@@ -1,6 +1,7 @@
 // interleave and deinterleave (docs/ops/interleave.md, docs/ops/deinterleave.md): checks and shape inference, then the kernels.
 #include "kernels/interleave.h"
 #include "ops/checks.h"
+#include "ops/families.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/tiling.h"
@@ -22,8 +23,8 @@ void check_even_last_dim(const char* op, const Tensor& input) {
 
 // interleave(input, other) and deinterleave(input, other): every rule of docs/ops/interleave.md, docs/ops/deinterleave.md, docs/platforms.md, docs/kernel_model.md;
 // touches no data.
-InterleavePlan validate_interleave(Op op, const Tensor& input, const Tensor& other) {
-  const char* name = op_name(op);
+InterleavePlan validate_interleave(const char* name, const Tensor& input, const Tensor& other) {
+  const OpDef& op = op_def(name);
   const OpLimits& limits = require_offered(op);
   checks::check_dtype(name, "input", input.dtype(), limits.dtypes);
   checks::check_same_dtype(name, "other", other.dtype(), "input", input.dtype());
@@ -50,8 +51,8 @@ InterleavePlan validate_interleave(Op op, const Tensor& input, const Tensor& oth
 
 // deinterleave(input): docs/ops/deinterleave.md, docs/platforms.md, docs/kernel_model.md; touches no data.
 InterleavePlan validate_deinterleave(const Tensor& input) {
-  const char* name = op_name(Op::Deinterleave);
-  const OpLimits& limits = require_offered(Op::Deinterleave);
+  const char* name = "deinterleave";
+  const OpLimits& limits = require_offered(op_def(name));
   checks::check_dtype(name, "input", input.dtype(), limits.dtypes);
   checks::check_rank(name, "input", input.ndim(), limits.min_rank, limits.max_rank);
   checks::check_extent(name, "input", input.shape(), true);
@@ -91,7 +92,7 @@ InterleavePlan validate_deinterleave(const Tensor& input) {
 std::pair<Tensor, Tensor> interleave(const Tensor& input_view, const Tensor& other_view) {
   // Only the valid parts are read (docs/kernel_model.md).
   const Tensor input = input_view.valid_part(), other = other_view.valid_part();
-  const InterleavePlan plan = validate_interleave(Op::Interleave, input, other);
+  const InterleavePlan plan = validate_interleave("interleave", input, other);
   Tensor out0 = Tensor::empty(plan.out_shape, input.dtype());
   Tensor out1 = Tensor::empty(plan.out_shape, input.dtype());
   kernels::interleave(input, other, out0, out1);
@@ -101,7 +102,7 @@ std::pair<Tensor, Tensor> interleave(const Tensor& input_view, const Tensor& oth
 std::pair<Tensor, Tensor> deinterleave(const Tensor& input_view, const Tensor& other_view) {
   if (!other_view.defined()) return deinterleave(input_view);
   const Tensor input = input_view.valid_part(), other = other_view.valid_part();
-  const InterleavePlan plan = validate_interleave(Op::Deinterleave, input, other);
+  const InterleavePlan plan = validate_interleave("deinterleave", input, other);
   Tensor out0 = Tensor::empty(plan.out_shape, input.dtype());
   Tensor out1 = Tensor::empty(plan.out_shape, input.dtype());
   kernels::deinterleave(input, other, out0, out1);
@@ -119,12 +120,79 @@ std::pair<Tensor, Tensor> deinterleave(const Tensor& input_view) {
 
 Shape output_shape::interleave(const Tensor& input, const Tensor& other) {
   const checks::EveryPlatformScope every_platform;
-  return validate_interleave(Op::Interleave, input, other).out_shape;
+  return validate_interleave("interleave", input, other).out_shape;
 }
 
 Shape output_shape::deinterleave(const Tensor& input, const Tensor& other) {
   const checks::EveryPlatformScope every_platform;
-  return (other.defined() ? validate_interleave(Op::Deinterleave, input, other) : validate_deinterleave(input)).out_shape;
+  return (other.defined() ? validate_interleave("deinterleave", input, other) : validate_deinterleave(input)).out_shape;
+}
+
+
+void families::add_interleave(std::vector<OpDef>& table) {
+  using D = DType;
+  const DTypeSet chip950{D::INT8, D::UINT8, D::INT16, D::UINT16, D::INT32, D::UINT32, D::FP16, D::FP32, D::BF16};
+  const PlatformRows rows = platform_rows(DTypeSet::all(), chip950, {}, {}, 1, 4, 1, 8);
+  table.push_back(OpDef{
+      .name = "interleave",
+      .params = {{"input", ParamKind::Tensor}, {"other", ParamKind::Tensor}},
+      .num_outputs = 2,
+      .doc = R"(Interleave two tensors along the last axis and split the result in two halves.
+
+With n = input.shape[-1] (even), build s[2k] = input[..., k], s[2k+1] = other[..., k]; return
+(s[..., :n], s[..., n:]), each of input's shape and dtype. other must have input's shape and
+dtype. Offered on cpu and ascend950; on atlas_a2 / atlas_a3 it raises UnsupportedError.
+
+Raises ArgumentError (odd last dim, shape mismatch, rank), DTypeError (dtype mismatch or a
+dtype the platform does not list), TileError, UnsupportedError.
+
+>>> a, b = ptocpu.interleave([[0, 1, 2, 3]], [[10, 11, 12, 13]])
+>>> a.tolist(), b.tolist()
+([[0, 10, 1, 11]], [[2, 12, 3, 13]]))",
+      .doc_page = "docs/ops/interleave.md",
+      .tile_rule = "TileShape has the input's rank, its last dim the whole last axis; UB: 2 input + 2 output tiles",
+      .torch_schema = "interleave(Tensor input, Tensor other) -> (Tensor, Tensor)",
+      .limits = rows,
+      .run = [](const OpDef&, const Args& a) -> Outputs { return outputs_of(interleave(a.tensor(0), a.tensor(1))); },
+      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
+        const Shape s = output_shape::interleave(a.tensor(0), a.tensor(1));
+        return {{s, a.tensor(0).dtype()}, {s, a.tensor(0).dtype()}};
+      },
+      .bytes = [](const OpDef&, const Args& a, const Outputs&) {
+        return 2 * (tensor_bytes(a.tensor(0)) + tensor_bytes(a.tensor(1)));
+      },
+  });
+  table.push_back(OpDef{
+      .name = "deinterleave",
+      .params = {{"input", ParamKind::Tensor}, {"other", ParamKind::Tensor, "None"}},
+      .num_outputs = 2,
+      .doc = R"(Split even and odd elements of the last axis (the inverse of interleave).
+
+Single input: returns (input[..., 0::2], input[..., 1::2]); the last dim must be even.
+Two inputs: c = concat(input, other) on the last axis, returns (c[..., 0::2], c[..., 1::2]),
+each of input's shape; deinterleave(*interleave(a, b)) == (a, b).
+
+Raises ArgumentError (odd last dim, shape mismatch), DTypeError, TileError, UnsupportedError
+(not offered on atlas_a2 / atlas_a3).
+
+>>> even, odd = ptocpu.deinterleave([[0, 10, 1, 11]])
+>>> even.tolist(), odd.tolist()
+([[0, 1]], [[10, 11]]))",
+      .doc_page = "docs/ops/deinterleave.md",
+      .tile_rule = "TileShape has the input's rank, its last dim the whole last axis; UB: input and output tiles",
+      .torch_schema = "deinterleave(Tensor input, Tensor? other=None) -> (Tensor, Tensor)",
+      .limits = rows,
+      .run = [](const OpDef&, const Args& a) -> Outputs {
+        return outputs_of(a.is_none(1) ? deinterleave(a.tensor(0)) : deinterleave(a.tensor(0), a.tensor(1)));
+      },
+      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
+        const Shape s = output_shape::deinterleave(a.tensor(0), a.is_none(1) ? Tensor() : a.tensor(1));
+        return {{s, a.tensor(0).dtype()}, {s, a.tensor(0).dtype()}};
+      },
+      .bytes = [](const OpDef&, const Args& a, const Outputs&) {
+        return 2 * (tensor_bytes(a.tensor(0)) + (a.is_none(1) ? 0 : tensor_bytes(a.tensor(1))));
+      },
+  });
 }
 
 }  // namespace pto

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "ops/checks.h"
+#include "ops/families.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 
@@ -95,7 +96,10 @@ void run_assemble(const std::vector<std::pair<Tensor, Tensor>>& copies, const Te
 
 }  // namespace
 
-Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets, const std::optional<Shape>& valid_shape) {
+// view's rules; with offsets_inside false (t[i:j] blocks inside a kernel, docs/tensors.md#indexing)
+// a block may start at or past the end of input and then holds no valid element.
+Tensor view_block(const Tensor& input, const Shape& shape, const Shape& offsets,
+                  const std::optional<Shape>& valid_shape, bool offsets_inside) {
   constexpr const char* op = "view";
   if (!input.defined())
     fail<DTypeError>(op, ": input is an annotation placeholder (Tensor()), not a tensor with storage");
@@ -118,11 +122,11 @@ Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets, const
     valid = *valid_shape;
     check_inside(op, "", offsets, valid, "valid_shape", input.shape(), "input");
   } else {
-    // A block that runs past the end of input keeps its shape; its valid shape is the part inside
-    // (none of it for a block wholly outside).
+    // A block that runs past the end of input keeps its shape; its valid shape is the part inside.
     for (int i = 0; i < rank; ++i)
-      if (offsets[i] < 0)
-        fail<TileError>(op, ": offsets ", shape_to_string(offsets), " has the negative offset ", offsets[i], " at dim ", i,
+      if (offsets[i] < 0 || (offsets_inside && offsets[i] >= input.shape(i) && input.shape(i) > 0))
+        fail<TileError>(op, ": offsets ", shape_to_string(offsets), " has the offset ", offsets[i], " at dim ", i,
+                        ", outside [0, ", input.shape(i), ") of input shape ", shape_to_string(input.shape()),
                         "; the block must start inside the tensor");
     valid.resize(rank);
     for (int i = 0; i < rank; ++i)
@@ -138,6 +142,10 @@ Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets, const
   Tensor padded = Tensor::zeros(shape, input.dtype());
   copy_into(padded.as_strided(valid, padded.strides(), 0), block, op);
   return padded.with_valid_shape(valid);
+}
+
+Tensor view(const Tensor& input, const Shape& shape, const Shape& offsets, const std::optional<Shape>& valid_shape) {
+  return view_block(input, shape, offsets, valid_shape, true);
 }
 
 Tensor bitcast_view(const Tensor& input, DType dtype) {
@@ -208,6 +216,158 @@ void check_kernel_argument(const std::string& kernel, const std::string& param, 
   if (!shape.empty() && arg.shape() != shape)  // Tensor([], dtype): any shape
     fail<ArgumentError>("jit: kernel ", kernel, " parameter '", param, "' has shape ", shape_to_string(arg.shape()),
                         " but its annotation asks for ", shape_to_string(shape));
+}
+
+
+namespace {
+
+Outputs run_view(const OpDef&, const Args& a) {
+  Tensor t = a.tensor(0);
+  if (!a.is_none(4)) t = bitcast_view(t, a.dtype(4));
+  if (a.is_none(1) && a.is_none(2)) {
+    if (a.is_none(4)) fail<ArgumentError>("view: give shape and offsets, or dtype= for a bit-cast view");
+    return {t};
+  }
+  if (a.is_none(1) || a.is_none(2)) fail<ArgumentError>("view: give both shape and offsets");
+  std::optional<Shape> valid;
+  if (!a.is_none(3)) valid = a.ints(3);
+  return {view(t, a.ints(1), a.ints(2), valid)};
+}
+
+Outputs run_assemble(const OpDef&, const Args& a) {
+  if (a.overload == 0) {
+    assemble(a.tensor(0), a.ints(1), a.tensor(2));
+    return {};
+  }
+  std::vector<AssemblePart> parts;
+  for (const TensorAt& p : a.parts(0)) parts.push_back({p.tensor, p.offsets});
+  assemble(parts, a.tensor(1));
+  return {};
+}
+
+int64_t assemble_bytes(const OpDef&, const Args& a, const Outputs&) {
+  if (a.overload == 0) return 2 * tensor_bytes(a.tensor(0).valid_part());
+  int64_t bytes = 0;
+  for (const TensorAt& p : a.parts(0)) bytes += 2 * tensor_bytes(p.tensor.valid_part());
+  return bytes;
+}
+
+int64_t no_bytes(const OpDef&, const Args&, const Outputs&) { return 0; }
+
+}  // namespace
+
+void families::add_kernel_model(std::vector<OpDef>& table) {
+  const PlatformRows everywhere = platform_rows(DTypeSet::all(), DTypeSet::all(), DTypeSet::all(), DTypeSet::all(), 0, 8);
+  table.push_back(OpDef{
+      .name = "view",
+      .params = {{"input", ParamKind::Memory},
+                 {"shape", ParamKind::IntList, "None"},
+                 {"offsets", ParamKind::IntList, "None"},
+                 {"valid_shape", ParamKind::IntList, "None"},
+                 {"dtype", ParamKind::DType, "None", true}},
+      .forms = kFunction | kMethod,
+      .doc = R"(PyPTO's view: the block of `shape` starting at `offsets` (one entry per dim of input).
+
+valid_shape is the part of the block that holds data -- a loop's tail block declares its full
+shape and a smaller valid_shape; without it, a block running past the end of input gets the
+part inside input as its valid shape. Each offset must lie inside input, valid_shape inside
+shape and offsets + valid_shape inside input (TileError); lengths must match input's rank
+(ArgumentError). A fully valid block is a zero-copy window (writes land in input); a partly
+valid one is a zero-filled tensor of `shape` holding the valid part. Ops read only the valid
+part. dtype= views input's bytes as another dtype (the last dim scales with the width). See
+docs/kernel_model.md.
+
+>>> import numpy as np
+>>> a = np.arange(16, dtype=np.float32).reshape(4, 4)
+>>> ptocpu.view(a, [2, 2], [2, 2]).tolist()
+[[10.0, 11.0], [14.0, 15.0]]
+>>> ptocpu.view(a, [2, 2], [3, 2]).tolist()
+[[14.0, 15.0], [0.0, 0.0]])",
+      .doc_page = "docs/kernel_model.md",
+      .tile_rule = "no tile rule (a window, or a padded copy of a partly valid block)",
+      .limits = everywhere,
+      .run = run_view,
+      .bytes = no_bytes,
+  });
+  table.push_back(OpDef{
+      .name = "assemble",
+      .params = {{"input", ParamKind::Tensor}, {"offsets", ParamKind::IntList}, {"out", ParamKind::Memory}},
+      .overloads = {{{"inputs", ParamKind::Parts}, {"out", ParamKind::Memory}, {"parallel", ParamKind::Bool, "False"}}},
+      .num_outputs = 0,
+      .written = "out",
+      .doc = R"(Copy tiles into an output tensor: assemble(input, offsets, out), or
+assemble([(tensor, offsets), ...], out, parallel=False) for several tiles.
+
+Each tile's valid part is written into out at its offsets. Every tile is checked (same rank: ArgumentError;
+same dtype: DTypeError; inside out: TileError; out writable) before anything is written.
+
+>>> import numpy as np
+>>> out = np.zeros((2, 4), np.float32)
+>>> ptocpu.assemble(np.ones((2, 2), np.float32), [0, 2], out)
+>>> out[0].tolist()
+[0.0, 0.0, 1.0, 1.0])",
+      .doc_page = "docs/kernel_model.md",
+      .tile_rule = "no tile rule (copies)",
+      .limits = everywhere,
+      .run = run_assemble,
+      .bytes = assemble_bytes,
+  });
+  table.push_back(OpDef{
+      .name = "getitem",
+      .params = {{"self", ParamKind::Memory}, {"key", ParamKind::Index}},
+      .forms = 0,
+      .dunders = {{"__getitem__"}},
+      .doc = R"(t[key]: numpy's basic indexing as a view (ints, slices, None, Ellipsis); t[dim:index]
+gathers along dim (ptocpu.gather); inside a kernel a block that runs past the end is a view of
+the block with its valid shape clipped (docs/tensors.md#indexing).)",
+      .doc_page = "docs/tensors.md",
+      .limits = everywhere,
+      .run = [](const OpDef&, const Args& a) -> Outputs { return {get_item(a.tensor(0), a.key(1))}; },
+      .bytes = [](const OpDef&, const Args& a, const Outputs& out) -> int64_t {
+        return a.key(1).by_index_tensor ? 2 * tensor_bytes(out[0]) + tensor_bytes(a.key(1).index) : 0;
+      },
+  });
+  table.push_back(OpDef{
+      .name = "setitem",
+      .params = {{"self", ParamKind::Memory}, {"key", ParamKind::Index}, {"value", ParamKind::TensorOrScalar}},
+      .forms = 0,
+      .dunders = {{"__setitem__"}},
+      .num_outputs = 0,
+      .written = "self",
+      .doc = R"(t[key] = value: a scalar, or a tensor of t's dtype broadcast like numpy; t[dim:index] = v
+scatters along dim (ptocpu.scatter_); t[block] = b with b of the block's rank that does not
+broadcast to it assembles b's valid part there (docs/tensors.md#indexing).)",
+      .doc_page = "docs/tensors.md",
+      .limits = everywhere,
+      .run = [](const OpDef&, const Args& a) -> Outputs {
+        if (a.is_tensor(2)) set_item(a.tensor(0), a.key(1), a.tensor(2));
+        else set_item(a.tensor(0), a.key(1), a.scalar(2));
+        return {};
+      },
+      .bytes = [](const OpDef&, const Args& a, const Outputs&) -> int64_t {
+        if (a.is_tensor(2)) return 2 * tensor_bytes(a.tensor(2));
+        const IndexKey& key = a.key(1);
+        return key.by_index_tensor ? tensor_bytes(key.index) : tensor_bytes(get_item(a.tensor(0), key));
+      },
+  });
+  table.push_back(OpDef{
+      .name = "astype",
+      .params = {{"self", ParamKind::Tensor}, {"dtype", ParamKind::DType}},
+      .forms = kMethod,
+      .doc = R"(A copy of this tensor converted to dtype (floats round to nearest even; see docs/dtypes.md).)",
+      .doc_page = "docs/dtypes.md",
+      .limits = everywhere,
+      .run = [](const OpDef&, const Args& a) -> Outputs { return {astype(a.tensor(0), a.dtype(1))}; },
+  });
+  table.push_back(OpDef{
+      .name = "contiguous",
+      .params = {{"self", ParamKind::Tensor}},
+      .forms = kMethod,
+      .doc = R"(This tensor when it is contiguous, else a contiguous copy.)",
+      .doc_page = "docs/tensors.md",
+      .limits = everywhere,
+      .run = [](const OpDef&, const Args& a) -> Outputs { return {a.tensor(0).contiguous()}; },
+  });
 }
 
 }  // namespace pto

@@ -4,6 +4,7 @@
 
 #include "kernels/scatter.h"
 #include "ops/checks.h"
+#include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
@@ -29,7 +30,7 @@ struct ScatterPlan {
 // Everything docs/ops/scatter.md, docs/platforms.md, docs/kernel_model.md asks, touching no tensor data. src is a tensor or a scalar.
 ScatterPlan validate_scatter(const char* op, const Tensor& input, int64_t dim, const Tensor& index, const Tensor* src,
                              const Scalar* scalar, ScatterReduce reduce, bool in_place) {
-  const OpLimits& limits = require_offered(Op::Scatter);
+  const OpLimits& limits = require_offered(op_def("scatter_"));
   const Platform& platform = current_platform();
   const DType dt = input.dtype();
   checks::check_dtype(op, "input", dt, limits.dtypes);
@@ -167,6 +168,107 @@ Tensor scatter(const Tensor& input, int64_t dim, const Tensor& index, const Tens
 }
 Tensor scatter(const Tensor& input, int64_t dim, const Tensor& index, const Scalar& src, ScatterReduce reduce) {
   return scatter_impl("scatter", false, input, dim, index, nullptr, &src, reduce);
+}
+
+
+namespace {
+
+Outputs run_scatter(const OpDef& op, const Args& a) {
+  const bool in_place = op.in_place();
+  const ScatterReduce reduce =
+      a.is_none(4) ? ScatterReduce::None : scatter_reduce_from_name(a.str(4), op.name.c_str());
+  const Tensor* src = a.is_tensor(3) ? &a.tensor(3) : nullptr;
+  const Scalar* scalar = src ? nullptr : &a.scalar(3);
+  return {scatter_impl(op.name.c_str(), in_place, a.tensor(0), a.integer(1), a.tensor(2), src, scalar, reduce)};
+}
+
+// index + the src elements read + each written element read and written (add / multiply) or
+// written (None); out of place also copies input.
+int64_t scatter_bytes(const OpDef& op, const Args& a, const Outputs&) {
+  const Tensor& input = a.tensor(0);
+  const Tensor& index = a.tensor(2);
+  const int64_t written = index.numel() * static_cast<int64_t>(input.itemsize());
+  const int64_t moved = tensor_bytes(index) + (a.is_tensor(3) ? written : 0) + (a.is_none(4) ? 1 : 2) * written;
+  return moved + (op.in_place() ? 0 : 2 * tensor_bytes(input));
+}
+
+}  // namespace
+
+void families::add_scatter(std::vector<OpDef>& table) {
+  using D = DType;
+  const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT8, D::UINT8, D::INT16, D::INT32};
+  const PlatformRows rows = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 4, 1, 8);
+  const auto params = [](ParamKind input) {
+    return std::vector<Param>{{"input", input},
+                              {"dim", ParamKind::Dim},
+                              {"index", ParamKind::Tensor},
+                              {"src", ParamKind::TensorOrScalar},
+                              {"reduce", ParamKind::Str, "None", true, "None, 'add', 'multiply'"}};
+  };
+  table.push_back(OpDef{
+      .name = "scatter_",
+      .params = params(ParamKind::Memory),
+      .forms = kFunction | kMethod,
+      .written = "input",
+      .doc = R"(Scatter src into input along dim, in place (torch.Tensor.scatter_).
+
+For every position p of index (row-major), q = p with q[dim] = index[p]:
+input[q] = v (reduce None), += v ("add") or *= v ("multiply"), where v = src[p] or the scalar src.
+
+index: int32 / int64 of input's rank, index.shape[a] <= input.shape[a] for a != dim, values in
+[0, input.shape[dim]) (checked before any write). A tensor src has input's dtype and rank and
+is at least index's shape (only that prefix is read). Duplicates apply in row-major order (the
+last write wins; add / multiply apply every contribution). fp16 / bf16 accumulate in fp32 and
+round once; integers wrap. BOOL and fp8 take reduce None only. A scalar src is converted to
+input's dtype first (an integer out of range is an ArgumentError).
+
+Raises IndexOutOfRange, DTypeError, ArgumentError, TileError; a failed call writes nothing.
+
+In place: writes input (through views too) and returns it -- the same object for a
+ptocpu.Tensor, a ptocpu.Tensor over the same memory for a numpy array or torch tensor.
+
+>>> x = ptocpu.tensor([3, 5], ptocpu.DT_FP32)
+>>> ptocpu.scatter_(x, 0, [[1, 2], [0, 1]], 2.0).tolist()[0]
+[2.0, 0.0, 0.0, 0.0, 0.0])",
+      .doc_page = "docs/ops/scatter.md",
+      .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
+      .torch_schema = "scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> (); "
+                      "scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()",
+      .limits = rows,
+      .run = run_scatter,
+      .bytes = scatter_bytes,
+  });
+  table.push_back(OpDef{
+      .name = "scatter",
+      .params = params(ParamKind::Tensor),
+      .forms = kFunction | kMethod,
+      .doc = R"(Scatter src into a copy of input along dim (torch.scatter).
+
+For every position p of index (row-major), q = p with q[dim] = index[p]:
+input[q] = v (reduce None), += v ("add") or *= v ("multiply"), where v = src[p] or the scalar src.
+
+index: int32 / int64 of input's rank, index.shape[a] <= input.shape[a] for a != dim, values in
+[0, input.shape[dim]) (checked before any write). A tensor src has input's dtype and rank and
+is at least index's shape (only that prefix is read). Duplicates apply in row-major order (the
+last write wins; add / multiply apply every contribution). fp16 / bf16 accumulate in fp32 and
+round once; integers wrap. BOOL and fp8 take reduce None only. A scalar src is converted to
+input's dtype first (an integer out of range is an ArgumentError).
+
+Raises IndexOutOfRange, DTypeError, ArgumentError, TileError; a failed call writes nothing.
+
+Out of place: returns a new tensor; input is left untouched.
+
+>>> ptocpu.scatter([[0, 0], [0, 0]], 1, [[1], [0]], 7).tolist()
+[[0, 7], [7, 0]])",
+      .doc_page = "docs/ops/scatter.md",
+      .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
+      .torch_schema = "scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor; "
+                      "scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor",
+      .limits = rows,
+      .run = run_scatter,
+      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> { return {{a.tensor(0).shape(), a.tensor(0).dtype()}}; },
+      .bytes = scatter_bytes,
+  });
 }
 
 }  // namespace pto

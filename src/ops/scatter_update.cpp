@@ -5,6 +5,7 @@
 
 #include "kernels/scatter_update.h"
 #include "ops/checks.h"
+#include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
@@ -46,7 +47,7 @@ void check_tile(const Tensor& input, const Tensor& index, const Tensor& src) {
 
 // Everything docs/ops/scatter_update.md asks, touching no data.
 void validate_scatter_update(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src) {
-  const OpLimits& limits = require_offered(Op::ScatterUpdate);
+  const OpLimits& limits = require_offered(op_def(kOp));
   if (dim != -2)
     fail<ArgumentError>(kOp, ": dim ", dim, " is not supported; the paged cache is written along dim -2 only");
   const int r = input.ndim();
@@ -98,7 +99,9 @@ Tensor readable_index(const Tensor& index, const Tensor& input) {
 
 }  // namespace
 
-Tensor scatter_update(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor scatter_update(const Tensor& input, int64_t dim, const Tensor& index_view, const Tensor& src_view) {
+  // index and src are read in their valid parts only (docs/kernel_model.md); input is written whole.
+  const Tensor index = index_view.valid_part(), src = src_view.valid_part();
   validate_scatter_update(input, dim, index, src);
   const Tensor idx = readable_index(index, input);
   const int r = input.ndim();
@@ -117,6 +120,48 @@ Tensor scatter_update(const Tensor& input, int64_t dim, const Tensor& index, con
   else used[0] = b, used[1] = s;
   kernels::scatter_update({input, idx, checks::unaliased(src.as_strided(used, src.strides(), 0), input)});
   return input;
+}
+
+
+void families::add_scatter_update(std::vector<OpDef>& table) {
+  using D = DType;
+  const DTypeSet chips{D::INT8, D::INT16, D::INT32, D::FP16, D::FP32, D::BF16};
+  table.push_back(OpDef{
+      .name = kOp,
+      .params = {{"input", ParamKind::Memory}, {"dim", ParamKind::Int}, {"index", ParamKind::Tensor},
+                 {"src", ParamKind::Tensor}},
+      .forms = kFunction | kMethod,
+      .written = "input",
+      .doc = R"(Paged KV-cache write along dim -2, in place. index is [b, s] (int64 / int32 / int16).
+
+2-D input [rows, d], src with >= b*s rows: input[index[i][j], :] = src[i*s + j, :].
+4-D input [blocks, block_size, n, d], src [>= b, >= s, n, d]: with slot = index[i][j],
+input[slot // block_size][slot % block_size] = src[i][j].
+(i, j) run in row-major order: a negative slot skips its row (padding), a later write to a
+slot replaces an earlier one. dim must be -2; src has input's dtype and row shape.
+
+Raises IndexOutOfRange (a slot >= the number of cache rows; checked before any write),
+ArgumentError (dim, ranks, shapes, read-only input), DTypeError, TileError.
+
+>>> cache = ptocpu.tensor([4, 2], ptocpu.DT_FP32)
+>>> src = ptocpu.asarray([[1.0, 2.0], [5.0, 6.0]], 'float32')
+>>> ptocpu.scatter_update(cache, -2, [[3, -1]], src).tolist()
+[[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [1.0, 2.0]])",
+      .doc_page = "docs/ops/scatter_update.md",
+      .tile_rule = "TileShape has the input's rank, the last axis never split; UB: src and index tiles",
+      .torch_schema = "scatter_update(Tensor(a!) input, int dim, Tensor index, Tensor src) -> ()",
+      .limits = platform_rows(DTypeSet::all(), chips, chips, chips, 2, 4, 2, 4),
+      .run = [](const OpDef&, const Args& a) -> Outputs {
+        return {scatter_update(a.tensor(0), a.integer(1), a.tensor(2), a.tensor(3))};
+      },
+      // index + each written row read from src and written into the cache
+      .bytes = [](const OpDef&, const Args& a, const Outputs&) -> int64_t {
+        const Tensor& cache = a.tensor(0);
+        if (cache.ndim() != 2 && cache.ndim() != 4) return 0;
+        const int64_t row = cache.ndim() == 2 ? cache.shape(1) : cache.shape(2) * cache.shape(3);
+        return tensor_bytes(a.tensor(2)) + 2 * a.tensor(2).numel() * row * static_cast<int64_t>(cache.itemsize());
+      },
+  });
 }
 
 }  // namespace pto

@@ -9,6 +9,7 @@
 
 #include "copy/strided_copy.h"
 #include "ops/checks.h"
+#include "ops/families.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/platform.h"
@@ -70,7 +71,7 @@ int64_t range_length(int64_t b, int64_t e, int64_t s) {
 StridedSlicePlan validate_strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
                                         const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
                                         const Masks& m) {
-  const OpLimits& limits = require_offered(Op::StridedSlice);
+  const OpLimits& limits = require_offered(op_def(kOp));
   checks::check_dtype(kOp, "x", x.dtype(), limits.dtypes);
   checks::check_rank(kOp, "x", x.ndim(), limits.min_rank, limits.max_rank);
   checks::check_extent(kOp, "x", x.shape(), true);
@@ -180,9 +181,10 @@ Tensor strided_slice_view(const Tensor& x, const std::vector<int64_t>& begin, co
   return x.as_strided(plan.shape, v.strides, v.offset);
 }
 
-Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+Tensor strided_slice(const Tensor& x_view, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
                      const std::vector<int64_t>& strides, int64_t begin_mask, int64_t end_mask, int64_t ellipsis_mask,
                      int64_t shrink_axis_mask, int64_t new_axis_mask) {
+  const Tensor x = x_view.valid_part();  // only the valid part is read (docs/kernel_model.md)
   const Masks masks{begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask};
   const StridedSlicePlan plan = validate_strided_slice(x, begin, end, strides, masks);
   const ViewLayout v = layout(x, plan);
@@ -199,6 +201,100 @@ Shape output_shape::strided_slice(const Tensor& x, const std::vector<int64_t>& b
   const checks::EveryPlatformScope every_platform;
   const Masks masks{begin_mask, end_mask, ellipsis_mask, shrink_axis_mask, new_axis_mask};
   return validate_strided_slice(x, begin, end, strides, masks).shape;
+}
+
+
+namespace {
+
+using SliceFn = Tensor (*)(const Tensor&, const std::vector<int64_t>&, const std::vector<int64_t>&,
+                           const std::vector<int64_t>&, int64_t, int64_t, int64_t, int64_t, int64_t);
+
+template <SliceFn slice>
+Outputs run_slice(const OpDef&, const Args& a) {
+  return {slice(a.tensor(0), a.ints(1), a.ints(2), a.ints(3), a.integer(4), a.integer(5), a.integer(6), a.integer(7),
+                a.integer(8))};
+}
+
+std::vector<Param> slice_params(ParamKind x) {
+  return {{"x", x},
+          {"begin", ParamKind::IntList},
+          {"end", ParamKind::IntList},
+          {"strides", ParamKind::IntList},
+          {"begin_mask", ParamKind::Int, "0"},
+          {"end_mask", ParamKind::Int, "0"},
+          {"ellipsis_mask", ParamKind::Int, "0"},
+          {"shrink_axis_mask", ParamKind::Int, "0"},
+          {"new_axis_mask", ParamKind::Int, "0"}};
+}
+
+}  // namespace
+
+void families::add_strided_slice(std::vector<OpDef>& table) {
+  using D = DType;
+  const DTypeSet chips{D::INT8, D::UINT8, D::INT32, D::INT64, D::FP16, D::FP32, D::BF16};
+  const PlatformRows rows = platform_rows(DTypeSet::all(), chips, chips, chips, 0, 8, 0, 8);
+  table.push_back(OpDef{
+      .name = kOp,
+      .params = slice_params(ParamKind::Tensor),
+      .doc = R"(Slice x with begin / end / strides and masks into a new contiguous tensor (tf.strided_slice).
+
+TensorFlow's strided_slice. Slot i of begin / end / strides is matched to input dims left to
+right; mask bit i refers to slot i. begin_mask / end_mask: ignore begin[i] / end[i] (take from
+the start / to the end); ellipsis_mask: slot i stands for all remaining dims; new_axis_mask:
+insert a size-1 dim; shrink_axis_mask: take index begin[i] and drop the dim. Negative begin /
+end count from the end, out-of-range values clamp, negative strides walk backwards, end = -1
+excludes the last element. x has rank 0-8; len(begin) == len(end) == len(strides) <= 32.
+
+Raises ArgumentError (zero stride, lengths, mask bits), IndexOutOfRange (a shrink index out of
+range), DTypeError (non-integers, or a dtype the platform does not list).
+
+Returns a new contiguous tensor of x's dtype.
+
+>>> x = ptocpu.asarray([[0, 1, 2], [3, 4, 5]])
+>>> ptocpu.strided_slice(x, [0, 0], [0, 0], [-1, -1], begin_mask=3, end_mask=3).tolist()
+[[5, 4, 3], [2, 1, 0]])",
+      .doc_page = "docs/ops/strided_slice.md",
+      .tile_rule = "no tile rule (a view plus one copy)",
+      .torch_schema = "strided_slice(Tensor x, int[] begin, int[] end, int[] strides, int begin_mask=0, int end_mask=0, "
+                      "int ellipsis_mask=0, int shrink_axis_mask=0, int new_axis_mask=0) -> Tensor",
+      .limits = rows,
+      .run = run_slice<strided_slice>,
+      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
+        return {{output_shape::strided_slice(a.tensor(0), a.ints(1), a.ints(2), a.ints(3), a.integer(4), a.integer(5),
+                                             a.integer(6), a.integer(7), a.integer(8)),
+                 a.tensor(0).dtype()}};
+      },
+      .bytes = [](const OpDef&, const Args&, const Outputs& out) { return 2 * tensor_bytes(out[0]); },
+  });
+  table.push_back(OpDef{
+      .name = "strided_slice_view",
+      .params = slice_params(ParamKind::Memory),
+      .doc = R"(Slice x with begin / end / strides and masks as a zero-copy view (tf.strided_slice).
+
+TensorFlow's strided_slice. Slot i of begin / end / strides is matched to input dims left to
+right; mask bit i refers to slot i. begin_mask / end_mask: ignore begin[i] / end[i] (take from
+the start / to the end); ellipsis_mask: slot i stands for all remaining dims; new_axis_mask:
+insert a size-1 dim; shrink_axis_mask: take index begin[i] and drop the dim. Negative begin /
+end count from the end, out-of-range values clamp, negative strides walk backwards, end = -1
+excludes the last element. x has rank 0-8; len(begin) == len(end) == len(strides) <= 32.
+
+Raises ArgumentError (zero stride, lengths, mask bits), IndexOutOfRange (a shrink index out of
+range), DTypeError (non-integers, or a dtype the platform does not list).
+
+Returns a zero-copy view of x: writes through it are seen in x (x must be memory that can be
+shared, not a list).
+
+>>> import numpy as np
+>>> a = np.zeros((2, 4), np.float32)
+>>> ptocpu.strided_slice_view(a, [0, 1], [2, 4], [1, 2])[...] = 1
+>>> a[0].tolist()
+[0.0, 1.0, 0.0, 1.0])",
+      .doc_page = "docs/ops/strided_slice.md",
+      .tile_rule = "no tile rule (a view)",
+      .limits = rows,
+      .run = run_slice<strided_slice_view>,
+      .bytes = [](const OpDef&, const Args&, const Outputs&) -> int64_t { return 0; },
+  });
 }
 
 }  // namespace pto

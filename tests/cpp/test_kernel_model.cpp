@@ -49,7 +49,11 @@ TEST(KernelModelView, ZeroCopyBlockAndValidShape) {
   ASSERT_EQ(edge.shape(), (Shape{4, 4}));
   EXPECT_EQ(edge.valid_shape(), (Shape{2, 2}));
   EXPECT_EQ(edge.at<float>({1, 1}), 31.0f);
-  EXPECT_EQ(pto::view(x, {1, 1}, {INT64_MAX, 0}).valid_shape(), (Shape{0, 1}));
+  // An offset outside the input is a TileError (upstream: offsets lie inside the input);
+  // PyPTO's t[i:j] blocks inside kernels may start past the end and hold nothing.
+  expect_error<pto::TileError>([&] { pto::view(x, {1, 1}, {INT64_MAX, 0}); }, "view: offsets [9223372036854775807, 0]",
+                               {"outside [0, 4)"});
+  EXPECT_EQ(pto::view_block(x, {1, 1}, {INT64_MAX, 0}, std::nullopt, false).valid_shape(), (Shape{0, 1}));
 }
 
 TEST(KernelModelView, OfATransposedView) {
@@ -75,7 +79,8 @@ TEST(KernelModelView, ErrorsOnEveryPlatform) {
     expect_error<pto::ArgumentError>([&] { pto::view(x, {4, -1}, {0, 0}); }, "view: shape [4, -1] has the negative");
     expect_error<pto::TileError>([&] { pto::view(x, {4, 4}, {2, 4}, Shape{3, 4}); },
                                  "view: offsets [2, 4] + valid_shape [3, 4] = [5, 8] is outside input shape [4, 8]");
-    expect_error<pto::TileError>([&] { pto::view(x, {4, 4}, {-1, 0}); }, "view: offsets [-1, 0]", {"negative offset"});
+    expect_error<pto::TileError>([&] { pto::view(x, {4, 4}, {-1, 0}); }, "view: offsets [-1, 0]", {"offset -1 at dim 0"});
+    expect_error<pto::TileError>([&] { pto::view(x, {4, 4}, {4, 0}); }, "view: offsets [4, 0]", {"outside [0, 4)"});
     expect_error<pto::TileError>([&] { pto::view(x, {1, 1}, {INT64_MAX, 0}, Shape{1, 1}); },
                                  "view: offsets [9223372036854775807, 0]");
     expect_error<pto::TileError>([&] { pto::view(x, {2, 4}, {0, 0}, Shape{3, 4}); },

@@ -135,6 +135,8 @@ SIGNATURES = {
 NONE_ALLOWED = {("tensor", "shape"), ("Tensor", "shape"), ("tensor", "dtype"), ("Tensor", "dtype"),
                 ("deinterleave", "other"), ("view", "valid_shape"), ("asarray", "dtype"),
                 ("Tensor.__getitem__", "key"), ("Tensor.__setitem__", "key")}
+# None for these means "not given": the op's own error (view needs shape and offsets together).
+NONE_IS_MISSING = {("view", "shape"), ("view", "offsets")}
 # Scalar values: a float, a bool and an int of any size are values there (for a float input).
 SCALAR_VALUES = {("scatter_", "src"), ("scatter", "src"), ("Tensor.scatter_", "src"), ("Tensor.scatter", "src"),
                  ("Tensor.__setitem__", "value")}
@@ -156,6 +158,8 @@ def public_functions() -> list[str]:
 def expected_class(function: str, param: str, kind: str, bad_name: str):
     if bad_name == "None" and (function, param) in NONE_ALLOWED:
         return None
+    if bad_name == "None" and (function, param) in NONE_IS_MISSING:
+        return A
     if bad_name in ("float", "bool", "int beyond int64") and (function, param) in SCALAR_VALUES:
         return None
     return BAD[bad_name][1][KINDS.index(kind)]

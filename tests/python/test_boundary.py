@@ -199,7 +199,7 @@ def test_complex_scalars_are_dtype_errors(value):
     with pytest.raises(ptocpu.DTypeError, match=r"^scatter: src: .*complex"):
         ptocpu.scatter(x, 0, [[1]], value)
     t = ptocpu.asarray(x)
-    with pytest.raises(ptocpu.DTypeError, match=r"^Tensor assignment: value: .*complex"):
+    with pytest.raises(ptocpu.DTypeError, match=r"^setitem: value: .*complex"):
         t[...] = value
     assert not x.any()
 
@@ -250,7 +250,7 @@ def test_dtype_spellings(good, expected):
     (lambda: ptocpu.strided_slice(np.zeros(3), [0], [1], [1], None), ptocpu.DTypeError),
     (lambda: ptocpu.strided_slice_view(np.zeros(3), [0], [1], [1], 0, None), ptocpu.DTypeError),
     (lambda: ptocpu.view(None, [1], [0]), ptocpu.DTypeError),
-    (lambda: ptocpu.view(np.zeros(3), None, [0]), ptocpu.DTypeError),
+    (lambda: ptocpu.view(np.zeros(3), None, [0]), ptocpu.ArgumentError),  # None: shape not given
     (lambda: ptocpu.set_platform(None), ptocpu.DTypeError),
     (lambda: ptocpu.set_platform(3), ptocpu.DTypeError),
     (lambda: ptocpu.set_num_threads(None), ptocpu.DTypeError),

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 import ptocpu
-from ptocpu import cli, verify
+from ptocpu.tools import cli, verify
 
 
 def run_cli(*args):
     env = dict(os.environ)
-    return subprocess.run([sys.executable, "-m", "ptocpu.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ptocpu.tools.cli", *args], capture_output=True, text=True,
                           env=env, timeout=600)
 
 
@@ -123,8 +123,8 @@ def test_bench_sweep_runs_chosen_cases_and_prints_the_summary(tmp_path):
 
 
 def test_bench_sweep_grid_covers_every_op_with_unique_ids():
-    from ptocpu.bench import sweep
-    from ptocpu.bench.cases import CASES
+    from ptocpu.tools.bench import sweep
+    from ptocpu.tools.bench.cases import CASES
     cases = sweep.sweep_cases()
     assert len(cases) >= 100
     assert {c.op for c in cases} == {c.op for c in CASES}  # every benchmarked op has sweep cases
@@ -140,7 +140,7 @@ def test_bench_plot_without_matplotlib_fails_naming_the_extra(tmp_path):
     code = ("import sys; sys.modules['matplotlib'] = None; import importlib.util as u; "
             "u.find_spec = lambda name, *a: None if name == 'matplotlib' else _find(name, *a); ")
     code = ("import importlib.util as u; _find = u.find_spec; " + code +
-            "from ptocpu.cli import main; sys.exit(main(['bench', '--case', 'TINY-IS', '--plot', "
+            "from ptocpu.tools.cli import main; sys.exit(main(['bench', '--case', 'TINY-IS', '--plot', "
             f"{str(tmp_path / 'p.png')!r}]))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)

@@ -9,7 +9,7 @@ import torch
 
 import ptocpu
 from helpers import assert_same_bits, np_dtype, op_table, random_bits
-from ptocpu import _reference as ref
+from ptocpu.tools import reference as ref
 
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 import ptocpu
-from ptocpu import _reference as ref
+from ptocpu.tools import reference as ref
 
 NUMPY_DTYPES = {
     "DT_INT8": np.int8, "DT_INT16": np.int16, "DT_INT32": np.int32, "DT_INT64": np.int64,
@@ -125,7 +125,7 @@ def test_seed_example_deinterleave_two_inputs_inverts_interleave():
 
 
 def test_cli_prints_the_seed_examples(capsys):
-    from ptocpu import cli
+    from ptocpu.tools import cli
     for example in (cli.seed_interleave, cli.seed_deinterleave):
         assert example in cli.EXAMPLES
         example()

@@ -30,7 +30,7 @@ def child_env():
 
 
 def run_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "ptocpu.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ptocpu.tools.cli", *args], capture_output=True, text=True,
                           env=child_env(), timeout=600, cwd=cwd)
 
 

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, strategies as st
 
 import ptocpu
-from ptocpu import _reference as ref
+from ptocpu.tools import reference as ref
 
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 FP8 = {"DT_FP8E4M3", "DT_FP8E5M2", "DT_FP8E8M0"}

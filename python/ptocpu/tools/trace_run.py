@@ -1,4 +1,4 @@
-"""`python -m ptocpu.trace_run -o trace.json [--plot ub.png] SCRIPT.py [ARGS]`: runs a Python
+"""`python -m ptocpu.tools.trace_run -o trace.json [--plot ub.png] SCRIPT.py [ARGS]`: runs a Python
 script (a PyPTO program, `import ptocpu as pypto`) under a ptocpu.trace recording, then writes the
 Chrome trace, prints the per-op summary and optionally saves the UB plot (see docs/tracing.md)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import runpy
 import sys
 from typing import List, Optional
 
-from .trace import recording
+from ..engine.trace import recording
 
 
 def run(script: str, args: List[str], trace_path: str, plot: Optional[str] = None) -> int:
@@ -26,7 +26,7 @@ def run(script: str, args: List[str], trace_path: str, plot: Optional[str] = Non
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ptocpu.trace_run",
+    parser = argparse.ArgumentParser(prog="python -m ptocpu.tools.trace_run",
                                      description="Run a Python script under a ptocpu trace recording.")
     parser.add_argument("-o", "--trace", metavar="PATH", default="trace.json", help="Chrome trace JSON to write")
     parser.add_argument("--plot", metavar="PNG", help="also save the UB use plot (needs matplotlib)")

@@ -14,13 +14,14 @@ and this module rewrites what lies between the two marker lines. Kinds:
     platform-summary            one row per platform: names, aliases and platform-wide limits
     platform-ops                a `platforms OP` table for every op the binding reports
     dtypes                      every dtype with its size and numpy / ml_dtypes dtype
-    bench-cases                 the cases `ptocpu bench` runs (ptocpu.bench.cases.CASES)
+    bench-cases                 the cases `ptocpu bench` runs (ptocpu.tools.bench.cases.CASES)
+    op-index                    every op of the op table: its entry's file, its forms, its page
 
-Everything comes from `ptocpu.platform_table()` and the dtype enum, so a new op only needs a
-`platforms OP` marker in its page.
+Everything comes from the op table (`ptocpu.op_table()`, `ptocpu.platform_table()`) and the
+dtype enum, so a new op only needs a `platforms OP` marker in its page.
 
-    python -m ptocpu._doctables [--docs DIR]          rewrite the regions
-    python -m ptocpu._doctables [--docs DIR] --check  exit 1 when a region is out of date
+    python -m ptocpu.tools.doctables [--docs DIR]          rewrite the regions
+    python -m ptocpu.tools.doctables [--docs DIR] --check  exit 1 when a region is out of date
 """
 from __future__ import annotations
 
@@ -151,12 +152,24 @@ def bench_cases() -> str:
     return _table(["case", "op", "call", "dtype", "check against peers"], rows)
 
 
+def op_index() -> str:
+    """One row per op of the op table: where its entry is, how Python reaches it, its page."""
+    rows = []
+    for row in ptocpu.op_table():
+        forms = [f"`ptocpu.{row['name']}`"] if row["function"] else []
+        forms += [f"`Tensor.{row['name']}`"] if row["method"] else []
+        forms += [f"`{name}`" for name, _ in row["dunders"]]
+        rows.append([f"`{row['name']}`", f"`{row['defined_in']}`", ", ".join(forms) or "—", f"`{row['doc_page']}`"])
+    return _table(["op", "entry and checks", "Python", "page"], rows)
+
+
 KINDS: dict[str, Callable[..., str]] = {
     "platforms": platforms,
     "platform-summary": platform_summary,
     "platform-ops": platform_ops,
     "dtypes": dtypes,
     "bench-cases": bench_cases,
+    "op-index": op_index,
 }
 
 
@@ -208,7 +221,7 @@ def default_docs() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ptocpu._doctables", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m ptocpu.tools.doctables", description=__doc__.split("\n")[0])
     parser.add_argument("--docs", type=Path, default=None, help="the docs folder (default: the source tree's docs/)")
     parser.add_argument("--check", action="store_true", help="only report regions that are out of date (exit 1)")
     args = parser.parse_args(argv)
@@ -221,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         for s in stale:
             print(f"out of date: {s}", file=sys.stderr)
         if stale:
-            print("run: python -m ptocpu._doctables", file=sys.stderr)
+            print("run: python -m ptocpu.tools.doctables", file=sys.stderr)
             return 1
         count = sum(len(regions(p.read_text(encoding="utf-8"))) for p in pages(docs))
         print(f"{count} generated regions up to date")

@@ -1,5 +1,5 @@
 """pytest plugin behind `ptocpu test`: PyPTO test files run unchanged on the CPU
-(`pytest -p ptocpu.pytest_plugin ...`; see docs/running_pypto_programs.md)."""
+(`pytest -p ptocpu.tools.pytest_plugin ...`; see docs/running_pypto_programs.md)."""
 from __future__ import annotations
 
 import os
@@ -24,8 +24,9 @@ def pytest_configure(config):
 
 @pytest.fixture(autouse=True)
 def _ptocpu_fresh_state():
-    """Each test starts on the selected platform with no tile shape, as a fresh device process."""
-    import ptocpu
+    """Each test starts as a fresh device process would: the selected platform, no tile shape,
+    no options, goldens or debug switches left by an earlier test."""
+    from ..engine.dispatch import reset_state
+    reset_state()
     runner.install(os.environ.get("PTOCPU_PLATFORM"))
-    ptocpu.reset_vec_tile_shapes()
     yield

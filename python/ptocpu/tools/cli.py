@@ -6,7 +6,7 @@
   ptocpu bench      the published cases (docs/benchmarks.md) against torch and numpy (--sweep: the shape grid against torch)
   ptocpu info       version, build, SIMD targets, threads, platform tables
   ptocpu run SCRIPT.py [ARGS]    a PyPTO script, unchanged (`import pypto` is ptocpu)
-  ptocpu test [PYTEST ARGS]      PyPTO test files, unchanged (pytest with ptocpu.pytest_plugin)
+  ptocpu test [PYTEST ARGS]      PyPTO test files, unchanged (pytest with ptocpu.tools.pytest_plugin)
 """
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def cmd_info(_args) -> int:
         extent = p["max_extent"] if p["max_extent"] < 2**62 else "int64"
         print(f"{p['name']} ({p['arch']}; aliases {', '.join(p['aliases'])}): UB bytes {ub}, "
               f"max extent {extent}, empty inputs {'allowed' if p['empty_inputs_allowed'] else 'rejected'}")
-        for op, limits in p["ops"].items():
+        for op, limits in p["ops"].items():  # the op table's rows for this platform
             if limits["offered"]:
                 print(f"  {op:<14} rank {limits['rank'][0]}-{limits['rank'][1]}  dtypes {limits['dtypes']}")
             else:
@@ -146,7 +146,7 @@ def traced(args):
     import contextlib
     if not args.trace:
         return contextlib.nullcontext()
-    from . import trace
+    from ..engine import trace
     return trace.recording(args.trace, summary=True, plot=args.plot)
 
 
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     add_trace_options(run)
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
-    test = sub.add_parser("test", help="run PyPTO test files unchanged with pytest (ptocpu.pytest_plugin)",
+    test = sub.add_parser("test", help="run PyPTO test files unchanged with pytest (ptocpu.tools.pytest_plugin)",
                           add_help=False)
     test.add_argument("--platform", help="platform (default ascend950)")
     add_trace_options(test)

@@ -8,7 +8,6 @@
     device strings "npu" / "npu:N" mean "cpu" in torch calls, `Tensor.npu()` returns the tensor,
     `import torch_npu` gives an empty stand-in;
   - the platform is `ascend950` unless `--platform` (or PTOCPU_PLATFORM) names another;
-  - the operators are recording wrappers for the whole process (see ptocpu._graph.record_always).
 """
 from __future__ import annotations
 
@@ -83,8 +82,6 @@ def install(platform: str | None = None) -> None:
     global _installed
     import ptocpu
     if not _installed:
-        from . import _graph
-        _graph.record_always()  # `from pypto import view` at the top of a test file is recorded too
         sys.meta_path.insert(0, _PyptoAlias())
         _install_npu_on_cpu()
         _installed = True
@@ -108,4 +105,4 @@ def run_tests(args: list[str], platform: str | None = None) -> int:
     import pytest
     if platform:
         os.environ["PTOCPU_PLATFORM"] = platform
-    return int(pytest.main(["-p", "ptocpu.pytest_plugin", *args]))
+    return int(pytest.main(["-p", "ptocpu.tools.pytest_plugin", *args]))

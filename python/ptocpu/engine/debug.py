@@ -18,6 +18,8 @@ import time
 from typing import Any, Callable, List, Optional, Tuple
 
 from . import golden, trace
+from .golden import is_array as _is_array
+from .dispatch import on_reset
 
 __all__ = ["set_debug_options", "get_debug_options", "kernel_runner", "DEBUG_OPTIONS"]
 
@@ -44,6 +46,13 @@ def set_debug_options(*, compile_debug_mode: Optional[int] = None, runtime_debug
     _swimlane_all = _global.get("runtime_debug_mode") == SWIMLANE
 
 
+@on_reset
+def _forget() -> None:
+    global _swimlane_all
+    _global.clear()
+    _swimlane_all = False
+
+
 def get_debug_options() -> dict:
     """The options set with set_debug_options, as a dict (only the keys that were set)."""
     return dict(_global)
@@ -59,7 +68,6 @@ def _swimlane_path(kernel_name: str) -> str:
 
 def _tensor_arguments(kernel, args: tuple, kwargs: dict, result: Any) -> List[Tuple[str, Any]]:
     """The call's tensors in parameter order, then the tensors it returned: what goldens align with."""
-    from .frontend import _is_array
     named = []
     for name, value in kernel.signature().bind(*args, **kwargs).arguments.items():
         values = value if isinstance(value, tuple) and not _is_array(value) else (value,)

@@ -20,8 +20,10 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _core
-from ._convert import asarray, to_dtype
+from .. import _core
+from .dispatch import on_reset
+
+asarray, to_dtype = _core.asarray, _core.dtype
 
 __all__ = ["set_verify_options", "get_verify_options", "set_verify_golden_data", "GoldenMismatchError",
            "Comparison", "compare", "check", "THRESHOLDS"]
@@ -73,6 +75,13 @@ def set_verify_golden_data(in_out_tensors: Optional[Sequence] = None, goldens: O
     _pending = (None if in_out_tensors is None else list(in_out_tensors), list(goldens or []))
 
 
+@on_reset
+def _forget() -> None:
+    global _pending
+    _global_options.clear()
+    _pending = None
+
+
 def take_goldens() -> Optional[Tuple[Optional[list], list]]:
     """The goldens set for the next run (cleared: each set is checked once)."""
     global _pending
@@ -89,6 +98,14 @@ def enabled(options: Optional[dict]) -> bool:
 def wanted(options: Optional[dict]) -> bool:
     """Whether a run with these verify_options checks goldens now: some are set and the run verifies."""
     return _pending is not None and enabled(options)
+
+
+def is_array(obj) -> bool:
+    """Values that are tensors: ptocpu tensors, numpy arrays, torch tensors and anything else with
+    __dlpack__ (numpy scalars stay scalars)."""
+    if isinstance(obj, (_core.Tensor, np.ndarray)):
+        return True
+    return hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic)
 
 
 def _numpy(value: Any) -> np.ndarray:

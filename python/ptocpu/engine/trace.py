@@ -3,61 +3,35 @@
     with ptocpu.trace.recording("trace.json", summary=True, plot="ub.png"):
         kernel(...)
 
-While a recording is open, the package's op functions, `loop` / `loop_unroll` and the tensor
-methods that move data are swapped for timed wrappers; when it closes the originals are put
-back, so a program that records nothing runs the unwrapped functions. The trace has one track
-per kernel call (`pypto.frontend.jit`, `pypto.function`), a span per loop iteration and a span per
-op whose args give the op, its shapes, valid shapes, dtypes, tile shape, UB bytes per buffer, the
-platform's UB limit, the bytes it moved and its time. Ops called outside a kernel go to the
-track "outside kernels". Open the JSON in https://ui.perfetto.dev or chrome://tracing.
+While a recording is open, a dispatch handler (engine/dispatch.py) on the opening thread times
+each op call; nothing is swapped. The trace has one track per kernel call (`pypto.frontend.jit`,
+`pypto.function`), a span per loop iteration and a span per op whose args give the op, its
+shapes, valid shapes, dtypes, tile shape, UB bytes per buffer, the platform's UB limit, the bytes
+it moved (the op table's formula) and its time. Ops called outside a kernel go to the track
+"outside kernels". Open the JSON in https://ui.perfetto.dev or chrome://tracing.
 
-`python -m ptocpu.trace_run -o trace.json [--plot ub.png] SCRIPT.py [ARGS]` runs a script under
-a recording and prints the summary.
+`ptocpu run --trace trace.json SCRIPT.py [ARGS]` runs a script under a recording and prints the
+summary.
 """
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Iterable, Iterator, List, Optional
 
 import numpy as np
 
-from . import _core
+from .. import _core
+from .dispatch import Handler, handling
 
-__all__ = ["recording", "Recorder", "OpRecord", "active", "kernel_call", "call_op"]
-
-# Package functions traced as ops: the operators (docs/ops/) and the kernel model's views and
-# copies (docs/kernel_model.md). Names the build lacks are skipped.
-TRACED_FUNCTIONS = ("index_select", "interleave", "deinterleave", "scatter_", "scatter", "strided_slice",
-                    "strided_slice_view", "gather", "scatter_update", "index_add_", "index_add", "gathermask",
-                    "view", "assemble")
-# Tensor methods traced as ops, with the op name they get in the trace.
-TRACED_METHODS = (("scatter_", "scatter_"), ("scatter", "scatter"), ("gather", "gather"),
-                  ("scatter_update", "scatter_update"), ("index_add_", "index_add_"), ("index_add", "index_add"),
-                  ("gathermask", "gathermask"), ("__getitem__", "getitem"), ("__setitem__", "setitem"))
-TRACED_LOOPS = ("loop", "loop_unroll")
-_METHOD_OP_NAMES = dict(TRACED_METHODS)
+__all__ = ["recording", "Recorder", "OpRecord", "active", "kernel_call", "iterations"]
 
 OUTSIDE_KERNELS = 0  # the track of ops called outside any kernel
-
-
-def _tensor_bytes(t: Any) -> int:
-    """Bytes of a tensor or array argument (numpy, torch); 0 for scalars and lists."""
-    if isinstance(t, _core.Tensor):
-        return t.numel * t.itemsize
-    return 0 if isinstance(t, np.generic) else int(getattr(t, "nbytes", 0))
-
-
-def _elements(t: Any) -> int:
-    if isinstance(t, _core.Tensor):
-        return t.numel
-    return int(t.numel()) if callable(getattr(t, "numel", None)) else int(np.size(t))
 
 
 def _tensors(value: Any) -> List[_core.Tensor]:
@@ -67,75 +41,6 @@ def _tensors(value: Any) -> List[_core.Tensor]:
     if isinstance(value, (list, tuple)):
         return [t for v in value for t in _tensors(v)]
     return []
-
-
-# Bytes an op moves (read + written), by op; see docs/tracing.md. Views move nothing; a copy
-# reads and writes each result byte; index tensors are read once.
-def _moved_copy(args, kwargs, result) -> int:
-    return 2 * sum(_tensor_bytes(t) for t in _tensors(result))
-
-
-def _moved_index_select(args, kwargs, result) -> int:
-    index = args[2] if len(args) > 2 else kwargs.get("index")
-    return _moved_copy(args, kwargs, result) + _tensor_bytes(index)
-
-
-def _moved_scatter(args, kwargs, result, *, copies_input: bool) -> int:
-    names = ("input", "dim", "index", "src")
-    given = dict(zip(names, args), **kwargs)
-    target, index = given.get("input"), given.get("index")
-    if not isinstance(target, _core.Tensor):
-        return 0
-    written = _elements(index) * target.itemsize
-    src = written if _tensor_bytes(given.get("src")) else 0  # a src tensor is read where the index points
-    moved = _tensor_bytes(index) + src + (2 if given.get("reduce") else 1) * written
-    return moved + (2 * _tensor_bytes(target) if copies_input else 0)
-
-
-def _moved_scatter_update(args, kwargs, result) -> int:
-    given = dict(zip(("input", "dim", "index", "src"), args), **kwargs)
-    cache, index = given.get("input"), given.get("index")
-    if not isinstance(cache, _core.Tensor) or cache.ndim not in (2, 4):
-        return 0
-    row = cache.shape[1] if cache.ndim == 2 else cache.shape[2] * cache.shape[3]
-    return _tensor_bytes(index) + 2 * _elements(index) * row * cache.itemsize  # each row read and written
-
-
-def _moved_index_add(args, kwargs, result, *, copies_input: bool) -> int:
-    given = dict(zip(("input", "dim", "index", "source"), args), **kwargs)
-    moved = _tensor_bytes(given.get("index")) + 2 * _tensor_bytes(given.get("source"))  # each step reads and writes
-    return moved + (2 * _tensor_bytes(result) if copies_input else 0)
-
-
-def _moved_assemble(args, kwargs, result) -> int:
-    sources = args[0] if isinstance(args[0], (list, tuple)) else [args[0]]
-    return 2 * sum(_tensor_bytes(t) for t in _tensors(sources))
-
-
-def _moved_setitem(args, kwargs, result) -> int:
-    target, key, value = args
-    if _tensor_bytes(value):
-        return 2 * _tensor_bytes(value)
-    return _tensor_bytes(_ORIGINAL_GETITEM(target, key))  # a scalar fill writes the block
-
-
-def _moved_nothing(args, kwargs, result) -> int:
-    return 0
-
-
-_ORIGINAL_GETITEM = _core.Tensor.__getitem__
-BYTES_MOVED: Dict[str, Callable[..., int]] = {
-    "index_select": _moved_index_select,
-    "scatter_": functools.partial(_moved_scatter, copies_input=False),
-    "scatter": functools.partial(_moved_scatter, copies_input=True),
-    "gather": _moved_index_select,
-    "scatter_update": _moved_scatter_update,
-    "index_add_": functools.partial(_moved_index_add, copies_input=False),
-    "index_add": functools.partial(_moved_index_add, copies_input=True),
-    "assemble": _moved_assemble,
-    "setitem": _moved_setitem,
-    "view": _moved_nothing, "strided_slice_view": _moved_nothing, "getitem": _moved_nothing,
-}
 
 
 def _valid_shape(t: _core.Tensor) -> list:
@@ -209,9 +114,8 @@ class Recorder:
             self.span(name, kind, start, time.perf_counter_ns(), call_args, tid)
 
     def op(self, name: str, args: tuple, kwargs: dict, result: Any, start_ns: int, end_ns: int,
-           ub: Optional[dict], error: Optional[str] = None) -> None:
+           ub: Optional[dict], moved: int, error: Optional[str] = None) -> None:
         platform = _core.get_platform()
-        moved = 0 if error else BYTES_MOVED.get(name, _moved_copy)(args, kwargs, result)
         inputs = _tensors(list(args) + list(kwargs.values()))
         outputs = _tensors(result)
         record = OpRecord(name, self._thread_track.current, start_ns, end_ns - start_ns, moved, platform,
@@ -318,16 +222,15 @@ class Recorder:
 
 
 def _package_version() -> str:
-    from . import __version__
+    from .. import __version__
     return __version__
 
 
-# --- switching the wrappers in and out -----------------------------------------------------------
+# --- the handler ------------------------------------------------------------------------------
 
 _recorder: Optional[Recorder] = None
 _depth = 0
-_saved: list = []  # (owner, attribute, original) while a recording is open
-_switch_lock = threading.Lock()
+_lock = threading.Lock()
 
 
 def active() -> Optional[Recorder]:
@@ -335,42 +238,29 @@ def active() -> Optional[Recorder]:
     return _recorder
 
 
-def call_op(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
-    """fn(*args, **kwargs), as an op span named `name` while a recording is open (for code that
-    calls ops it holds, like a replayed pypto.function)."""
-    rec = _recorder
-    if rec is None:
-        return fn(*args, **kwargs)
-    _core._take_ub_use()
-    start = time.perf_counter_ns()
-    try:
-        result = fn(*args, **kwargs)
-    except Exception as e:
-        rec.op(name, args, kwargs, None, start, time.perf_counter_ns(), _core._take_ub_use(), str(e))
-        raise
-    end = time.perf_counter_ns()
-    rec.op(name, args, kwargs, result, start, end, _core._take_ub_use())
-    return result
+class _Tracer(Handler):
+    """Times each op call and records it as a span of the open recording."""
+
+    def __init__(self, rec: Recorder):
+        self.rec = rec
+
+    def __call__(self, call: _core.OpCall) -> Any:
+        _core._take_ub_use()
+        start = time.perf_counter_ns()
+        try:
+            result = call.proceed()
+        except Exception as e:
+            self.rec.op(call.op, call.args, call.kwargs, None, start, time.perf_counter_ns(), _core._take_ub_use(), 0,
+                        str(e))
+            raise
+        end = time.perf_counter_ns()
+        self.rec.op(call.op, call.args, call.kwargs, result, start, end, _core._take_ub_use(),
+                    call.bytes_moved(result))
+        return result
 
 
-def _traced_op(name: str, fn: Callable) -> Callable:
-    @functools.wraps(fn)
-    def op(*args, **kwargs):
-        return call_op(name, fn, args, kwargs)
-    op.__traced_op__ = name  # type: ignore[attr-defined]  # replay_op tells its wrappers by this
-    return op
-
-
-def replay_op(fn: Callable, args: tuple, kwargs: dict) -> Any:
-    """fn(*args, **kwargs) for an operation a pypto.function kept: one op span while a recording is
-    open, whether fn is the core's function or a trace wrapper kept at record time (it spans itself)."""
-    if hasattr(fn, "__traced_op__"):
-        return fn(*args, **kwargs)
-    name = getattr(fn, "__name__", "op")
-    return call_op(_METHOD_OP_NAMES.get(name, name), fn, args, kwargs)
-
-
-def _iterations(values: Iterator, label: str) -> Iterator:
+def iterations(values: Iterable, label: str) -> Iterator:
+    """The values of a loop, a span per iteration while a recording is open (ptocpu.loop uses it)."""
     for value in values:
         rec = _recorder
         start = time.perf_counter_ns()
@@ -382,35 +272,6 @@ def _iterations(values: Iterator, label: str) -> Iterator:
                 rec.span(f"{label} {index}", "loop", start, time.perf_counter_ns(), {"loop": label, "index": index})
 
 
-def _traced_loop(fn: Callable) -> Callable:
-    @functools.wraps(fn)
-    def loop(*args, **kwargs):
-        values = fn(*args, **kwargs)  # argument errors raise here, at the call
-        return _iterations(iter(values), kwargs.get("name") or kwargs.get("idx_name") or "loop")
-    return loop
-
-
-def _install() -> None:
-    import ptocpu
-    swaps: List[tuple] = [(ptocpu, name, _traced_op(name, getattr(ptocpu, name)))
-             for name in TRACED_FUNCTIONS if hasattr(ptocpu, name)]
-    swaps += [(_core.Tensor, attr, _traced_op(name, getattr(_core.Tensor, attr)))
-              for attr, name in TRACED_METHODS if hasattr(_core.Tensor, attr)]
-    swaps += [(ptocpu, name, _traced_loop(getattr(ptocpu, name))) for name in TRACED_LOOPS]
-    for owner, name, wrapper in swaps:
-        _saved.append((owner, name, vars(owner).get(name)))  # None: inherited, removed again on uninstall
-        setattr(owner, name, wrapper)
-
-
-def _uninstall() -> None:
-    while _saved:
-        owner, name, original = _saved.pop()
-        if original is None:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, original)
-
-
 @contextlib.contextmanager
 def recording(path: Optional[str] = None, *, summary: bool = False, plot: Optional[str] = None,
               file=None) -> Iterator[Recorder]:
@@ -420,19 +281,22 @@ def recording(path: Optional[str] = None, *, summary: bool = False, plot: Option
     (stdout) if `summary`, and the UB plot saved to `plot` (a PNG; needs matplotlib). A recording
     opened inside another adds to the outer one."""
     global _recorder, _depth
-    with _switch_lock:
+    if path:  # a path that cannot be written fails now, not after the work (F11)
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        open(path, "a").close()
+    with _lock:
         if _recorder is None:
             _recorder = Recorder()
-            _install()
         _depth += 1
         rec = _recorder
     try:
-        yield rec
+        with handling(_Tracer(rec)):
+            yield rec
     finally:
-        with _switch_lock:
+        with _lock:
             _depth -= 1
             if _depth == 0:
-                _uninstall()
                 _recorder = None
         if path:
             rec.write(path)

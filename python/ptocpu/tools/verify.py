@@ -18,9 +18,9 @@ import numpy as np
 
 import ptocpu
 
-from ._convert import numpy_dtype
-from . import _reference
-from ._reference import seed003_strided_slice, spec_strided_slice
+from ptocpu import numpy_dtype
+from . import reference as _reference
+from .reference import seed003_strided_slice, spec_strided_slice
 
 try:  # a second, independent reference where installed
     import torch

@@ -1,0 +1,587 @@
+// Every op of the op table (ptocpu/op_table.h) as a Python function, Tensor method and Tensor
+// operator, generated from its entry: the signature, the argument conversion by parameter kind,
+// the dispatch point and the result. Nothing here knows an op by name.
+//
+// The dispatch point (docs/CONTRIBUTING.md#the-dispatch-point): each thread has a stack of
+// handlers (a pypto.function recording, a trace, golden checks). A call made while the stack is
+// not empty, and not from inside another dispatched call, goes to the top handler as an OpCall;
+// its proceed() runs the next handler down, the last one runs the op. Nothing is swapped.
+#include <Python.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <deque>
+#include <sstream>
+
+#include "bind.h"
+#include "ops/checks.h"
+#include "ptocpu/error.h"
+#include "ptocpu/ops.h"
+#include "ptocpu/platform.h"
+
+namespace ptobind {
+namespace {
+
+// ---- handlers ----------------------------------------------------------------------------------
+
+struct Handlers {
+  std::vector<nb::object> stack;
+  int depth = 0;  // > 0 while a dispatched call runs: calls made inside it go straight to the op
+};
+thread_local Handlers t_handlers;
+
+class DepthScope {
+ public:
+  DepthScope() { ++t_handlers.depth; }
+  ~DepthScope() { --t_handlers.depth; }
+  DepthScope(const DepthScope&) = delete;
+  DepthScope& operator=(const DepthScope&) = delete;
+};
+
+bool dispatching() { return !t_handlers.stack.empty() && t_handlers.depth == 0; }
+
+// ---- parameters --------------------------------------------------------------------------------
+
+const char* type_hint(const pto::Param& p) {
+  if (p.type_hint) return p.type_hint;
+  using K = pto::ParamKind;
+  switch (p.kind) {
+    case K::Tensor: case K::Memory: return "Tensor | ArrayLike";
+    case K::TensorOrScalar: return "Tensor | ArrayLike | int | float | bool";
+    case K::TensorList: return "collections.abc.Sequence[Tensor | ArrayLike]";
+    case K::Parts: return "collections.abc.Sequence[tuple[Tensor | ArrayLike, collections.abc.Sequence[int]]]";
+    case K::Scalar: return "int | float | bool";
+    case K::Int: case K::Dim: return "int";
+    case K::IntList: return "collections.abc.Sequence[int]";
+    case K::Bool: return "bool";
+    case K::DType: return "DType | str | typing.Any";
+    case K::Str: return "str";
+    case K::Index: return "typing.Any";
+  }
+  return "typing.Any";
+}
+
+bool accepts_none(const pto::Param& p) { return p.default_value && std::string_view(p.default_value) == "None"; }
+
+// A default as the value the op receives.
+pto::Value default_value(const pto::Param& p) {
+  const std::string_view d = p.default_value;
+  using K = pto::ParamKind;
+  if (d == "None") return std::monostate{};
+  if (d == "True" || d == "False") return d == "True";
+  if (p.kind == K::Str) return std::string(d.substr(1, d.size() - 2));  // 'constant'
+  if (p.kind == K::Int || p.kind == K::Dim) return static_cast<int64_t>(std::stoll(std::string(d)));
+  if (p.kind == K::Scalar || p.kind == K::TensorOrScalar) {
+    if (d.find_first_of(".e") != std::string_view::npos) return pto::Scalar::of_float(std::stod(std::string(d)));
+    return pto::Scalar::of_int(std::stoll(std::string(d)));
+  }
+  if (p.kind == K::IntList) {  // "[]" or "[0, 1]"
+    std::vector<int64_t> out;
+    std::stringstream in{std::string(d.substr(1, d.size() - 2))};
+    for (std::string item; std::getline(in, item, ',');)
+      if (item.find_first_not_of(' ') != std::string::npos) out.push_back(std::stoll(item));
+    return out;
+  }
+  if (p.kind == K::DType) return pto::dtype_from_name(d);
+  throw std::logic_error("op table: default '" + std::string(d) + "' of " + p.name + " has no value");
+}
+
+pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
+  using K = pto::ParamKind;
+  if (obj.is_none() && accepts_none(p)) return std::monostate{};
+  const char* name = p.name;
+  switch (p.kind) {
+    case K::Tensor: return to_tensor(obj, op, name, Access::Read);
+    case K::Memory: return to_tensor(obj, op, name, Access::Write);
+    case K::TensorOrScalar:
+      if (std::optional<pto::Scalar> s = to_scalar(obj)) return *s;
+      return to_tensor(obj, op, name, Access::Read);
+    case K::TensorList: {
+      if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()) || nb::isinstance<pto::Tensor>(obj))
+        pto::fail<pto::DTypeError>(op, ": ", name, " must be a sequence of tensors, got ", nb::type_name(obj.type()).c_str());
+      std::vector<pto::Tensor> out;
+      size_t i = 0;
+      for (nb::handle item : nb::iter(obj)) {
+        const std::string where = std::string(name) + "[" + std::to_string(i++) + "]";
+        out.push_back(to_tensor(item, op, where.c_str(), Access::Read));
+      }
+      return out;
+    }
+    case K::Parts: {
+      if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()))
+        pto::fail<pto::DTypeError>(op, ": ", name, " must be a list of (tensor, offsets) pairs, got ",
+                                   nb::type_name(obj.type()).c_str());
+      std::vector<pto::TensorAt> out;
+      size_t i = 0;
+      for (nb::handle item : nb::iter(obj)) {
+        const std::string where = std::string(name) + "[" + std::to_string(i++) + "]";
+        if (!PySequence_Check(item.ptr()) || PySequence_Size(item.ptr()) != 2)
+          pto::fail<pto::ArgumentError>(op, ": ", where, " must be a (tensor, offsets) pair, got ",
+                                        nb::type_name(item.type()).c_str(), " ", nb::repr(item).c_str());
+        nb::object t = nb::steal(PySequence_GetItem(item.ptr(), 0)), off = nb::steal(PySequence_GetItem(item.ptr(), 1));
+        out.push_back({to_tensor(t, op, (where + " src").c_str()), to_int_list(off, op, (where + " offsets").c_str())});
+      }
+      return out;
+    }
+    case K::Scalar:
+      if (std::optional<pto::Scalar> s = to_scalar(obj)) return *s;
+      pto::fail<pto::DTypeError>(op, ": ", name, " must be an int or a float, got ", nb::type_name(obj.type()).c_str(),
+                                 " ", nb::repr(obj).c_str());
+    case K::Int: return to_int(obj, op, name);
+    case K::Dim: return to_dim(obj, op);
+    case K::IntList: return to_int_list(obj, op, name);
+    case K::Bool:
+      if (PyBool_Check(obj.ptr())) return obj.ptr() == Py_True;
+      if (nb::hasattr(obj, "dtype") && nb::hasattr(obj, "item") && std::string(nb::str(obj.attr("dtype")).c_str()) == "bool")
+        return PyObject_IsTrue(obj.ptr()) == 1;
+      pto::fail<pto::DTypeError>(op, ": ", name, " must be a bool, got ", nb::type_name(obj.type()).c_str(), " ",
+                                 nb::repr(obj).c_str());
+    case K::DType: return to_dtype(obj);
+    case K::Str:
+      if (PyUnicode_Check(obj.ptr())) return nb::cast<std::string>(obj);
+      if (p.choices)
+        pto::fail<pto::ArgumentError>(op, ": ", name, " ", nb::repr(obj).c_str(), " is not supported; allowed: ",
+                                      p.choices);
+      pto::fail<pto::DTypeError>(op, ": ", name, " must be a str, got ", nb::type_name(obj.type()).c_str());
+    case K::Index: return to_index_key(obj);
+  }
+  throw std::logic_error("unreachable");
+}
+
+// A non-empty list of pairs whose first item is not a number: assemble's [(tensor, offsets), ...].
+bool looks_like_parts(nb::handle seq) {
+  if (PySequence_Size(seq.ptr()) <= 0) {
+    PyErr_Clear();
+    return false;
+  }
+  nb::object first = nb::steal(PySequence_GetItem(seq.ptr(), 0));
+  if (!(PyList_Check(first.ptr()) || PyTuple_Check(first.ptr())) || PySequence_Size(first.ptr()) != 2) return false;
+  nb::object head = nb::steal(PySequence_GetItem(first.ptr(), 0));
+  return !PyLong_Check(head.ptr()) && !PyFloat_Check(head.ptr());  // a tensor, not a row of numbers
+}
+
+// Could obj be an argument of this kind? Only used to pick between an op's overloads.
+bool plausible(const pto::Param& p, nb::handle obj) {
+  using K = pto::ParamKind;
+  const bool sequence = PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr());
+  switch (p.kind) {
+    case K::Parts: return sequence && looks_like_parts(obj);
+    case K::Bool: return PyBool_Check(obj.ptr());
+    case K::Tensor: case K::Memory: return !sequence || !looks_like_parts(obj);
+    default: return true;
+  }
+}
+
+// ---- binding a call ----------------------------------------------------------------------------
+
+struct Bound {
+  int overload = 0;
+  std::vector<nb::handle> slots;  // per parameter; invalid = not given (default)
+};
+
+// Binds positional args and keywords to one parameter list as Python would; false when they do
+// not fit it (only then is the next overload tried). TypeError when `last` and they do not fit.
+bool bind_to(const pto::OpDef& op, const std::vector<pto::Param>& params, const nb::handle* args, size_t nargs,
+             nb::handle kwargs, bool last, bool check_kinds, Bound& out) {
+  const auto refuse = [&](const std::string& why) {
+    if (last) throw nb::type_error((op.name + "() " + why).c_str());
+    return false;
+  };
+  size_t positional = 0;
+  while (positional < params.size() && !params[positional].keyword_only) ++positional;
+  if (nargs > positional)
+    return refuse("takes " + std::to_string(positional) + " positional arguments but " + std::to_string(nargs) +
+                  " were given");
+  out.slots.assign(params.size(), nb::handle());
+  for (size_t i = 0; i < nargs; ++i) {
+    if (check_kinds && !plausible(params[i], args[i])) return refuse("got an argument of the wrong kind");
+    out.slots[i] = args[i];
+  }
+  if (kwargs.is_valid()) {
+    for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {
+      const std::string name = nb::str(key).c_str();
+      size_t i = 0;
+      while (i < params.size() && name != params[i].name) ++i;
+      if (i == params.size()) return refuse("got an unexpected keyword argument '" + name + "'");
+      if (out.slots[i].is_valid()) return refuse("got multiple values for argument '" + name + "'");
+      out.slots[i] = value;
+    }
+  }
+  for (size_t i = 0; i < params.size(); ++i)
+    if (!out.slots[i].is_valid() && !params[i].default_value)
+      return refuse(std::string("missing required argument '") + params[i].name + "'");
+  return true;
+}
+
+Bound bind(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handle kwargs) {
+  Bound b;
+  const size_t lists = 1 + op.overloads.size();
+  for (size_t k = 0; k < lists; ++k) {
+    const bool last = k + 1 == lists;
+    if (bind_to(op, op.signature(static_cast<int>(k)), args, nargs, kwargs, last, lists > 1 && !last, b)) {
+      b.overload = static_cast<int>(k);
+      return b;
+    }
+  }
+  return b;  // unreachable: the last list throws
+}
+
+// ---- running a call ----------------------------------------------------------------------------
+
+nb::object result(const pto::OpDef& op, const Bound& b, pto::Outputs&& outputs) {
+  if (op.in_place()) {
+    const int w = op.param_index(op.written, b.overload);
+    note_written(b.slots[w]);
+    if (op.num_outputs == 0) return nb::none();
+    return in_place_result(b.slots[w], std::move(outputs.at(0)));
+  }
+  if (op.num_outputs == 0) return nb::none();
+  if (op.num_outputs == 1) return nb::cast(std::move(outputs.at(0)));
+  nb::list out;
+  for (pto::Tensor& t : outputs) out.append(nb::cast(std::move(t)));
+  return nb::tuple(out);
+}
+
+pto::Args convert_all(const pto::OpDef& op, const Bound& b) {
+  const std::vector<pto::Param>& params = op.signature(b.overload);
+  std::vector<pto::Value> values;
+  values.reserve(params.size());
+  for (size_t i = 0; i < params.size(); ++i)
+    values.push_back(b.slots[i].is_valid() ? convert(params[i], b.slots[i], op.name.c_str()) : default_value(params[i]));
+  pto::Args a(std::move(values));
+  a.overload = b.overload;
+  return a;
+}
+
+nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handle kwargs) {
+  pto::require_offered(op);  // UnsupportedError before any argument is looked at (docs/errors.md)
+  const Bound b = bind(op, args, nargs, kwargs);
+  const pto::Args a = convert_all(op, b);
+  pto::Outputs outputs;
+  {
+    ReleaseGil release;
+    outputs = pto::call_op(op, a);
+  }
+  return result(op, b, std::move(outputs));
+}
+
+nb::object run_op(const pto::OpDef& op, nb::handle args, nb::handle kwargs) {
+  const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()));
+  return run_op(op, reinterpret_cast<const nb::handle*>(&PyTuple_GET_ITEM(args.ptr(), 0)), n,
+                kwargs.is_valid() && PyDict_GET_SIZE(kwargs.ptr()) ? kwargs : nb::handle());
+}
+
+// One call as a handler sees it.
+struct OpCall {
+  const pto::OpDef* op;
+  nb::object args, kwargs;  // tuple, dict
+  size_t level;
+
+  nb::object proceed() const {
+    if (level + 1 < t_handlers.stack.size()) {
+      nb::handle next = t_handlers.stack[level + 1];
+      return next(OpCall{op, args, kwargs, level + 1});
+    }
+    return run_op(*op, args, kwargs);
+  }
+};
+
+nb::object dispatch(const pto::OpDef& op, nb::handle args, nb::handle kwargs) {
+  if (!dispatching()) return run_op(op, args, kwargs);
+  DepthScope inside;
+  nb::object kw = kwargs.is_valid() ? nb::borrow(kwargs) : nb::object(nb::dict());
+  return t_handlers.stack[0](OpCall{&op, nb::borrow(args), kw, 0});
+}
+
+nb::object dispatch(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handle kwargs) {
+  if (!dispatching()) return run_op(op, args, nargs, kwargs);
+  nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(nargs)));
+  for (size_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(tuple.ptr(), i, nb::borrow(args[i]).release().ptr());
+  return dispatch(op, tuple, kwargs);
+}
+
+// ---- the Tensor operators ----------------------------------------------------------------------
+
+// A Dunder's recipe, e.g. "mul(reciprocal(self), other)": op calls over self and other.
+struct Recipe {
+  const pto::OpDef* op = nullptr;  // nullptr: a name (self / other)
+  bool is_self = true;
+  std::vector<Recipe> args;
+};
+
+Recipe parse_recipe(std::string_view& s) {
+  const auto skip = [&] {
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  };
+  skip();
+  size_t n = 0;
+  while (n < s.size() && (std::isalnum(static_cast<unsigned char>(s[n])) || s[n] == '_')) ++n;
+  const std::string_view ident = s.substr(0, n);
+  s.remove_prefix(n);
+  skip();
+  Recipe r;
+  if (s.empty() || s.front() != '(') {
+    if (ident != "self" && ident != "other") throw std::logic_error("op table: recipe name " + std::string(ident));
+    r.is_self = ident == "self";
+    return r;
+  }
+  r.op = &pto::op_def(ident);
+  s.remove_prefix(1);
+  for (;;) {
+    r.args.push_back(parse_recipe(s));
+    skip();
+    const char c = s.empty() ? ')' : s.front();
+    s.remove_prefix(s.empty() ? 0 : 1);
+    if (c == ')') break;
+  }
+  return r;
+}
+
+nb::object evaluate(const Recipe& r, nb::handle self, nb::handle other) {
+  if (!r.op) return nb::borrow(r.is_self ? self : other);
+  std::vector<nb::object> values;
+  for (const Recipe& a : r.args) values.push_back(evaluate(a, self, other));
+  std::vector<nb::handle> handles(values.begin(), values.end());
+  return dispatch(*r.op, handles.data(), handles.size(), nb::handle());
+}
+
+// ---- signatures --------------------------------------------------------------------------------
+
+std::deque<std::string> g_strings;  // nb::sig and docstrings need storage that outlives the module
+const char* keep(std::string s) { return g_strings.emplace_back(std::move(s)).c_str(); }
+
+std::string returns(const pto::OpDef& op) {
+  if (op.num_outputs == 0) return "None";
+  if (op.num_outputs == 1) return "Tensor";
+  std::string t = "tuple[";
+  for (int i = 0; i < op.num_outputs; ++i) t += i ? ", Tensor" : "Tensor";
+  return t + "]";
+}
+
+std::string parameters(const std::vector<pto::Param>& params, bool method) {
+  std::string out;
+  bool star = false;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const pto::Param& p = params[i];
+    if (!out.empty()) out += ", ";
+    if (method && i == 0) {
+      out += "self";
+      continue;
+    }
+    if (p.keyword_only && !star) {
+      out += "*, ";
+      star = true;
+    }
+    out += std::string(p.name) + ": " + type_hint(p) + (accepts_none(p) ? " | None" : "");
+    if (p.default_value) out += std::string(" = ") + p.default_value;
+  }
+  return out;
+}
+
+std::string signature(const pto::OpDef& op, const std::string& name, bool method) {
+  if (!op.overloads.empty()) return "def " + name + "(" + (method ? "self, " : "") + "*args, **kwargs) -> " + returns(op);
+  return "def " + name + "(" + parameters(op.params, method) + ") -> " + returns(op);
+}
+
+std::string docstring(const pto::OpDef& op) {
+  std::string doc = op.doc;
+  for (const std::vector<pto::Param>& list : op.overloads)
+    doc = "Also " + op.name + "(" + parameters(list, false) + ").\n\n" + doc;
+  if (*op.doc_page) doc += std::string("\n\nSee ") + op.doc_page + ".";
+  return doc;
+}
+
+// ---- the table as data (docs, verify, torch, bench iterate it) ---------------------------------
+
+const char* kind_name(pto::ParamKind k) {
+  using K = pto::ParamKind;
+  switch (k) {
+    case K::Tensor: return "tensor";
+    case K::Memory: return "memory";
+    case K::TensorOrScalar: return "tensor_or_scalar";
+    case K::TensorList: return "tensor_list";
+    case K::Parts: return "parts";
+    case K::Scalar: return "scalar";
+    case K::Int: return "int";
+    case K::Dim: return "dim";
+    case K::IntList: return "int_list";
+    case K::Bool: return "bool";
+    case K::DType: return "dtype";
+    case K::Str: return "str";
+    case K::Index: return "index";
+  }
+  return "?";
+}
+
+nb::list param_rows(const std::vector<pto::Param>& params) {
+  nb::list out;
+  for (const pto::Param& p : params) {
+    nb::dict d;
+    d["name"] = p.name;
+    d["kind"] = kind_name(p.kind);
+    d["default"] = p.default_value ? nb::object(nb::str(p.default_value)) : nb::none();
+    d["keyword_only"] = p.keyword_only;
+    d["choices"] = p.choices ? nb::object(nb::str(p.choices)) : nb::none();
+    out.append(d);
+  }
+  return out;
+}
+
+nb::dict op_row(const pto::OpDef& op) {
+  nb::dict d;
+  d["name"] = op.name;
+  d["params"] = param_rows(op.params);
+  nb::list overloads;
+  for (const auto& list : op.overloads) overloads.append(param_rows(list));
+  d["overloads"] = overloads;
+  d["function"] = (op.forms & pto::kFunction) != 0;
+  d["method"] = (op.forms & pto::kMethod) != 0;
+  nb::list dunders;
+  for (const pto::Dunder& du : op.dunders) dunders.append(nb::make_tuple(du.name, du.recipe ? du.recipe : ""));
+  d["dunders"] = dunders;
+  d["num_outputs"] = op.num_outputs;
+  d["written"] = op.written ? nb::object(nb::str(op.written)) : nb::none();
+  d["principal"] = op.params[op.principal].name;
+  d["doc"] = op.doc;
+  d["doc_page"] = op.doc_page;
+  d["tile_rule"] = op.tile_rule;
+  d["torch_schema"] = op.torch_schema;
+  d["signature"] = signature(op, op.name, false);
+  d["has_infer"] = op.infer != nullptr;
+  const std::string_view file = op.defined_in;  // from the source tree's root: src/ops/...
+  const size_t src = file.rfind("src/");
+  d["defined_in"] = std::string(src == std::string_view::npos ? file : file.substr(src));
+  nb::dict limits;
+  for (const pto::Platform& p : pto::all_platforms()) {
+    const pto::OpLimits& l = op.limits_on(p.id);
+    nb::dict row;
+    row["offered"] = l.offered;
+    row["dtypes"] = l.offered ? l.dtypes.to_string() : std::string();
+    row["rank"] = nb::make_tuple(l.min_rank, l.max_rank);
+    limits[p.name.c_str()] = row;
+  }
+  d["limits"] = limits;
+  return d;
+}
+
+// Shapes and dtypes only: tensors become storage-less metadata (torch fake tensors included).
+pto::Args metadata_args(const pto::OpDef& op, nb::handle args, nb::handle kwargs) {
+  const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()));
+  const Bound b = bind(op, reinterpret_cast<const nb::handle*>(&PyTuple_GET_ITEM(args.ptr(), 0)), n,
+                       kwargs.is_valid() && PyDict_GET_SIZE(kwargs.ptr()) ? kwargs : nb::handle());
+  const std::vector<pto::Param>& params = op.signature(b.overload);
+  std::vector<pto::Value> values;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const pto::Param& p = params[i];
+    nb::handle v = b.slots[i];
+    const bool tensor_kind = p.kind == pto::ParamKind::Tensor || p.kind == pto::ParamKind::Memory ||
+                             (p.kind == pto::ParamKind::TensorOrScalar && v.is_valid() && !to_scalar(v));
+    if (v.is_valid() && tensor_kind && !v.is_none()) values.push_back(to_metadata(v, op.name.c_str(), p.name));
+    else values.push_back(v.is_valid() ? convert(p, v, op.name.c_str()) : default_value(p));
+  }
+  pto::Args a(std::move(values));
+  a.overload = b.overload;
+  return a;
+}
+
+}  // namespace
+
+void bind_ops(nb::module_& m) {
+  nb::handle cls = nb::type<pto::Tensor>();
+  for (const pto::OpDef& op : pto::op_table()) {
+    const pto::OpDef* def = &op;
+    const char* doc = keep(docstring(op));
+    if (op.forms & pto::kFunction)
+      m.attr(op.name.c_str()) = nb::cpp_function(
+          [def](nb::args args, nb::kwargs kwargs) { return dispatch(*def, args, kwargs); }, nb::name(op.name.c_str()),
+          nb::scope(m), nb::sig(keep(signature(op, op.name, false))), doc);
+    if (op.forms & pto::kMethod)
+      cls.attr(op.name.c_str()) = nb::cpp_function(
+          [def](nb::handle self, nb::args args, nb::kwargs kwargs) {
+            std::vector<nb::handle> all{self};
+            for (nb::handle a : args) all.push_back(a);
+            return dispatch(*def, all.data(), all.size(), kwargs.size() ? nb::handle(kwargs) : nb::handle());
+          },
+          nb::is_method(), nb::name(op.name.c_str()), nb::scope(cls), nb::sig(keep(signature(op, op.name, true))), doc);
+    for (const pto::Dunder& du : op.dunders) {
+      std::shared_ptr<Recipe> recipe;
+      if (du.recipe) {
+        std::string_view text = du.recipe;
+        recipe = std::make_shared<Recipe>(parse_recipe(text));
+      }
+      cls.attr(du.name) = nb::cpp_function(
+          [def, recipe](nb::handle self, nb::args args) -> nb::object {
+            if (recipe) return evaluate(*recipe, self, args.size() ? args[0] : nb::handle());
+            std::vector<nb::handle> all{self};
+            for (nb::handle a : args) all.push_back(a);
+            return dispatch(*def, all.data(), all.size(), nb::handle());
+          },
+          nb::is_method(), nb::name(du.name), nb::scope(cls),
+          nb::sig(keep(std::string("def ") + du.name + "(self, *args) -> " + returns(op))),
+          keep(std::string(du.recipe ? du.recipe : (op.name + "(self, ...)").c_str()) + "; see " + op.name));
+    }
+  }
+
+  nb::class_<OpCall>(m, "OpCall", "One op call as a dispatch handler sees it (docs/CONTRIBUTING.md#the-dispatch-point)")
+      .def_prop_ro("op", [](const OpCall& c) { return c.op->name; }, "The op's name in the op table")
+      .def_prop_ro("args", [](const OpCall& c) { return c.args; }, "The positional arguments as given")
+      .def_prop_ro("kwargs", [](const OpCall& c) { return c.kwargs; }, "The keyword arguments as given")
+      .def("proceed", &OpCall::proceed, "Runs the next handler down, or the op itself; returns the result")
+      .def("bytes_moved",
+           [](const OpCall& c, nb::handle result) -> int64_t {
+             const pto::OpDef& op = *c.op;
+             const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(c.args.ptr()));
+             const Bound b = bind(op, reinterpret_cast<const nb::handle*>(&PyTuple_GET_ITEM(c.args.ptr(), 0)), n,
+                                  PyDict_GET_SIZE(c.kwargs.ptr()) ? nb::handle(c.kwargs) : nb::handle());
+             const pto::Args a = convert_all(op, b);
+             pto::Outputs outs;
+             if (nb::isinstance<pto::Tensor>(result)) outs.push_back(nb::cast<pto::Tensor>(result));
+             else if (nb::isinstance<nb::tuple>(result))
+               for (nb::handle r : result) outs.push_back(nb::cast<pto::Tensor>(r));
+             return op.bytes ? op.bytes(op, a, outs) : pto::bytes_read_written(op, a, outs);
+           },
+           nb::arg("result").none(), "The least bytes this call moves (docs/tracing.md), given its result");
+
+  m.def("_push_handler", [](nb::object h) { t_handlers.stack.insert(t_handlers.stack.begin(), std::move(h)); },
+        nb::arg("handler"), "Puts a dispatch handler on top of this thread's stack");
+  m.def("_pop_handler",
+        [](nb::handle h) {
+          auto& s = t_handlers.stack;
+          for (auto it = s.begin(); it != s.end(); ++it)
+            if (it->is(h)) {
+              s.erase(it);
+              return;
+            }
+        },
+        nb::arg("handler"), "Removes a dispatch handler from this thread's stack");
+  m.def("_handlers", [] { return nb::list(nb::cast(t_handlers.stack)); }, "This thread's dispatch handlers, top first");
+  m.def("_call",
+        [](const std::string& name, nb::tuple args, nb::dict kwargs) { return dispatch(pto::op_def(name), args, kwargs); },
+        nb::arg("op"), nb::arg("args"), nb::arg("kwargs"), "Calls an op of the table by name (through the handlers)");
+  m.def("op_table", [] {
+    nb::list out;
+    for (const pto::OpDef& op : pto::op_table()) out.append(op_row(op));
+    return out;
+  }, "Every op of the op table as a dict (name, params, forms, limits per platform, doc page, ...)");
+  m.def("_infer",
+        [](const std::string& name, nb::tuple args, nb::dict kwargs) {
+          const pto::OpDef& op = pto::op_def(name);
+          if (!op.infer) pto::fail<pto::UnsupportedError>(name, ": no shape inference");
+          const pto::checks::EveryPlatformScope every_platform;
+          nb::list out;
+          for (const pto::OutputMeta& meta : op.infer(op, metadata_args(op, args, kwargs)))
+            out.append(nb::make_tuple(to_tuple(meta.shape), meta.dtype));
+          return out;
+        },
+        nb::arg("op"), nb::arg("args"), nb::arg("kwargs"),
+        "Output (shape, dtype) pairs from shapes and dtypes alone, under every platform's rules (docs/torch.md)");
+}
+
+void notify_handlers(const char* event, nb::args args) {
+  if (!dispatching()) return;
+  DepthScope inside;
+  for (const nb::object& h : std::vector<nb::object>(t_handlers.stack))
+    if (nb::hasattr(h, event)) h.attr(event)(*args);
+}
+
+}  // namespace ptobind

@@ -1,0 +1,250 @@
+"""PyPTO's graph style on the CPU (docs/kernel_model.md#pypto-function).
+
+    x = pypto.tensor(shape, dtype, "x"); y = pypto.tensor(shape, dtype, "y")
+    with pypto.function("MAIN", x, y):      # records the body
+        ...ops on x, y, views of them, loops...
+    pypto.runtime._device_run_once_data_from_host(pypto.from_torch(tx), pypto.from_torch(ty))
+
+Recording runs the body once on the declared (zero-filled) tensors, so every check fires at
+record time as PyPTO's do, while a dispatch handler keeps each outermost op call: its op, the
+Python objects it was given (argument tree and keywords), the platform and tile shape it ran
+under, and the objects it returned. A run binds the declared tensors to the caller's data
+(zero-copy) and replays the calls in order: each op runs again on what its argument objects hold
+now, under its recorded platform and tile shape, and its result objects are rebound to the new
+results. Loops and scalars were fixed at record time (they are Python). Tensors the body creates
+start zero-filled again on every run; declared tensors that the body rebound with `move` have
+their final value copied back. After the run the declared tensors are the placeholders again: no
+caller memory is kept.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, List, Optional
+
+from .. import _core
+from . import golden, trace
+from .dispatch import Handler, handling, on_reset
+
+__all__ = ["Program", "function", "run_program", "last_program"]
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.programs: List["Program"] = []  # recorded on this thread, the last one runs by default
+        self.recording: Optional["Program"] = None
+
+
+_state = _State()
+
+
+@on_reset
+def _forget_programs() -> None:
+    _state.programs.clear()
+
+
+def _freeze(value: Any) -> Any:
+    """An argument as recorded: containers copied (a later mutation must not change the
+    recording), tensors and scalars kept as the objects they are."""
+    if isinstance(value, list):
+        return [_freeze(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _freeze(v) for k, v in value.items()}
+    return value
+
+
+def _rebind(old: Any, new: Any) -> None:
+    if isinstance(old, _core.Tensor) and isinstance(new, _core.Tensor):
+        if old is not new:
+            old._rebind(new)
+    elif isinstance(old, (tuple, list)) and isinstance(new, (tuple, list)):
+        for o, n in zip(old, new):
+            _rebind(o, n)
+
+
+@dataclass
+class _Call:
+    op: str
+    args: tuple
+    kwargs: dict
+    result: Any
+    platform: str
+    tile: tuple
+
+    def replay(self, program: "Program") -> None:
+        _core.set_platform(self.platform)
+        if self.tile:
+            _core.set_vec_tile_shapes(*self.tile)
+        else:
+            _core.reset_vec_tile_shapes()
+        _rebind(self.result, _core._call(self.op, self.args, self.kwargs))
+
+
+@dataclass
+class _Create:
+    tensor: _core.Tensor
+    shape: tuple
+    dtype: Any
+
+    def replay(self, program: "Program") -> None:
+        self.tensor._rebind(_core.Tensor(list(self.shape), self.dtype))
+
+
+@dataclass
+class _Move:
+    tensor: _core.Tensor
+    other: _core.Tensor
+
+    def replay(self, program: "Program") -> None:
+        self.tensor.move(self.other)
+        program.moved.add(id(self.tensor))
+
+
+@dataclass
+class Program:
+    """One recorded `pypto.function`: its declared tensors and the steps of its body."""
+    name: str
+    tensors: List[_core.Tensor]
+    steps: list = field(default_factory=list)
+    moved: set = field(default_factory=set)
+
+    def _bind(self, data: List[Any]) -> List[_core.Tensor]:
+        if len(data) != len(self.tensors):
+            raise _fe(ValueError(f"function {self.name!r} declares {len(self.tensors)} tensors but the run got "
+                                 f"{len(data)}"))
+        bound = []
+        for i, (declared, given) in enumerate(zip(self.tensors, data)):
+            if not isinstance(given, _core.Tensor):
+                raise _fe(TypeError(f"function {self.name!r} argument {i} must be a tensor (pypto.from_torch), "
+                                    f"got {type(given).__name__}"))
+            shape = tuple(declared.shape)
+            if (declared.dtype == given.dtype and tuple(given.shape) != shape and declared.numel == given.numel
+                    and given.is_contiguous() and declared.ndim > 0):
+                # The device reads a bound tensor as memory: the same elements in another shape
+                # (e.g. a flat output buffer) are that memory in the declared shape.
+                given = _core.asarray(given.numpy().reshape(shape), copy=False)
+            if declared.dtype != given.dtype or tuple(given.shape) != shape:
+                raise _fe(ValueError(
+                    f"function {self.name!r} argument {i} ({getattr(declared, 'name', '')!r}) was declared "
+                    f"{list(shape)} {declared.dtype.name} but the run got {list(given.shape)} {given.dtype.name}"))
+            bound.append(given)
+        return bound
+
+    def run(self, data: List[Any]) -> None:
+        bound = self._bind(list(data))
+        placeholders = [t._whole for t in self.tensors]
+        platform, tile = _core.get_platform(), _core.get_vec_tile_shapes()
+        for declared, given in zip(self.tensors, bound):
+            declared._rebind(given)
+        self.moved = set()
+        _core._enter_kernel()
+        try:
+            with trace.kernel_call(self.name, "function"):  # a track per run while tracing (docs/tracing.md)
+                for step in self.steps:
+                    step.replay(self)
+            for declared, given in zip(self.tensors, bound):
+                if id(declared) in self.moved:  # the whole moved value, padding included, as PyPTO's move
+                    whole = declared._whole
+                    _core.assemble(whole if whole.shape == given.shape else declared, [0] * declared.ndim, given)
+        except _core.Error as e:
+            raise _fe(e) from e
+        finally:
+            _core._exit_kernel()
+            _core.set_platform(platform)
+            _core.set_vec_tile_shapes(*tile) if tile else _core.reset_vec_tile_shapes()
+            # The declared tensors are placeholders again: the caller's memory is not kept (F5).
+            for declared, placeholder in zip(self.tensors, placeholders):
+                declared._rebind(placeholder)
+        if golden.wanted(None):  # set_verify_options(enable_pass_verify=True) + set_verify_golden_data
+            golden.check(f"function {self.name}",
+                         [(getattr(t, "name", "") or f"tensor {i}", t) for i, t in enumerate(bound)],
+                         golden.take_goldens()[1])
+
+
+def _fe(error: BaseException) -> BaseException:
+    from ..error import as_fe_error
+    return as_fe_error(error)
+
+
+class _Recorder(Handler):
+    """Keeps each outermost op call of a function body (and tensor creations and moves)."""
+
+    def __init__(self, program: Program):
+        self.program = program
+
+    def __call__(self, call: _core.OpCall) -> Any:
+        result = call.proceed()
+        tile = _core.get_vec_tile_shapes()
+        self.program.steps.append(_Call(call.op, _freeze(call.args), _freeze(call.kwargs), result,
+                                        _core.get_platform(), tuple(tile)))
+        return result
+
+    def created(self, tensor: _core.Tensor, shape: tuple, dtype) -> None:
+        self.program.steps.append(_Create(tensor, shape, dtype))
+
+    def moved(self, tensor: _core.Tensor, other: _core.Tensor) -> None:
+        self.program.steps.append(_Move(tensor, other))
+
+
+def _flatten(items) -> List[_core.Tensor]:
+    out: List[_core.Tensor] = []
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            out.extend(_flatten(item))
+        elif isinstance(item, _core.Tensor):
+            out.append(item)
+    return out
+
+
+class function:  # noqa: N801 — PyPTO's name
+    """`with pypto.function(name, *tensors):` records the body as a program over the declared
+    tensors (lists of tensors are flattened); `runtime._device_run_once_data_from_host` runs the
+    last one recorded on this thread. Each `with` records a new program. A platform or tile shape
+    set inside the body ends with it."""
+
+    def __init__(self, name: str, *tensors):
+        self.name = name
+        self.tensors = _flatten(tensors)
+        for i, t in enumerate(self.tensors):
+            if _core._is_placeholder(t):
+                raise _fe(TypeError(f"function {name!r}: tensor {i} is Tensor(), a placeholder; declare tensors "
+                                    f"with pypto.tensor(shape, dtype, name)"))
+        self.program: Optional[Program] = None
+
+    def __enter__(self) -> Program:
+        if _state.recording is not None:
+            raise _fe(RuntimeError(f"pypto.function {self.name!r} inside pypto.function "
+                                   f"{_state.recording.name!r}: functions do not nest"))
+        self.program = Program(self.name, list(self.tensors))
+        self._saved = (_core.get_platform(), _core.get_vec_tile_shapes())
+        self._handling = handling(_Recorder(self.program))
+        self._handling.__enter__()
+        _state.recording = self.program
+        _core._enter_kernel()
+        return self.program
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        _core._exit_kernel()
+        _state.recording = None
+        self._handling.__exit__(exc_type, exc, tb)
+        platform, tile = self._saved
+        _core.set_platform(platform)
+        _core.set_vec_tile_shapes(*tile) if tile else _core.reset_vec_tile_shapes()
+        if exc is None:
+            _state.programs.append(self.program)
+            return False
+        if isinstance(exc, _core.Error):  # a failed check inside a function is also a FeError
+            raise _fe(exc) from exc
+        return False  # anything else propagates as it is
+
+
+def last_program() -> Program:
+    if not _state.programs:
+        raise _fe(RuntimeError("no pypto.function has been recorded yet on this thread"))
+    return _state.programs[-1]
+
+
+def run_program(*tensors) -> None:
+    last_program().run(_flatten(tensors))

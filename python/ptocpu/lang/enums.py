@@ -1,0 +1,38 @@
+"""PyPTO's enums and type names that carry no semantics of their own on the CPU."""
+from __future__ import annotations
+
+import enum
+
+from .. import _core
+
+__all__ = ["DataType", "DT_DOUBLE", "TileOpFormat", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC"]
+
+TileOpFormat = _core.TileOpFormat
+DataType = _core.DType  # DT_FP32 and the others are its members
+DT_DOUBLE = _core.DT_FP64  # PyPTO's second name for fp64
+
+
+class CompStage(enum.Enum):
+    """How far PyPTO's compiler goes (`host_options={"compile_stage": ...}`); accepted, the CPU
+    always runs the whole kernel."""
+    ALL_COMPLETE = 0
+    TENSOR_GRAPH = 1
+    TILE_GRAPH = 2
+    EXECUTE_GRAPH = 3
+    CODEGEN_INSTRUCTION = 4
+    CODEGEN_BINARY = 5
+
+
+class StatusType(enum.Enum):
+    """Markers for a jit annotation's dims (`pypto.Tensor([pypto.DYNAMIC, 64], ...)`); an
+    annotation with markers accepts any shape."""
+    DYN = "DYN"
+    DYNAMIC = "DYNAMIC"
+    STATIC = "STATIC"
+
+
+DYN = StatusType.DYN
+DYNAMIC = StatusType.DYNAMIC
+STATIC = StatusType.STATIC
+
+

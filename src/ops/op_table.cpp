@@ -1,0 +1,100 @@
+// The op table: built once from the families (src/ops/families.h), looked up by name.
+#include "ptocpu/op_table.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "ops/families.h"
+#include "ptocpu/error.h"
+#include "ptocpu/platform.h"
+
+namespace pto {
+namespace {
+
+struct Index {
+  std::vector<OpDef> ops;
+  std::unordered_map<std::string_view, const OpDef*> by_name;
+};
+
+const Index& index() {
+  static const Index built = [] {
+    Index idx;
+    for (auto add : families::kAll) add(idx.ops);
+    for (const OpDef& op : idx.ops) {
+      if (!idx.by_name.emplace(op.name, &op).second)
+        fail<ArgumentError>("op table: ", op.name, " is defined twice");
+    }
+    return idx;
+  }();
+  return built;
+}
+
+}  // namespace
+
+int OpDef::param_index(std::string_view param, int overload) const {
+  const std::vector<Param>& list = signature(overload);
+  for (size_t i = 0; i < list.size(); ++i)
+    if (param == list[i].name) return static_cast<int>(i);
+  return -1;
+}
+
+const std::vector<OpDef>& op_table() { return index().ops; }
+
+const OpDef* find_op(std::string_view name) {
+  const auto& by_name = index().by_name;
+  const auto it = by_name.find(name);
+  return it == by_name.end() ? nullptr : it->second;
+}
+
+const OpDef& op_def(std::string_view name) {
+  if (const OpDef* op = find_op(name)) return *op;
+  fail<ArgumentError>("op table: there is no operator named '", name, "'");
+}
+
+PlatformRows platform_rows(DTypeSet cpu, DTypeSet ascend950, DTypeSet atlas_a3, DTypeSet atlas_a2, int min_rank,
+                           int max_rank, int cpu_min_rank, int cpu_max_rank) {
+  const auto chip = [&](DTypeSet dtypes) {
+    OpLimits l;
+    l.offered = !dtypes.empty();
+    l.dtypes = dtypes;
+    l.min_rank = min_rank;
+    l.max_rank = max_rank;
+    return l;
+  };
+  OpLimits host;
+  host.dtypes = cpu;
+  host.min_rank = cpu_min_rank;
+  host.max_rank = cpu_max_rank;
+  return {host, chip(ascend950), chip(atlas_a3), chip(atlas_a2)};
+}
+
+const OpLimits& require_offered(const OpDef& op) {
+  const Platform& platform = current_platform();
+  const OpLimits& limits = op.limits_on(platform.id);
+  if (!limits.offered) {
+    std::string where;
+    for (const Platform& p : all_platforms())
+      if (op.limits_on(p.id).offered) where += (where.empty() ? "" : ", ") + p.name + " (" + p.arch + ")";
+    fail<UnsupportedError>(op.name, ": not offered on platform ", platform.name, " (", platform.arch,
+                           "); it is offered on ", where);
+  }
+  return limits;
+}
+
+Outputs call_op(const OpDef& op, const Args& args) { return op.run(op, args); }
+
+int64_t bytes_read_written(const OpDef&, const Args& args, const Outputs& outputs) {
+  int64_t bytes = 0;
+  const auto add = [&bytes](const Tensor& t) {
+    if (t.defined()) bytes += t.numel() * static_cast<int64_t>(t.itemsize());
+  };
+  for (const Value& v : args.values()) {
+    if (const auto* t = std::get_if<Tensor>(&v)) add(*t);
+    else if (const auto* list = std::get_if<std::vector<Tensor>>(&v))
+      for (const Tensor& t : *list) add(t);
+  }
+  for (const Tensor& t : outputs) add(t);
+  return bytes;
+}
+
+}  // namespace pto
