@@ -17,6 +17,7 @@ namespace ptobind {
 void bind_errors(nb::module_& m);
 void bind_dtype(nb::module_& m);
 void bind_tensor(nb::module_& m);
+void bind_enums(nb::module_& m);         // PyPTO's mode enums (ptocpu/modes.h)
 void bind_runtime(nb::module_& m);       // platforms, tile shapes, threads, build info
 void bind_kernel_model(nb::module_& m);  // loop, kernel scopes, jit checks (docs/kernel_model.md)
 void bind_ops(nb::module_& m);           // every op of the op table, and the dispatch handlers

@@ -7,6 +7,7 @@ NB_MODULE(_core, m) {
   ptobind::bind_errors(m);
   ptobind::bind_dtype(m);
   ptobind::bind_tensor(m);
+  ptobind::bind_enums(m);
   ptobind::bind_runtime(m);
   ptobind::bind_kernel_model(m);
   ptobind::bind_ops(m);  // after the Tensor class: ops become its methods and operators

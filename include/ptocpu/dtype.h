@@ -81,10 +81,13 @@ float fp8e8m0_bits_to_float(uint8_t b);
 // equals a direct float64 -> small-float RNE (no double rounding).
 float double_to_float_round_odd(double d);
 
-// DType -> storage type.
+// DType -> storage type, and back (dtype_of<float>() == DType::FP32).
 template <DType D> struct dtype_storage;
+template <class T> struct storage_dtype;
+template <class T> constexpr DType dtype_of() { return storage_dtype<T>::value; }
 #define PTO_DTYPE_STORAGE(D, T) \
-  template <> struct dtype_storage<DType::D> { using type = T; };
+  template <> struct dtype_storage<DType::D> { using type = T; }; \
+  template <> struct storage_dtype<T> { static constexpr DType value = DType::D; };
 PTO_DTYPE_STORAGE(INT8, int8_t)
 PTO_DTYPE_STORAGE(INT16, int16_t)
 PTO_DTYPE_STORAGE(INT32, int32_t)

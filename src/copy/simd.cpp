@@ -59,7 +59,7 @@ const char* simd_target_dispatched() {
 #if PTO_X86 && !defined(__clang__) && !defined(PTOCPU_NO_CLONES)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4 (AVX-512)";
-  if (__builtin_cpu_supports("avx2")) return "avx2";
+  if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3 (AVX2, FMA, F16C)";
   return "x86-64 (SSE2)";
 #else
   return "baseline";

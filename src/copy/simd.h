@@ -21,8 +21,8 @@
 #endif
 
 #if PTO_X86 && !defined(__clang__) && !defined(PTOCPU_NO_CLONES)
-#define PTO_SIMD_CLONES __attribute__((target_clones("default", "avx2", "arch=x86-64-v4")))
-#define PTO_SIMD_TARGETS "x86-64 (SSE2), avx2, x86-64-v4 (AVX-512)"
+#define PTO_SIMD_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#define PTO_SIMD_TARGETS "x86-64 (SSE2), x86-64-v3 (AVX2, FMA, F16C), x86-64-v4 (AVX-512)"
 #else
 #define PTO_SIMD_CLONES
 #define PTO_SIMD_TARGETS "baseline"

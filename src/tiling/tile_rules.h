@@ -1,6 +1,7 @@
 // Tile rules shared by every op (docs/kernel_model.md): rank checks and the UB budget.
 #pragma once
 #include <initializer_list>
+#include <span>
 #include <string>
 
 #include "ptocpu/tensor.h"
@@ -30,6 +31,9 @@ void note_ub_buffer(const char* what, int64_t bytes);
 
 // TileError unless the buffers fit the current platform's UB; the message names the op,
 // the tile, each buffer's bytes, the total and the limit.
-void check_ub(const char* op, const Shape& tile, std::initializer_list<Buffer> buffers);
+void check_ub(const char* op, const Shape& tile, std::span<const Buffer> buffers);
+inline void check_ub(const char* op, const Shape& tile, std::initializer_list<Buffer> buffers) {
+  check_ub(op, tile, std::span<const Buffer>(buffers.begin(), buffers.size()));
+}
 
 }  // namespace pto::tiling

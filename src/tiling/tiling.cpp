@@ -63,7 +63,7 @@ void check_min_rank(const char* op, const Shape& tile, int rank, const char* of_
                     " has rank ", rank, "; set_vec_tile_shapes needs at least one dim per ", of_what, " dim");
 }
 
-void check_ub(const char* op, const Shape& tile, std::initializer_list<Buffer> buffers) {
+void check_ub(const char* op, const Shape& tile, std::span<const Buffer> buffers) {
   const Platform& platform = current_platform();
   if (platform.ub_bytes == 0) return;
   begin_ub_use(op, platform.ub_bytes);

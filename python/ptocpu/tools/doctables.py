@@ -16,6 +16,7 @@ and this module rewrites what lies between the two marker lines. Kinds:
     dtypes                      every dtype with its size and numpy / ml_dtypes dtype
     bench-cases                 the cases `ptocpu bench` runs (ptocpu.tools.bench.cases.CASES)
     op-index                    every op of the op table: its entry's file, its forms, its page
+    signature OP                OP's Python forms as the binding gives them (function, method, operators)
 
 Everything comes from the op table (`ptocpu.op_table()`, `ptocpu.platform_table()`) and the
 dtype enum, so a new op only needs a `platforms OP` marker in its page.
@@ -163,6 +164,20 @@ def op_index() -> str:
     return _table(["op", "entry and checks", "Python", "page"], rows)
 
 
+def signature(op: str) -> str:
+    """The op's Python forms: the function's signature, its Tensor method and operators."""
+    rows = {row["name"]: row for row in ptocpu.op_table()}
+    if op not in rows:
+        raise ValueError(f"signature: unknown op {op!r}")
+    row = rows[op]
+    lines = [row["signature"].removeprefix("def ").replace("def ", "")] if row["function"] else []
+    if row["method"]:
+        params = ", ".join(p["name"] + (f"={p['default']}" if p["default"] else "") for p in row["params"][1:])
+        lines.append(f"Tensor.{op}({params})")
+    lines += [f"Tensor.{name}: {recipe or op + '(self, ...)'}" for name, recipe in row["dunders"]]
+    return "```\n" + "\n".join(lines) + "\n```\n"
+
+
 KINDS: dict[str, Callable[..., str]] = {
     "platforms": platforms,
     "platform-summary": platform_summary,
@@ -170,6 +185,7 @@ KINDS: dict[str, Callable[..., str]] = {
     "dtypes": dtypes,
     "bench-cases": bench_cases,
     "op-index": op_index,
+    "signature": signature,
 }
 
 

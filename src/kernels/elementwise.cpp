@@ -1,0 +1,213 @@
+// The elementwise engine's loop planning, row walking and conversions (docs/kernels.md#elementwise).
+#include "kernels/elementwise.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "copy/simd.h"
+#include "core/half.h"
+#include "ptocpu/parallel.h"
+
+namespace pto::kernels::ew {
+
+Loop make_loop(const Tensor& out, const std::vector<Tensor>& inputs) {
+  Loop loop;
+  loop.operands = 1 + static_cast<int>(inputs.size());
+  const auto add = [&](int k, const Tensor& t) {
+    loop.data[k] = static_cast<std::byte*>(t.data());
+    loop.dtypes[k] = t.dtype();
+  };
+  add(0, out);
+  for (size_t k = 0; k < inputs.size(); ++k) add(static_cast<int>(k) + 1, inputs[k]);
+  // Dims of size 1 go; a dim merges into the next when every operand steps over it as over
+  // one longer dim.
+  for (int d = 0; d < out.ndim(); ++d) {
+    if (out.shape(d) == 1) continue;
+    const auto stride = [&](int k, int dim) {
+      const Tensor& t = k == 0 ? out : inputs[k - 1];
+      return t.stride(dim) * static_cast<int64_t>(t.itemsize());
+    };
+    bool merge = !loop.shape.empty();
+    for (int k = 0; merge && k < loop.operands; ++k)
+      merge = loop.strides[k].back() == stride(k, d) * out.shape(d);
+    if (merge) {
+      loop.shape.back() *= out.shape(d);
+      for (int k = 0; k < loop.operands; ++k) loop.strides[k].back() = stride(k, d);
+    } else {
+      loop.shape.push_back(out.shape(d));
+      for (int k = 0; k < loop.operands; ++k) loop.strides[k].push_back(stride(k, d));
+    }
+  }
+  if (loop.shape.empty()) {  // a single element
+    loop.shape.push_back(1);
+    for (int k = 0; k < loop.operands; ++k) loop.strides[k].push_back(0);
+  }
+  return loop;
+}
+
+void run_rows(const Loop& loop, RowFn row, void* ctx) {
+  const int dims = static_cast<int>(loop.shape.size());
+  const int64_t len = loop.shape.back();
+  const int64_t total = shape_numel(loop.shape);
+  if (total == 0) return;
+  int64_t inner[kMaxOperands];
+  for (int k = 0; k < loop.operands; ++k) inner[k] = loop.strides[k].back();
+  // Threads take contiguous ranges of the flattened index; a range may start and end inside a row.
+  const auto walk = [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> idx(dims, 0);
+    int64_t rest = begin / len;
+    for (int d = dims - 2; d >= 0; --d) {
+      idx[d] = rest % loop.shape[d];
+      rest /= loop.shape[d];
+    }
+    int64_t col = begin % len;
+    std::byte* ptrs[kMaxOperands];
+    for (int64_t at = begin; at < end;) {
+      const int64_t n = std::min(len - col, end - at);
+      for (int k = 0; k < loop.operands; ++k) {
+        int64_t off = col * inner[k];
+        for (int d = 0; d < dims - 1; ++d) off += idx[d] * loop.strides[k][d];
+        ptrs[k] = loop.data[k] + off;
+      }
+      row(ctx, ptrs, inner, n);
+      at += n;
+      col = 0;
+      for (int d = dims - 2; d >= 0 && ++idx[d] == loop.shape[d]; --d) idx[d] = 0;
+    }
+  };
+  // Ranges of at least 64K elements: below that a thread's start-up costs more than the work.
+  parallel_for(total, int64_t(1) << 16, walk);
+}
+
+// ---- conversions --------------------------------------------------------------------------------
+
+namespace {
+
+template <class S>
+S read(const std::byte* p) {
+  S v;
+  std::memcpy(&v, p, sizeof(S));
+  return v;
+}
+
+float widen_fp8(DType dt, uint8_t bits) {
+  switch (dt) {
+    case DType::FP8E4M3: return fp8e4m3_bits_to_float(bits);
+    case DType::FP8E5M2: return fp8e5m2_bits_to_float(bits);
+    default: return fp8e8m0_bits_to_float(bits);
+  }
+}
+
+// One element of storage dtype `dt` as T: small floats widen through fp32, anything else converts
+// as C++ converts numbers (ops only ask for conversions whose values fit, e.g. bool -> float).
+template <class T>
+T element(DType dt, const std::byte* p) {
+  return visit_dtype(dt, [&](auto tag) -> T {
+    using S = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<S, fp16_t> || std::is_same_v<S, bf16_t>) return static_cast<T>(half::widen(read<S>(p)));
+    else if constexpr (std::is_same_v<S, fp8e4m3_t> || std::is_same_v<S, fp8e5m2_t> || std::is_same_v<S, fp8e8m0_t>)
+      return static_cast<T>(widen_fp8(dt, read<uint8_t>(p)));
+    else return static_cast<T>(read<S>(p));
+  });
+}
+
+template <class T>
+PTO_SIMD_CLONES void widen_run(const bf16_t* __restrict src, T* __restrict dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(half::widen(src[i]));
+}
+
+template <class T, DType D>
+const T* load(const std::byte* src, int64_t stride, int64_t n, T* dst) {
+  using S = typename dtype_storage<D>::type;
+  if (stride == 0) {
+    std::fill(dst, dst + n, element<T>(D, src));
+    return dst;
+  }
+  if (stride == static_cast<int64_t>(sizeof(S))) {
+    if constexpr (std::is_same_v<S, T>) return reinterpret_cast<const T*>(src);
+    else if constexpr (std::is_same_v<S, fp16_t> && std::is_same_v<T, float>) {
+      half::widen(reinterpret_cast<const fp16_t*>(src), dst, n);
+      return dst;
+    } else if constexpr (std::is_same_v<S, bf16_t>) {
+      widen_run(reinterpret_cast<const S*>(src), dst, n);
+      return dst;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = element<T>(D, src + i * stride);
+  return dst;
+}
+
+PTO_SIMD_CLONES void narrow_run(const float* __restrict src, bf16_t* __restrict dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = half::to_bf16(src[i]);
+}
+
+template <class T, DType D>
+void store(const T* src, std::byte* dst, int64_t stride, int64_t n) {
+  using S = typename dtype_storage<D>::type;
+  if constexpr (std::is_same_v<T, float> && D == DType::FP16) {
+    if (stride == 2) return half::narrow(src, reinterpret_cast<fp16_t*>(dst), n);
+  } else if constexpr (std::is_same_v<T, float> && D == DType::BF16) {
+    if (stride == 2) return narrow_run(src, reinterpret_cast<bf16_t*>(dst), n);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    std::byte* p = dst + i * stride;
+    if constexpr (std::is_same_v<T, float> && D != DType::FP32) {
+      uint16_t h;
+      uint8_t b;
+      switch (D) {
+        case DType::FP16: h = half::to_fp16(src[i]).bits; std::memcpy(p, &h, 2); break;
+        case DType::BF16: h = half::to_bf16(src[i]).bits; std::memcpy(p, &h, 2); break;
+        case DType::FP8E4M3: b = float_to_fp8e4m3_bits(src[i]); std::memcpy(p, &b, 1); break;
+        case DType::FP8E5M2: b = float_to_fp8e5m2_bits(src[i]); std::memcpy(p, &b, 1); break;
+        default: b = float_to_fp8e8m0_bits(src[i]); std::memcpy(p, &b, 1); break;
+      }
+    } else {
+      std::memcpy(p, &src[i], sizeof(T));
+    }
+  }
+}
+
+// Does a storage type compute as T?
+template <class T, class S>
+constexpr bool computes_as() {
+  return std::is_same_v<compute_t<S>, T>;
+}
+
+}  // namespace
+
+template <class T>
+LoadFn<T> loader(DType dtype) {
+  return visit_dtype(dtype, [](auto tag) -> LoadFn<T> {
+    using S = typename decltype(tag)::type;
+    return &load<T, dtype_of<S>()>;
+  });
+}
+
+template <class T>
+StoreFn<T> storer(DType dtype) {
+  StoreFn<T> fn = nullptr;
+  visit_dtype(dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    if constexpr (computes_as<T, S>()) fn = &store<T, dtype_of<S>()>;
+  });
+  return fn;
+}
+
+#define PTO_EW_CONVERSIONS(T) \
+  template LoadFn<T> loader<T>(DType); \
+  template StoreFn<T> storer<T>(DType);
+PTO_EW_CONVERSIONS(float)
+PTO_EW_CONVERSIONS(double)
+PTO_EW_CONVERSIONS(int8_t)
+PTO_EW_CONVERSIONS(int16_t)
+PTO_EW_CONVERSIONS(int32_t)
+PTO_EW_CONVERSIONS(int64_t)
+PTO_EW_CONVERSIONS(uint8_t)
+PTO_EW_CONVERSIONS(uint16_t)
+PTO_EW_CONVERSIONS(uint32_t)
+PTO_EW_CONVERSIONS(uint64_t)
+PTO_EW_CONVERSIONS(bool)
+#undef PTO_EW_CONVERSIONS
+
+}  // namespace pto::kernels::ew

@@ -1,0 +1,104 @@
+// The one engine behind every elementwise op (docs/kernels.md#elementwise): broadcasting by
+// strides, dims coalesced, rows split across threads in contiguous ranges, and each row worked in
+// blocks that fit L1. Per block, each operand is loaded into a buffer of the compute type (fp16 /
+// bf16 / fp8 widened to fp32, broadcast operands filled), the op's functor runs over the buffers
+// (a plain loop the compiler vectorises, one clone per ISA), and the result is stored with one
+// rounding to the output dtype. Operands already of the compute type and contiguous are used in
+// place. Kernels never throw: the op checked everything before.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "copy/simd.h"
+#include "ptocpu/tensor.h"
+
+namespace pto::kernels::ew {
+
+// Elements per block: 2 KiB of fp32 per operand, so a block's operands stay in L1.
+inline constexpr int64_t kBlock = 512;
+inline constexpr int kMaxOperands = 4;  // inputs + the output
+
+// A loop over `shape` (dims coalesced, the innermost last). Operand 0 is the output; strides are
+// in bytes per loop dim (0: broadcast along that dim).
+struct Loop {
+  Shape shape;
+  int operands = 0;
+  std::array<std::byte*, kMaxOperands> data{};
+  std::array<std::vector<int64_t>, kMaxOperands> strides{};
+  std::array<DType, kMaxOperands> dtypes{};
+};
+
+// out and the inputs, each input already viewed at out's shape (broadcast dims have stride 0).
+Loop make_loop(const Tensor& out, const std::vector<Tensor>& inputs);
+
+// Loads n elements of `dtype` at src (byte stride) into dst as T; returns dst, or src itself when
+// it is already n contiguous elements of T (then dst is untouched). Any dtype loads as any T
+// (small floats through fp32; ops ask only for conversions whose values fit).
+template <class T>
+using LoadFn = const T* (*)(const std::byte* src, int64_t stride, int64_t n, T* dst);
+template <class T>
+using StoreFn = void (*)(const T* src, std::byte* dst, int64_t stride, int64_t n);
+template <class T>
+LoadFn<T> loader(DType dtype);
+// Stores T into the dtypes whose compute type T is (fp32 into fp16 / bf16 / fp8 with one rounding
+// to nearest even; each integer type into itself); nullptr for any other pair.
+template <class T>
+StoreFn<T> storer(DType dtype);
+
+// The compute type of each storage dtype: fp32 for fp16 / bf16 / fp8 / fp32, fp64 for fp64,
+// the type itself for integers and bool.
+template <class S>
+using compute_t = std::conditional_t<std::is_same_v<S, double>, double,
+                                     std::conditional_t<std::is_integral_v<S>, S, float>>;
+
+// Runs rows(ptrs, n) over every row segment of the loop, in parallel over contiguous ranges of
+// the flattened index (deterministic: each output element is written by exactly one call).
+// ptrs[k] points at the segment's first element of operand k; the segment's elements are
+// `inner_stride(k)` bytes apart.
+using RowFn = void (*)(void* ctx, std::byte* const* ptrs, const int64_t* inner_strides, int64_t n);
+void run_rows(const Loop& loop, RowFn row, void* ctx);
+
+// A row of a functor over buffers of compute types: out[i] = F::apply(in0[i], ...), blocked.
+// Tout is the compute type of the output (bool for predicates), Tin the inputs'.
+template <class F, class Tout, class Tin, int N>
+struct Rows {
+  std::array<LoadFn<Tin>, N> load;
+  StoreFn<Tout> store;
+  bool out_native = false;  // the output's storage type is Tout: contiguous rows are written in place
+
+  static void row(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n) {
+    const auto& self = *static_cast<const Rows*>(ctx);
+    alignas(64) Tin buffers[N][kBlock];
+    alignas(64) Tout out_buffer[kBlock];
+    for (int64_t j = 0; j < n; j += kBlock) {
+      const int64_t m = n - j < kBlock ? n - j : kBlock;
+      const Tin* in[N];
+      for (int k = 0; k < N; ++k) in[k] = self.load[k](ptrs[k + 1] + j * strides[k + 1], strides[k + 1], m, buffers[k]);
+      const bool direct = self.out_native && strides[0] == static_cast<int64_t>(sizeof(Tout));
+      Tout* out = direct ? reinterpret_cast<Tout*>(ptrs[0] + j * strides[0]) : out_buffer;
+      apply(out, in, m);
+      if (!direct) self.store(out, ptrs[0] + j * strides[0], strides[0], m);
+    }
+  }
+
+  PTO_SIMD_CLONES static void apply(Tout* __restrict out, const Tin* const* in, int64_t m) {
+    if constexpr (N == 1) {
+      const Tin* __restrict a = in[0];
+      for (int64_t i = 0; i < m; ++i) out[i] = F::apply(a[i]);
+    } else if constexpr (N == 2) {
+      const Tin* __restrict a = in[0];
+      const Tin* __restrict b = in[1];
+      for (int64_t i = 0; i < m; ++i) out[i] = F::apply(a[i], b[i]);
+    } else {
+      const Tin* __restrict a = in[0];
+      const Tin* __restrict b = in[1];
+      const Tin* __restrict c = in[2];
+      for (int64_t i = 0; i < m; ++i) out[i] = F::apply(a[i], b[i], c[i]);
+    }
+  }
+};
+
+}  // namespace pto::kernels::ew

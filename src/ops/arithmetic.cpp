@@ -1,0 +1,242 @@
+// The arithmetic family's entries (docs/ops/elementwise.md): add, sub, mul, div, maximum,
+// minimum, neg, abs, reciprocal, sqrt and the comparisons. Each is a functor of
+// kernels/arithmetic.h run by the elementwise engine; the rules that differ are data here.
+#include "kernels/arithmetic.h"
+#include "ops/elementwise.h"
+#include "ops/families.h"
+
+namespace pto {
+namespace {
+
+using D = DType;
+using namespace elementwise;
+namespace a = kernels::arith;
+
+// The cpu platform's dtypes: every dtype the math makes sense for (E8M0 is a scale format
+// without zero or sign, BOOL has no arithmetic).
+constexpr DTypeSet kNumbers = DTypeSet::all().without({D::BOOL, D::FP8E8M0});
+constexpr DTypeSet kSigned = kNumbers.without({D::UINT8, D::UINT16, D::UINT32, D::UINT64});
+constexpr DTypeSet kFloats{D::FP16, D::BF16, D::FP32, D::FP64, D::FP8E4M3, D::FP8E5M2};
+constexpr DTypeSet kComparable = DTypeSet::all().without({D::FP8E8M0});
+
+// AutoCast ops (add, sub, mul): fp16 / bf16 run in fp32, a scalar is an fp32 literal.
+constexpr BinaryRules kAutoCast{};
+// Native fp16 instructions take the scalar as fp16 (div, maximum / minimum, comparisons).
+constexpr BinaryRules kDivide{.scalar_rounds_on = {D::FP16}, .result = Result::Fp32ForIntegers};
+constexpr BinaryRules kExtremum{.scalar_rounds_on = {D::FP16}, .floats_on_integers = true, .scalar_first = true};
+constexpr BinaryRules kCompare{.scalar_rounds_on = {D::FP16}, .integer_scalars = false, .result = Result::Bool};
+
+std::vector<Param> binary_params(std::vector<Param> extra = {}) {
+  std::vector<Param> params{{"input", ParamKind::Tensor}, {"other", ParamKind::TensorOrScalar}};
+  params.insert(params.end(), extra.begin(), extra.end());
+  return params;
+}
+const Param kPrecision{"precision_type", ParamKind::Int, "1", false, nullptr, "PrecisionType | int"};
+
+}  // namespace
+
+void families::add_arithmetic(std::vector<OpDef>& table) {
+  const DTypeSet add_950{D::INT32, D::FP32, D::INT16, D::FP16, D::BF16, D::UINT8, D::INT8};
+  const DTypeSet add_a2{D::INT32, D::INT16, D::FP16, D::FP32, D::BF16};
+  const DTypeSet div_chips{D::FP16, D::FP32, D::BF16, D::INT16, D::INT32};
+  const DTypeSet ext_950{D::INT32, D::UINT32, D::FP32, D::INT16, D::UINT16, D::FP16, D::BF16, D::UINT8, D::INT8};
+  const DTypeSet cmp_950{D::FP16, D::FP32, D::INT16}, cmp_a2{D::FP16, D::FP32};
+  const DTypeSet halves{D::FP16, D::BF16, D::FP32};
+
+  table.push_back(OpDef{
+      .name = "add",
+      .params = binary_params(),
+      .forms = kFunction | kMethod,
+      .dunders = {{"__add__"}, {"__radd__", "add(self, other)"}, {"__iadd__", "add(self, other)"}},
+      .doc = R"(Elementwise input + other, other a tensor (broadcast numpy-style) or a scalar.
+
+fp16 / bf16 add in fp32 and round once (the device's AutoCast); integers wrap. A float scalar
+with an integer tensor is a DTypeError; an integer scalar must fit the tensor's dtype.
+
+>>> ptocpu.add(ptocpu.asarray([[1.0, 2.0, 3.0]]), ptocpu.asarray([[2.0, 3.0, 4.0]])).tolist()
+[[3.0, 5.0, 7.0]])",
+      .doc_page = "docs/ops/add.md",
+      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
+      .torch_schema = "add(Tensor input, Tensor other) -> Tensor",
+      .limits = platform_rows(kNumbers, add_950, add_a2, add_a2),
+      .run = binary<a::Add, kAutoCast>,
+      .infer = binary_infer<kAutoCast>,
+  });
+  table.push_back(OpDef{
+      .name = "sub",
+      .params = binary_params(),
+      .forms = kFunction | kMethod,
+      .dunders = {{"__sub__"}, {"__rsub__", "neg(sub(self, other))"}, {"__isub__", "sub(self, other)"}},
+      .doc = R"(Elementwise input - other, other a tensor (broadcast numpy-style) or a scalar.
+
+Rounding and scalar rules as add. `scalar - t` is neg(t - scalar), as upstream computes it.
+
+>>> ptocpu.sub(ptocpu.asarray([5.0, 1.0]), 2.0).tolist()
+[3.0, -1.0])",
+      .doc_page = "docs/ops/sub.md",
+      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
+      .torch_schema = "sub(Tensor input, Tensor other) -> Tensor",
+      .limits = platform_rows(kNumbers, add_950, add_a2, add_a2),
+      .run = binary<a::Sub, kAutoCast>,
+      .infer = binary_infer<kAutoCast>,
+  });
+  table.push_back(OpDef{
+      .name = "mul",
+      .params = binary_params(),
+      .forms = kFunction | kMethod,
+      .dunders = {{"__mul__"}, {"__rmul__", "mul(self, other)"}, {"__imul__", "mul(self, other)"}},
+      .doc = R"(Elementwise input * other, other a tensor (broadcast numpy-style) or a scalar.
+
+Rounding and scalar rules as add.
+
+>>> ptocpu.mul(ptocpu.asarray([1.5, -2.0]), 2.0).tolist()
+[3.0, -4.0])",
+      .doc_page = "docs/ops/mul.md",
+      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
+      .torch_schema = "mul(Tensor input, Tensor other) -> Tensor",
+      .limits = platform_rows(kNumbers, add_a2, add_a2, add_a2),
+      .run = binary<a::Mul, kAutoCast>,
+      .infer = binary_infer<kAutoCast>,
+  });
+  table.push_back(OpDef{
+      .name = "div",
+      .params = binary_params({kPrecision}),
+      .forms = kFunction | kMethod,
+      .dunders = {{"__truediv__", "div(self, other)"}, {"__itruediv__", "div(self, other)"},
+                  {"__rtruediv__", "mul(reciprocal(self), other)"}},
+      .doc = R"(Elementwise true division input / other, other a tensor or a scalar.
+
+Integer inputs divide in fp32 and give an fp32 result. fp16 divides natively on the device: a
+scalar divisor is rounded to fp16 first; the quotient is the correctly rounded one. `s / t` is
+mul(reciprocal(t), s), as upstream computes it. precision_type is accepted (the CPU result is
+the correctly rounded quotient either way).
+
+>>> ptocpu.div(ptocpu.asarray([[1, 7]], "int32"), 2).tolist()
+[[0.5, 3.5]])",
+      .doc_page = "docs/ops/div.md",
+      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
+      .torch_schema = "div(Tensor input, Tensor other, int precision_type=1) -> Tensor",
+      .limits = platform_rows(kNumbers, div_chips, div_chips, div_chips),
+      .run = binary<a::Div, kDivide>,
+      .infer = binary_infer<kDivide>,
+  });
+  for (const auto& [name, max] : {std::pair{"maximum", true}, std::pair{"minimum", false}}) {
+    table.push_back(OpDef{
+        .name = name,
+        .params = {{"input", ParamKind::TensorOrScalar}, {"other", ParamKind::TensorOrScalar}},
+        .doc = max ? R"(Elementwise maximum of input and other (either may be a scalar, not both).
+
+NaN in either operand gives NaN. fp16 compares natively: a scalar is rounded to fp16 first; a
+float scalar with an integer tensor is truncated toward zero.
+
+>>> ptocpu.maximum(ptocpu.asarray([1.0, 5.0]), 3.0).tolist()
+[3.0, 5.0])"
+                   : R"(Elementwise minimum of input and other (either may be a scalar, not both).
+
+NaN in either operand gives NaN. fp16 compares natively: a scalar is rounded to fp16 first; a
+float scalar with an integer tensor is truncated toward zero.
+
+>>> ptocpu.minimum(ptocpu.asarray([1.0, 5.0]), 3.0).tolist()
+[1.0, 3.0])",
+        .doc_page = max ? "docs/ops/maximum.md" : "docs/ops/minimum.md",
+        .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
+        .torch_schema = max ? "maximum(Tensor input, Tensor other) -> Tensor" : "minimum(Tensor input, Tensor other) -> Tensor",
+        .limits = platform_rows(kNumbers, ext_950, add_a2, add_a2),
+        .run = max ? binary<a::Maximum, kExtremum> : binary<a::Minimum, kExtremum>,
+        .infer = binary_infer<kExtremum>,
+    });
+  }
+  struct Comparison {
+    const char* name;
+    const char* dunder;
+    RunFn run;
+    const char* symbol;
+  };
+  for (const Comparison& c : {Comparison{"eq", "__eq__", binary<a::Eq, kCompare>, "=="},
+                              Comparison{"ne", "__ne__", binary<a::Ne, kCompare>, "!="},
+                              Comparison{"lt", "__lt__", binary<a::Lt, kCompare>, "<"},
+                              Comparison{"le", "__le__", binary<a::Le, kCompare>, "<="},
+                              Comparison{"gt", "__gt__", binary<a::Gt, kCompare>, ">"},
+                              Comparison{"ge", "__ge__", binary<a::Ge, kCompare>, ">="}}) {
+    table.push_back(OpDef{
+        .name = c.name,
+        .params = binary_params(),
+        .forms = kFunction | kMethod,
+        .dunders = {{c.dunder}},
+        .doc = R"(Elementwise comparison of input with other (a tensor, broadcast, or a float scalar): a DT_BOOL tensor.
+
+NaN compares unequal to everything. As upstream's, a Python int scalar is refused (give a float);
+fp16 compares natively, so a scalar is rounded to fp16 first.)",
+        .doc_page = "docs/ops/comparison.md",
+        .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one DT_BOOL output tile",
+        .torch_schema = "",
+        .limits = platform_rows(kComparable, cmp_950, cmp_a2, cmp_a2),
+        .run = c.run,
+        .infer = binary_infer<kCompare>,
+    });
+  }
+  table.push_back(OpDef{
+      .name = "neg",
+      .params = {{"input", ParamKind::Tensor}},
+      .forms = kFunction,
+      .dunders = {{"__neg__"}, {"__pos__", "self"}},
+      .doc = R"(Elementwise -input (a multiply by -1 on the device: -0.0 for 0.0; integers wrap).
+
+>>> ptocpu.neg(ptocpu.asarray([1.0, -2.0])).tolist()
+[-1.0, 2.0])",
+      .doc_page = "docs/ops/neg.md",
+      .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
+      .torch_schema = "neg(Tensor input) -> Tensor",
+      .limits = platform_rows(kSigned, {D::FP32, D::FP16, D::BF16, D::INT32, D::INT16},
+                              {D::FP32, D::FP16, D::BF16, D::INT32, D::INT16}, {D::FP32, D::FP16, D::BF16, D::INT32, D::INT16}),
+      .run = unary<a::Neg>,
+      .infer = unary_infer<>,
+  });
+  table.push_back(OpDef{
+      .name = "abs",
+      .params = {{"input", ParamKind::Tensor}},
+      .dunders = {{"__abs__"}},
+      .doc = R"(Elementwise |input| (integers: the minimum wraps to itself).
+
+>>> ptocpu.abs(ptocpu.asarray([-1.5, 2.0])).tolist()
+[1.5, 2.0])",
+      .doc_page = "docs/ops/abs.md",
+      .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
+      .torch_schema = "abs(Tensor input) -> Tensor",
+      .limits = platform_rows(kSigned, {D::FP16, D::BF16, D::FP32, D::INT8, D::INT16, D::INT32}, halves, halves),
+      .run = unary<a::Abs>,
+      .infer = unary_infer<>,
+  });
+  table.push_back(OpDef{
+      .name = "reciprocal",
+      .params = {{"input", ParamKind::Tensor}, kPrecision},
+      .forms = kFunction | kMethod,
+      .doc = R"(Elementwise 1 / input, correctly rounded (fp16 / bf16 from the fp32 quotient).
+
+>>> ptocpu.reciprocal(ptocpu.asarray([2.0, 0.25])).tolist()
+[0.5, 4.0])",
+      .doc_page = "docs/ops/reciprocal.md",
+      .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
+      .torch_schema = "reciprocal(Tensor input, int precision_type=1) -> Tensor",
+      .limits = platform_rows(kFloats, halves, halves, halves),
+      .run = unary<a::Reciprocal>,
+      .infer = unary_infer<>,
+  });
+  table.push_back(OpDef{
+      .name = "sqrt",
+      .params = {{"input", ParamKind::Tensor}, {"precision_type", ParamKind::Int, "0", false, nullptr, "PrecisionType | int"}},
+      .forms = kFunction | kMethod,
+      .doc = R"(Elementwise square root, correctly rounded; negative inputs give NaN.
+
+>>> ptocpu.sqrt(ptocpu.asarray([4.0, 2.25])).tolist()
+[2.0, 1.5])",
+      .doc_page = "docs/ops/sqrt.md",
+      .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
+      .torch_schema = "sqrt(Tensor input, int precision_type=0) -> Tensor",
+      .limits = platform_rows(kFloats, halves, halves, halves),
+      .run = unary<a::Sqrt>,
+      .infer = unary_infer<>,
+  });
+}
+
+}  // namespace pto

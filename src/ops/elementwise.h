@@ -1,0 +1,128 @@
+// What every elementwise op shares (docs/ops/elementwise.md): operand checks against the op's
+// platform rows, scalar operands, numpy broadcasting, the tile rule and UB budget, and the run of a
+// functor on the engine of kernels/elementwise.h with the compute type of the device's rules.
+//
+// A functor F has a static apply over compute types (fp32 for fp16 / bf16 / fp8 / fp32, fp64,
+// the integer types, bool) and says which it takes:
+//   template <class T> static constexpr bool takes = ...;       // compute types it is defined for
+//   template <class T> using out = T;                          // its result type (bool for predicates)
+#pragma once
+#include <array>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "kernels/elementwise.h"
+#include "ptocpu/error.h"
+#include "ptocpu/op_table.h"
+
+namespace pto::elementwise {
+
+// A tensor operand: its valid part (docs/kernel_model.md), checked against the op's row on the
+// current platform: dtype in `allowed`, rank, extent. `param` names it in errors.
+Tensor operand(const OpDef& op, const OpLimits& limits, const Tensor& t, const char* param, DTypeSet allowed);
+// DTypeError unless got == want (ops without type promotion).
+void same_dtype(const OpDef& op, const char* param, DType got, const char* other_param, DType want);
+
+// How a Python scalar operand becomes a 0-d tensor next to a tensor of dtype `dt`:
+enum class ScalarAs {
+  Compute,     // the compute type's precision: fp32 for fp16 / bf16 / fp32 tensors (the device's fp32 literal
+               // in an op AutoCast runs in fp32), fp64 for fp64, the integer dtype itself
+  TensorDtype, // rounded to the tensor's dtype first (native fp16 / bf16 instructions take the scalar so)
+};
+// A float scalar with an integer or bool tensor is a DTypeError unless floats_on_integers; an
+// integer outside an integer dtype's range is an ArgumentError (docs/ops/elementwise.md#scalars).
+Tensor scalar_operand(const OpDef& op, const Scalar& s, DType dt, ScalarAs as, bool floats_on_integers = false,
+                      const char* param = "other");
+
+// numpy broadcasting of the operands' shapes (ArgumentError naming both otherwise).
+Shape broadcast_shape(const OpDef& op, const std::vector<std::pair<const char*, Shape>>& shapes);
+// t seen at `shape` (stride 0 along the dims it broadcasts over).
+Tensor broadcast_to(const Tensor& t, const Shape& shape);
+
+// The tile rule of elementwise ops: TileShape has the output's rank; the UB holds one tile of each
+// tensor input (clipped to its extent) and of the output. Nothing when no tile shape is set.
+void check_tile(const OpDef& op, const Shape& out_shape, DType out_dtype, const std::vector<Tensor>& inputs);
+
+// The storage dtype whose compute type holds `dt`'s values: FP32 for the small floats, else dt.
+DType compute_dtype(DType dt);
+
+// The output dtype of an op from its (first) input's dtype.
+enum class Result {
+  Same,              // the input's
+  Bool,              // predicates
+  Fp32ForIntegers,   // integer inputs give fp32 (true division, exp2 of an integer)
+};
+DType result_dtype(Result r, DType in);
+
+// What distinguishes one binary op's operand rules from another's (docs/ops/elementwise.md).
+struct BinaryRules {
+  // Tensor dtypes whose native instruction takes a scalar in the tensor's own dtype (rounded to
+  // it first); elsewhere a scalar takes the compute type (fp32 for fp16 / bf16).
+  DTypeSet scalar_rounds_on = {};
+  bool floats_on_integers = false;  // a float scalar with an integer tensor is truncated, not refused
+  bool integer_scalars = true;      // false: an int scalar is a DTypeError (upstream's comparisons)
+  bool scalar_first = false;        // the first operand may be the scalar (maximum, minimum)
+  Result result = Result::Same;
+};
+
+struct Plan {
+  std::vector<Tensor> inputs;  // valid parts (scalars as 0-d tensors)
+  Shape shape;                 // broadcast
+  DType dtype;                 // of the output
+  DType compute;               // whose compute type the functor runs in
+};
+// Every check of a binary op (input, other: tensor or scalar), touching no data.
+Plan plan_binary(const OpDef& op, const Args& a, const BinaryRules& rules);
+// Every check of a unary op (input: a tensor).
+Plan plan_unary(const OpDef& op, const Args& a, Result result);
+
+// Runs F into out over inputs (each already at out's shape), computing in `compute`'s type.
+template <class F, size_t N>
+void run(const Tensor& out, const std::array<Tensor, N>& inputs, DType compute) {
+  visit_dtype(compute_dtype(compute), [&](auto tag) {
+    using Tin = kernels::ew::compute_t<typename decltype(tag)::type>;
+    if constexpr (F::template takes<Tin>) {
+      using Tout = typename F::template out<Tin>;
+      kernels::ew::Rows<F, Tout, Tin, static_cast<int>(N)> rows;
+      for (size_t k = 0; k < N; ++k) rows.load[k] = kernels::ew::loader<Tin>(inputs[k].dtype());
+      rows.store = kernels::ew::storer<Tout>(out.dtype());
+      rows.out_native = visit_dtype(out.dtype(), [](auto o) {
+        return std::is_same_v<typename decltype(o)::type, Tout>;
+      });
+      if (!rows.store) fail<Error>("internal: no store of the compute type into ", dtype_name(out.dtype()));
+      const kernels::ew::Loop loop = kernels::ew::make_loop(out, std::vector<Tensor>(inputs.begin(), inputs.end()));
+      kernels::ew::run_rows(loop, &decltype(rows)::row, &rows);
+    } else {
+      fail<Error>("internal: elementwise functor has no ", dtype_name(compute), " form");
+    }
+  });
+}
+
+// The table entry's run and infer for a plan and a functor.
+template <class F, size_t N>
+Outputs run_plan(const Plan& p) {
+  Tensor out = Tensor::empty(p.shape, p.dtype);
+  std::array<Tensor, N> inputs;
+  for (size_t k = 0; k < N; ++k) inputs[k] = broadcast_to(p.inputs[k], p.shape);
+  run<F, N>(out, inputs, p.compute);
+  return {out};
+}
+
+template <class F, const BinaryRules& R>
+Outputs binary(const OpDef& op, const Args& a) { return run_plan<F, 2>(plan_binary(op, a, R)); }
+template <const BinaryRules& R>
+std::vector<OutputMeta> binary_infer(const OpDef& op, const Args& a) {
+  const Plan p = plan_binary(op, a, R);
+  return {{p.shape, p.dtype}};
+}
+
+template <class F, Result R = Result::Same>
+Outputs unary(const OpDef& op, const Args& a) { return run_plan<F, 1>(plan_unary(op, a, R)); }
+template <Result R = Result::Same>
+std::vector<OutputMeta> unary_infer(const OpDef& op, const Args& a) {
+  const Plan p = plan_unary(op, a, R);
+  return {{p.shape, p.dtype}};
+}
+
+}  // namespace pto::elementwise
