@@ -19,6 +19,7 @@ from . import _core  # noqa: E402
 # The core's public names: tensors and dtypes (docs/tensors.md, docs/dtypes.md), errors
 # (docs/errors.md), platforms, tiles and threads, and every operator of the op table (docs/ops/).
 from ._core import *  # noqa: E402,F401,F403
+from ._core import Tensor, get_platform, set_platform, get_vec_tile_shapes, set_vec_tile_shapes, reset_vec_tile_shapes  # noqa: E402,F401  (used below)
 
 _INTERNAL = ("OpCall", "dtype_from_name", "dtype_table")  # in the core for the engine and the tools
 for _name in _INTERNAL:

@@ -76,7 +76,8 @@ def test_a_wrong_reference_makes_verify_fail(monkeypatch, capsys):
         n = a.shape[-1]
         s = np.stack([b, a], axis=-1).reshape(a.shape[:-1] + (2 * n,))  # operands swapped
         return s[..., :n], s[..., n:]
-    monkeypatch.setattr(verify._reference, "interleave", wrong)
+    from ptocpu.tools.verify import indexing
+    monkeypatch.setattr(indexing._reference, "interleave", wrong)
     assert verify.run(verify_args(op=["interleave"], platform=["ascend950"])) == 1
     out = capsys.readouterr().out
     assert "FAIL interleave [ascend950" in out and "elements differ" in out
@@ -84,7 +85,8 @@ def test_a_wrong_reference_makes_verify_fail(monkeypatch, capsys):
 
 def test_the_torch_reference_is_compared(monkeypatch, capsys):
     pytest.importorskip("torch")
-    monkeypatch.setattr(verify, "_torch_reference", lambda compute, like, *arrays: [np.zeros_like(like)])
+    from ptocpu.tools.verify import indexing
+    monkeypatch.setattr(indexing, "_torch_reference", lambda compute, like, *arrays: [np.zeros_like(like)])
     assert verify.run(verify_args(op=["index_select"], platform=["cpu"])) == 1
     assert "FAIL index_select [cpu" in capsys.readouterr().out
 
@@ -127,7 +129,7 @@ def test_bench_sweep_grid_covers_every_op_with_unique_ids():
     from ptocpu.tools.bench.cases import CASES
     cases = sweep.sweep_cases()
     assert len(cases) >= 100
-    assert {c.op for c in cases} == {c.op for c in CASES}  # every benchmarked op has sweep cases
+    assert {c.op for c in CASES} <= {c.op for c in cases}  # every benchmarked op has sweep cases
     assert {"gather", "scatter_update", "index_add_", "gathermask"} <= {c.op for c in cases}
     assert len({c.id for c in cases}) == len(cases)
     with pytest.raises(SystemExit, match="unknown case"):

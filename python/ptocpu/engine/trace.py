@@ -24,7 +24,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, List, Optional
 
-import numpy as np
 
 from .. import _core
 from .dispatch import Handler, handling

@@ -126,13 +126,6 @@ def bytes_of(dtype) -> int:
     return _core.itemsize(dtype)
 
 
-
-
-def bytes_of(dtype) -> int:
-    """`pypto.bytes_of(dtype)`: the size of one element of dtype in bytes (as ptocpu.itemsize)."""
-    return _core.itemsize(dtype)
-
-
 def cond(scalar, file: Optional[str] = None, lineno: Optional[int] = None) -> bool:
     """`if pypto.cond(expr):` — the condition's value (scalars are known on the CPU)."""
     if isinstance(scalar, bool):

@@ -6,8 +6,9 @@ int32 / int64 index, scalar / tensor src, every reduce, with and without duplica
 contiguous and strided (padded-row) inputs. Each case moves a few MB to ~64 MB so the whole
 grid runs in a few minutes.
 
-SWEEP maps each op to a list of case generators (functions returning a list of Cases); an op
-added to ptocpu adds its generators here. Case ids name the op and the shape class, e.g.
+SWEEP lists case generators (functions returning a list of Cases; each Case names its op). This
+module holds the indexing family's; each other family has a module `sweep_<family>.py` beside it
+with its own SWEEP, joined here. Case ids name the op and the shape class, e.g.
 `SW-SC-d0-rows16-add`.
 """
 from __future__ import annotations
@@ -323,21 +324,27 @@ def gathermask_shapes() -> list[Case]:
     ]
 
 
-SWEEP: dict[str, list[Callable[[], list[Case]]]] = {
-    "index_select": [index_select_rows, index_select_widths, index_select_dims],
-    "interleave": [interleave_shapes],
-    "deinterleave": [deinterleave_shapes],
-    "scatter_": [scatter_dim0, scatter_inner, scatter_dims],
-    "strided_slice": [strided_slice_shapes],
-    "gather": [gather_shapes],
-    "scatter_update": [scatter_update_shapes],
-    "index_add_": [index_add_shapes],
-    "gathermask": [gathermask_shapes],
-}
+SWEEP: list[Callable[[], list[Case]]] = [
+    index_select_rows, index_select_widths, index_select_dims, interleave_shapes, deinterleave_shapes,
+    scatter_dim0, scatter_inner, scatter_dims, strided_slice_shapes, gather_shapes, scatter_update_shapes,
+    index_add_shapes, gathermask_shapes,
+]
+
+
+def _all_sweeps() -> list[Callable[[], list[Case]]]:
+    """This module's SWEEP and every sweep_<family> module's."""
+    import importlib
+    import pkgutil
+    from . import __path__ as here
+    generators = list(SWEEP)
+    for module in pkgutil.iter_modules(here):
+        if module.name.startswith("sweep_"):
+            generators += importlib.import_module(f"{__package__}.{module.name}").SWEEP
+    return generators
 
 
 def sweep_cases() -> list[Case]:
-    cases = [case for generators in SWEEP.values() for gen in generators for case in gen()]
+    cases = [case for gen in _all_sweeps() for case in gen()]
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "sweep case ids must be unique"
     return cases

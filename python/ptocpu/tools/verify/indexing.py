@@ -1,172 +1,17 @@
-"""`ptocpu verify`: a conformance run over built-in cases for every operator x dtype x platform.
-
-Each case runs ptocpu and an independent reference (numpy; torch when installed; the seed 003
-reference code for strided_slice) and compares the results bit for bit (docs/precision.md). Error rules
-are cases too: the call must raise the docs/errors.md exception and name the offending value. For
-floating outputs cann-bench's MERE / MARE against a float64 reference are reported beside.
-"""
+"""verify's cases of the indexing family and the seeds (docs/ops/index_select.md ... gathermask.md)."""
 from __future__ import annotations
 
-import json
-import sys
-import time
-from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterator
+from typing import Iterator
 
-import ml_dtypes
 import numpy as np
 
 import ptocpu
 
-from ptocpu import numpy_dtype
-from . import reference as _reference
-from .reference import seed003_strided_slice, spec_strided_slice
+from .. import reference as _reference
+from ..reference import seed003_strided_slice, spec_strided_slice
+from .common import (PLATFORMS, Case, cases_for, torch, _bits, _compare, _expect_error, _platform_dtypes, _random, _torch_reference)
 
-try:  # a second, independent reference where installed
-    import torch
-except ImportError:  # pragma: no cover - torch is optional
-    torch = None
-
-PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
-OPS = ["index_select", "interleave", "deinterleave", "scatter_", "strided_slice", "gather", "scatter_update",
-       "index_add_", "gathermask"]
-# cann-bench thresholds T per dtype (docs/precision.md); a case passes cann-bench when MERE < T, MARE < 10 T.
-THRESHOLDS = {"DT_FP16": 2**-10, "DT_BF16": 2**-7, "DT_FP32": 2**-13, "DT_FP8E4M3": 2**-3, "DT_FP8E5M2": 2**-2}
-
-
-@dataclass
-class Result:
-    op: str
-    platform: str
-    dtype: str
-    case: str
-    passed: bool
-    detail: str = ""
-    mere: float | None = None
-    mare: float | None = None
-
-
-@dataclass
-class Case:
-    op: str
-    platform: str
-    dtype: str
-    name: str
-    run: Callable[[], tuple[bool, str, list[tuple[np.ndarray, np.ndarray]]]] = field(repr=False)
-
-
-# ---------------------------------------------------------------- data and comparison helpers
-
-def _platform_dtypes(platform: str, op: str) -> list[str]:
-    table = {p["name"]: p for p in ptocpu.platform_table()}[platform]
-    entry = table["ops"][op]
-    return [d.strip() for d in entry["dtypes"].split(",") if d.strip()] if entry["offered"] else []
-
-
-def _random(rng: np.random.Generator, shape, dtype_name: str) -> np.ndarray:
-    npdt = numpy_dtype(getattr(ptocpu, dtype_name))
-    if npdt == np.bool_:
-        return rng.integers(0, 2, size=shape).astype(np.bool_)
-    if np.issubdtype(npdt, np.integer):
-        info = np.iinfo(npdt)
-        return rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape, endpoint=True).astype(npdt)
-    values = rng.standard_normal(size=shape) * 4
-    if npdt == np.dtype(ml_dtypes.float8_e8m0fnu):
-        values = np.abs(values) + 0.25  # unsigned powers of two: no zero, no negatives
-    return values.astype(npdt)
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
-
-
-def _same(got, want: np.ndarray) -> tuple[bool, str]:
-    got = np.asarray(got.numpy() if isinstance(got, ptocpu.Tensor) else got)
-    if got.shape != want.shape:
-        return False, f"shape {got.shape} != reference {want.shape}"
-    if got.dtype != want.dtype:
-        return False, f"dtype {got.dtype} != reference {want.dtype}"
-    diff = np.flatnonzero(_bits(got).ravel() != _bits(want).ravel())
-    if diff.size:
-        i = np.unravel_index(diff[0], want.shape)
-        return False, f"{diff.size} elements differ, first at {tuple(int(v) for v in i)}: {got[i]!r} != {want[i]!r}"
-    return True, ""
-
-
-def _compare(pairs: list[tuple]) -> tuple[bool, str, list]:
-    """pairs of (ptocpu result, bit-exact reference[, float64 reference for MERE / MARE])."""
-    for got, want, *_ in pairs:
-        ok, detail = _same(got, want)
-        if not ok:
-            return False, detail, pairs
-    return True, "", pairs
-
-
-_SMALL_FLOATS = tuple(np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2,
-                                               ml_dtypes.float8_e8m0fnu))
-
-
-def _relative_errors(pairs, reference64) -> tuple[float, float]:
-    """cann-bench's MERE / MARE of the first output against a float64 reference (finite values)."""
-    got = pairs[0][0]
-    got = np.asarray(got.numpy() if isinstance(got, ptocpu.Tensor) else got)
-    a = got.astype(np.float64).ravel()
-    g = np.asarray(reference64, dtype=np.float64).ravel()
-    finite = np.isfinite(g) & np.isfinite(a)
-    if not finite.any():
-        return 0.0, 0.0
-    rel = np.abs(a[finite] - g[finite]) / (np.abs(g[finite]) + 1e-7)
-    return float(rel.mean()), float(rel.max())
-
-
-_TORCH_VIEWS = {"bfloat16": ("int16", "bfloat16"), "float8_e4m3fn": ("uint8", "float8_e4m3fn"),
-                "float8_e5m2": ("uint8", "float8_e5m2"), "float8_e8m0fnu": ("uint8", "float8_e8m0fnu")}
-
-
-def _to_torch(a: np.ndarray):
-    a = np.require(a, requirements="C")  # keeps 0-d arrays 0-d
-    if a.dtype.name in _TORCH_VIEWS:
-        carrier, name = _TORCH_VIEWS[a.dtype.name]
-        return torch.from_numpy(a.view(carrier)).view(getattr(torch, name))
-    return torch.from_numpy(a)
-
-
-def _from_torch(t, like: np.ndarray) -> np.ndarray:
-    t = t.contiguous()
-    if like.dtype.name in _TORCH_VIEWS:
-        carrier = _TORCH_VIEWS[like.dtype.name][0]
-        return t.view(getattr(torch, carrier)).numpy().view(like.dtype)
-    return t.numpy()
-
-
-def _torch_reference(compute: Callable[..., object], like: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
-    """torch's results for `compute(*torch tensors)`, or [] where torch is absent or lacks the dtype."""
-    if torch is None:
-        return []
-    try:
-        out = compute(*(_to_torch(a) for a in arrays))
-    except (RuntimeError, TypeError, NotImplementedError):
-        return []
-    outs = out if isinstance(out, (tuple, list)) else [out]
-    return [_from_torch(o, like) for o in outs]
-
-
-def _expect_error(call: Callable[[], object], error: type, needle: str) -> tuple[bool, str, list]:
-    try:
-        call()
-    except error as e:  # noqa: PERF203
-        message = str(e)
-        if needle not in message:
-            return False, f"{error.__name__} raised but message lacks {needle!r}: {message}", []
-        return True, "", []
-    except Exception as e:  # noqa: BLE001
-        return False, f"expected {error.__name__}, got {type(e).__name__}: {e}", []
-    return False, f"expected {error.__name__}, nothing was raised", []
-
-
-# ---------------------------------------------------------------- cases per operator
-
+@cases_for('index_select')
 def _index_select_cases(rng, quick) -> Iterator[Case]:
     x_seed = np.array([[0.1427, 0.0231, -0.5414, -1.0009], [-0.4664, 0.2647, -0.1228, -1.1068],
                        [-1.1734, -0.6571, 0.7230, -0.6004]], np.float32)
@@ -217,6 +62,7 @@ def _index_select_cases(rng, quick) -> Iterator[Case]:
                                              ptocpu.ArgumentError, "[0, 3]"))
 
 
+@cases_for('interleave', 'deinterleave')
 def _interleave_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
         dtypes = _platform_dtypes(platform, "interleave")
@@ -278,6 +124,7 @@ def _interleave_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.DTypeError, "DT_FP16"))
 
 
+@cases_for('scatter_', 'scatter')
 def _scatter_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
         def seed():
@@ -315,7 +162,7 @@ def _scatter_cases(rng, quick) -> Iterator[Case]:
                                 return False, "scatter changed its input", pairs
                             return ok, detail, pairs
                         label = f"x{list(shape)} dim -1 {'tensor' if tensor_src else 'scalar'} src reduce={reduce}"
-                        yield Case("scatter_", platform, dtype, label, run)
+                        yield Case("scatter", platform, dtype, label, run)
 
         def bad_last_index():
             x = np.zeros((4, 4), np.float32)
@@ -332,6 +179,7 @@ def _scatter_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.ArgumentError, "max"))
 
 
+@cases_for('strided_slice', 'strided_slice_view')
 def _strided_slice_cases(rng, quick) -> Iterator[Case]:
     specs = [  # (shape, begin, end, strides, masks)
         ((6, 8), [0, 0], [-1, -1], [1, 2], {}),
@@ -350,7 +198,8 @@ def _strided_slice_cases(rng, quick) -> Iterator[Case]:
                 def run(dtype=dtype, shape=shape, begin=begin, end=end, strides=strides, masks=masks):
                     x = _random(rng, shape, dtype)
                     want = spec_strided_slice(x, begin, end, strides, **masks)
-                    pairs = [(ptocpu.strided_slice(x, begin, end, strides, **masks), want)]
+                    pairs = [(ptocpu.strided_slice(x, begin, end, strides, **masks), want),
+                             (ptocpu.strided_slice_view(x, begin, end, strides, **masks), want)]
                     if all(s > 0 for s in strides) and all(-n <= b < n for b, n in zip(begin, shape)):
                         pairs.append((pairs[0][0], seed003_strided_slice(x, begin, end, strides, **masks)))
                         pairs += [(pairs[0][0], t) for t in _torch_reference(  # the seed's golden on torch
@@ -366,6 +215,7 @@ def _strided_slice_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.IndexOutOfRange, "5"))
 
 
+@cases_for('gather')
 def _gather_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
         def doc():
@@ -404,6 +254,7 @@ def _gather_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.IndexOutOfRange, "index value 3"))
 
 
+@cases_for('scatter_update')
 def _scatter_update_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
         def doc():
@@ -458,13 +309,14 @@ def _scatter_update_cases(rng, quick) -> Iterator[Case]:
                    bad_last_index)
 
 
+@cases_for('index_add_', 'index_add')
 def _index_add_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
         def doc():
             x = np.zeros((2, 3), np.int32)
             out = ptocpu.index_add(x, 0, np.array([0, 1, 0], np.int32), np.ones((3, 3), np.int32))
             return _compare([(out, np.array([[2, 2, 2], [1, 1, 1]], np.int32)), (x, np.zeros((2, 3), np.int32))])
-        yield Case("index_add_", platform, "DT_INT32", "doc example (index_add leaves input untouched)", doc)
+        yield Case("index_add", platform, "DT_INT32", "doc example (index_add leaves input untouched)", doc)
         shapes = [(6,), (4, 5), (3, 4, 5)] if quick else [(6,), (4, 5), (3, 4, 5), (2, 3, 2, 4), (2, 2, 3, 2, 3)]
         for dtype in _platform_dtypes(platform, "index_add_"):
             for shape in shapes:
@@ -504,6 +356,7 @@ def _index_add_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.ArgumentError, "65505"))
 
 
+@cases_for('gathermask')
 def _gathermask_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
         def doc():
@@ -531,98 +384,3 @@ def _gathermask_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.ArgumentError, "pattern_mode 8"))
 
 
-GENERATORS = {"index_select": _index_select_cases, "interleave": _interleave_cases, "deinterleave": _interleave_cases,
-              "scatter_": _scatter_cases, "strided_slice": _strided_slice_cases, "gather": _gather_cases,
-              "scatter_update": _scatter_update_cases, "index_add_": _index_add_cases,
-              "gathermask": _gathermask_cases}
-
-
-def collect(ops: list[str], platforms: list[str], quick: bool) -> list[Case]:
-    rng = np.random.default_rng(2026)
-    cases, seen = [], set()
-    for op in ops:
-        generator = GENERATORS[op]
-        if generator in seen:
-            continue
-        seen.add(generator)
-        cases.extend(c for c in generator(rng, quick) if c.platform in platforms and c.op in ops)
-    return cases
-
-
-def run_case(case: Case) -> Result:
-    ptocpu.reset_vec_tile_shapes()
-    try:
-        with ptocpu.platform(case.platform):
-            ok, detail, pairs = case.run()
-    except Exception as e:  # noqa: BLE001 - an unexpected error is a failed case, not a crash
-        return Result(case.op, case.platform, case.dtype, case.name, False, f"{type(e).__name__}: {e}")
-    result = Result(case.op, case.platform, case.dtype, case.name, ok, detail)
-    if ok and pairs:
-        want = pairs[0][1]
-        if want.dtype.kind == "f" or want.dtype in _SMALL_FLOATS:
-            reference64 = pairs[0][2] if len(pairs[0]) > 2 else want.astype(np.float64)
-            result.mere, result.mare = _relative_errors(pairs, reference64)
-    return result
-
-
-def _progress(done: int, total: int, failed: int, start: float) -> None:
-    """A progress bar on stderr: redrawn in place on a terminal, a line per tenth otherwise."""
-    width = 30
-    if not sys.stderr.isatty():
-        if done == total or done * 10 // total != (done - 1) * 10 // total:
-            sys.stderr.write(f"verify: {done}/{total} cases, {failed} failed, {time.perf_counter() - start:.1f}s\n")
-        return
-    filled = width * done // max(total, 1)
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} cases, {failed} failed, "
-                     f"{time.perf_counter() - start:.1f}s")
-    sys.stderr.flush()
-
-
-def summarize(results: list[Result]) -> list[dict]:
-    rows = {}
-    for r in results:
-        row = rows.setdefault(r.op, {"op": r.op, "cases": 0, "passed": 0, "failed": 0, "mere": 0.0, "mare": 0.0})
-        row["cases"] += 1
-        row["passed" if r.passed else "failed"] += 1
-        if r.mere is not None:
-            row["mere"] = max(row["mere"], r.mere)
-            row["mare"] = max(row["mare"], r.mare)
-    return list(rows.values())
-
-
-def format_table(rows: list[dict]) -> str:
-    lines = [f"{'op':<15}{'cases':>7}{'passed':>8}{'failed':>8}{'worst MERE':>12}{'worst MARE':>12}"]
-    for r in rows:
-        lines.append(f"{r['op']:<15}{r['cases']:>7}{r['passed']:>8}{r['failed']:>8}{r['mere']:>12.3g}{r['mare']:>12.3g}")
-    total = sum(r["cases"] for r in rows), sum(r["passed"] for r in rows), sum(r["failed"] for r in rows)
-    lines.append(f"{'total':<15}{total[0]:>7}{total[1]:>8}{total[2]:>8}")
-    return "\n".join(lines)
-
-
-def run(args) -> int:
-    ops = args.op or OPS
-    unknown = [o for o in ops if o not in OPS]
-    platforms = args.platform or PLATFORMS
-    if unknown or any(p not in PLATFORMS for p in platforms):
-        print(f"verify: --op takes {', '.join(OPS)}; --platform takes {', '.join(PLATFORMS)}", file=sys.stderr)
-        return 2
-    cases = collect(ops, platforms, args.quick)
-    results, failed, start = [], 0, time.perf_counter()
-    for i, case in enumerate(cases):
-        result = run_case(case)
-        results.append(result)
-        failed += not result.passed
-        _progress(i + 1, len(cases), failed, start)
-    if sys.stderr.isatty():
-        sys.stderr.write("\n")
-    for r in results:
-        if not r.passed:
-            print(f"FAIL {r.op} [{r.platform}, {r.dtype}] {r.case}: {r.detail}")
-    rows = summarize(results)
-    print(format_table(rows))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"summary": rows, "results": [asdict(r) for r in results],
-                       "thresholds": THRESHOLDS, "ptocpu": ptocpu.__version__}, f, indent=1)
-    print(f"{sum(r.passed for r in results)} passed, {failed} failed")
-    return 1 if failed else 0
