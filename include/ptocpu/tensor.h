@@ -34,12 +34,12 @@ class Tensor {
                           std::shared_ptr<void> keep_alive);
 
   bool defined() const { return defined_; }
-  const Shape& shape() const { return shape_; }
-  const Strides& strides() const { return strides_; }
-  int64_t shape(int d) const { return shape_[d]; }
-  int64_t stride(int d) const { return strides_[d]; }
-  int ndim() const { return static_cast<int>(shape_.size()); }
-  int64_t numel() const { return shape_numel(shape_); }
+  const Shape& shape() const { return layout_->shape; }
+  const Strides& strides() const { return layout_->strides; }
+  int64_t shape(int d) const { return layout_->shape[d]; }
+  int64_t stride(int d) const { return layout_->strides[d]; }
+  int ndim() const { return static_cast<int>(layout_->shape.size()); }
+  int64_t numel() const { return layout_->numel; }
   DType dtype() const { return dtype_; }
   size_t itemsize() const { return dtype_size(dtype_); }
   int64_t offset() const { return offset_; }  // elements from the storage base
@@ -52,7 +52,7 @@ class Tensor {
   template <class T>
   T& at(std::initializer_list<int64_t> idx) const {
     int64_t off = 0, d = 0;
-    for (int64_t i : idx) off += i * strides_[d++];
+    for (int64_t i : idx) off += i * layout_->strides[d++];
     return data_as<T>()[off];
   }
 
@@ -71,8 +71,8 @@ class Tensor {
 
   // The valid shape (docs/kernel_model.md): the leading part of each dim that holds data; the
   // shape unless a view set a smaller one. Ops read only the valid part; elements past it are 0.
-  const Shape& valid_shape() const { return has_valid_shape_ ? valid_shape_ : shape_; }
-  bool partially_valid() const { return has_valid_shape_; }
+  const Shape& valid_shape() const { return layout_->has_valid ? layout_->valid : layout_->shape; }
+  bool partially_valid() const { return layout_->has_valid; }
   // This tensor with valid shape `valid` (one entry per dim, each <= the dim; equal clears it).
   Tensor with_valid_shape(const Shape& valid) const;
   // A view of only the valid part (this tensor when it is all valid).
@@ -83,16 +83,25 @@ class Tensor {
   const std::shared_ptr<void>& owner() const { return owner_; }
 
  private:
+  // Shape, strides and valid shape, immutable and shared between copies: copying a tensor (which
+  // every op call does several times) is two reference counts, not three vector copies.
+  struct Layout {
+    Shape shape;
+    Strides strides;
+    Shape valid;  // when has_valid
+    bool has_valid = false;
+    int64_t numel = 1;
+  };
+  static std::shared_ptr<const Layout> make_layout(Shape shape, Strides strides, Shape valid = {});
+  static const std::shared_ptr<const Layout>& empty_layout();  // of Tensor(): shared, never freed
+
   std::shared_ptr<void> owner_;
   std::byte* base_ = nullptr;
-  Shape shape_;
-  Strides strides_;
+  std::shared_ptr<const Layout> layout_ = empty_layout();
   int64_t offset_ = 0;
   DType dtype_ = DType::FP32;
   bool defined_ = false;
   bool read_only_ = false;
-  bool has_valid_shape_ = false;
-  Shape valid_shape_;
 };
 
 // Copies src into dst elementwise (same shape, same element width; any strides, src strides

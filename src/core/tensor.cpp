@@ -55,6 +55,21 @@ Tensor allocate(const Shape& shape, DType dtype, bool zero) {
 }
 }  // namespace
 
+std::shared_ptr<const Tensor::Layout> Tensor::make_layout(Shape shape, Strides strides, Shape valid) {
+  auto layout = std::make_shared<Layout>();
+  layout->numel = shape_numel(shape);
+  layout->has_valid = !valid.empty() && valid != shape;
+  if (layout->has_valid) layout->valid = std::move(valid);
+  layout->shape = std::move(shape);
+  layout->strides = std::move(strides);
+  return layout;
+}
+
+const std::shared_ptr<const Tensor::Layout>& Tensor::empty_layout() {
+  static const auto* layout = new std::shared_ptr<const Layout>(make_layout({}, {}));
+  return *layout;
+}
+
 Tensor Tensor::empty(const Shape& shape, DType dtype) { return allocate(shape, dtype, false); }
 Tensor Tensor::zeros(const Shape& shape, DType dtype) { return allocate(shape, dtype, true); }
 
@@ -66,8 +81,7 @@ Tensor Tensor::from_blob(void* ptr, const Shape& shape, const Strides& strides, 
   Tensor t;
   t.owner_ = std::move(keep_alive);
   t.base_ = static_cast<std::byte*>(ptr);
-  t.shape_ = shape;
-  t.strides_ = strides;
+  t.layout_ = make_layout(shape, strides);
   t.offset_ = 0;
   t.dtype_ = dtype;
   t.defined_ = true;
@@ -77,39 +91,37 @@ Tensor Tensor::from_blob(void* ptr, const Shape& shape, const Strides& strides, 
 bool Tensor::is_contiguous() const {
   if (numel() == 0) return true;  // no element to place: any strides are row-major
   int64_t expected = 1;
+  const Shape& sh = shape();
+  const Strides& st = strides();
   for (int i = ndim() - 1; i >= 0; --i) {
-    if (shape_[i] != 1 && strides_[i] != expected) return false;
-    expected *= shape_[i];
+    if (sh[i] != 1 && st[i] != expected) return false;
+    expected *= sh[i];
   }
   return true;
 }
 
 Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
-  Tensor out = empty(shape_, dtype_);
+  Tensor out = empty(shape(), dtype_);
   copy_into(out, *this);
   return out;
 }
 
 Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t element_offset) const {
   Tensor t = *this;
-  t.shape_ = shape;
-  t.strides_ = strides;
+  t.layout_ = make_layout(shape, strides);  // a new view: all of it is valid
   t.offset_ = offset_ + element_offset;
-  t.has_valid_shape_ = false;  // a new view: all of it is valid
-  t.valid_shape_.clear();
   return t;
 }
 
 Tensor Tensor::with_valid_shape(const Shape& valid) const {
   Tensor t = *this;
-  t.has_valid_shape_ = valid != shape_;
-  t.valid_shape_ = t.has_valid_shape_ ? valid : Shape{};
+  if (valid != shape() || layout_->has_valid) t.layout_ = make_layout(shape(), strides(), valid);
   return t;
 }
 
 Tensor Tensor::valid_part() const {
-  return has_valid_shape_ ? as_strided(valid_shape_, strides_, 0) : *this;
+  return layout_->has_valid ? as_strided(layout_->valid, strides(), 0) : *this;
 }
 
 Tensor Tensor::as_read_only() const {
@@ -131,7 +143,7 @@ std::pair<const std::byte*, const std::byte*> Tensor::byte_span() const {
   if (numel() == 0) return {p, p};
   int64_t lo = 0, hi = 0;
   for (int i = 0; i < ndim(); ++i) {
-    const int64_t reach = (shape_[i] - 1) * strides_[i];
+    const int64_t reach = (shape(i) - 1) * stride(i);
     (reach < 0 ? lo : hi) += reach;
   }
   const int64_t item = static_cast<int64_t>(itemsize());

@@ -11,73 +11,89 @@
 
 namespace pto::kernels::ew {
 
-Loop make_loop(const Tensor& out, const std::vector<Tensor>& inputs) {
+Loop make_loop(const Tensor& out, const Tensor* const* inputs, int count) {
   Loop loop;
-  loop.operands = 1 + static_cast<int>(inputs.size());
-  const auto add = [&](int k, const Tensor& t) {
-    loop.data[k] = static_cast<std::byte*>(t.data());
-    loop.dtypes[k] = t.dtype();
+  loop.operands = 1 + count;
+  const int rank = out.ndim();
+  // Byte stride of operand k along out's dim d (0 where the operand broadcasts).
+  const auto stride = [&](int k, int d) -> int64_t {
+    if (k == 0) return out.stride(d) * static_cast<int64_t>(out.itemsize());
+    const Tensor& t = *inputs[k - 1];
+    const int td = d - (rank - t.ndim());
+    if (td < 0 || t.shape(td) == 1) return 0;
+    return t.stride(td) * static_cast<int64_t>(t.itemsize());
   };
-  add(0, out);
-  for (size_t k = 0; k < inputs.size(); ++k) add(static_cast<int>(k) + 1, inputs[k]);
-  // Dims of size 1 go; a dim merges into the next when every operand steps over it as over
-  // one longer dim.
-  for (int d = 0; d < out.ndim(); ++d) {
-    if (out.shape(d) == 1) continue;
-    const auto stride = [&](int k, int dim) {
-      const Tensor& t = k == 0 ? out : inputs[k - 1];
-      return t.stride(dim) * static_cast<int64_t>(t.itemsize());
-    };
-    bool merge = !loop.shape.empty();
-    for (int k = 0; merge && k < loop.operands; ++k)
-      merge = loop.strides[k].back() == stride(k, d) * out.shape(d);
-    if (merge) {
-      loop.shape.back() *= out.shape(d);
-      for (int k = 0; k < loop.operands; ++k) loop.strides[k].back() = stride(k, d);
-    } else {
-      loop.shape.push_back(out.shape(d));
-      for (int k = 0; k < loop.operands; ++k) loop.strides[k].push_back(stride(k, d));
-    }
+  loop.data[0] = static_cast<std::byte*>(out.data());
+  loop.dtypes[0] = out.dtype();
+  for (int k = 1; k < loop.operands; ++k) {
+    loop.data[k] = static_cast<std::byte*>(inputs[k - 1]->data());
+    loop.dtypes[k] = inputs[k - 1]->dtype();
   }
-  if (loop.shape.empty()) {  // a single element
-    loop.shape.push_back(1);
-    for (int k = 0; k < loop.operands; ++k) loop.strides[k].push_back(0);
+  // Dims of size 1 go; a dim merges into the previous one when every operand steps over both as
+  // over one longer dim.
+  for (int d = 0; d < rank; ++d) {
+    const int64_t n = out.shape(d);
+    if (n == 1) continue;
+    bool merge = loop.dims > 0;
+    for (int k = 0; merge && k < loop.operands; ++k) merge = loop.strides[k][loop.dims - 1] == stride(k, d) * n;
+    if (merge) {
+      loop.shape[loop.dims - 1] *= n;
+      for (int k = 0; k < loop.operands; ++k) loop.strides[k][loop.dims - 1] = stride(k, d);
+      continue;
+    }
+    loop.shape[loop.dims] = n;
+    for (int k = 0; k < loop.operands; ++k) loop.strides[k][loop.dims] = stride(k, d);
+    ++loop.dims;
+  }
+  if (loop.dims == 0) {  // a single element
+    loop.shape[0] = 1;
+    for (int k = 0; k < loop.operands; ++k) loop.strides[k][0] = 0;
+    loop.dims = 1;
   }
   return loop;
 }
 
+namespace {
+
+// Walks the flattened range [begin, end) of the loop, a row segment at a time.
+void walk(const Loop& loop, RowFn row, void* ctx, int64_t begin, int64_t end) {
+  const int dims = loop.dims;
+  const int64_t len = loop.shape[dims - 1];
+  int64_t inner[kMaxOperands], idx[kMaxDims] = {};
+  for (int k = 0; k < loop.operands; ++k) inner[k] = loop.strides[k][dims - 1];
+  int64_t rest = begin / len;
+  for (int d = dims - 2; d >= 0; --d) {
+    idx[d] = rest % loop.shape[d];
+    rest /= loop.shape[d];
+  }
+  int64_t col = begin % len;
+  std::byte* ptrs[kMaxOperands];
+  for (int64_t at = begin; at < end;) {
+    const int64_t n = std::min(len - col, end - at);
+    for (int k = 0; k < loop.operands; ++k) {
+      int64_t off = col * inner[k];
+      for (int d = 0; d < dims - 1; ++d) off += idx[d] * loop.strides[k][d];
+      ptrs[k] = loop.data[k] + off;
+    }
+    row(ctx, ptrs, inner, n);
+    at += n;
+    col = 0;
+    for (int d = dims - 2; d >= 0 && ++idx[d] == loop.shape[d]; --d) idx[d] = 0;
+  }
+}
+
+// Ranges of at least 64K elements per thread: below that a thread's start-up costs more than the work.
+constexpr int64_t kMinChunk = int64_t(1) << 16;
+
+}  // namespace
+
 void run_rows(const Loop& loop, RowFn row, void* ctx) {
-  const int dims = static_cast<int>(loop.shape.size());
-  const int64_t len = loop.shape.back();
-  const int64_t total = shape_numel(loop.shape);
+  int64_t total = 1;
+  for (int d = 0; d < loop.dims; ++d) total *= loop.shape[d];
   if (total == 0) return;
-  int64_t inner[kMaxOperands];
-  for (int k = 0; k < loop.operands; ++k) inner[k] = loop.strides[k].back();
+  if (total < 2 * kMinChunk || get_num_threads() == 1) return walk(loop, row, ctx, 0, total);
   // Threads take contiguous ranges of the flattened index; a range may start and end inside a row.
-  const auto walk = [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> idx(dims, 0);
-    int64_t rest = begin / len;
-    for (int d = dims - 2; d >= 0; --d) {
-      idx[d] = rest % loop.shape[d];
-      rest /= loop.shape[d];
-    }
-    int64_t col = begin % len;
-    std::byte* ptrs[kMaxOperands];
-    for (int64_t at = begin; at < end;) {
-      const int64_t n = std::min(len - col, end - at);
-      for (int k = 0; k < loop.operands; ++k) {
-        int64_t off = col * inner[k];
-        for (int d = 0; d < dims - 1; ++d) off += idx[d] * loop.strides[k][d];
-        ptrs[k] = loop.data[k] + off;
-      }
-      row(ctx, ptrs, inner, n);
-      at += n;
-      col = 0;
-      for (int d = dims - 2; d >= 0 && ++idx[d] == loop.shape[d]; --d) idx[d] = 0;
-    }
-  };
-  // Ranges of at least 64K elements: below that a thread's start-up costs more than the work.
-  parallel_for(total, int64_t(1) << 16, walk);
+  parallel_for(total, kMinChunk, [&](int64_t begin, int64_t end) { walk(loop, row, ctx, begin, end); });
 }
 
 // ---- conversions --------------------------------------------------------------------------------

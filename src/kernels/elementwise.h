@@ -20,19 +20,23 @@ namespace pto::kernels::ew {
 // Elements per block: 2 KiB of fp32 per operand, so a block's operands stay in L1.
 inline constexpr int64_t kBlock = 512;
 inline constexpr int kMaxOperands = 4;  // inputs + the output
+inline constexpr int kMaxDims = 16;     // op ranks stop at 8; broadcasting adds none
 
 // A loop over `shape` (dims coalesced, the innermost last). Operand 0 is the output; strides are
-// in bytes per loop dim (0: broadcast along that dim).
+// in bytes per loop dim (0: broadcast along that dim). Fixed arrays: planning a call allocates nothing.
 struct Loop {
-  Shape shape;
+  int dims = 0;
   int operands = 0;
-  std::array<std::byte*, kMaxOperands> data{};
-  std::array<std::vector<int64_t>, kMaxOperands> strides{};
-  std::array<DType, kMaxOperands> dtypes{};
+  int64_t shape[kMaxDims];
+  std::byte* data[kMaxOperands];
+  int64_t strides[kMaxOperands][kMaxDims];
+  DType dtypes[kMaxOperands];
 };
 
-// out and the inputs, each input already viewed at out's shape (broadcast dims have stride 0).
-Loop make_loop(const Tensor& out, const std::vector<Tensor>& inputs);
+// out and the inputs; each input broadcasts to out's shape numpy-style (right-aligned, dims of
+// size 1 repeat), so inputs may have fewer dims than out. out's rank is at most kMaxDims (the ops
+// checked it).
+Loop make_loop(const Tensor& out, const Tensor* const* inputs, int count);
 
 // Loads n elements of `dtype` at src (byte stride) into dst as T; returns dst, or src itself when
 // it is already n contiguous elements of T (then dst is untouched). Any dtype loads as any T

@@ -77,21 +77,21 @@ Plan plan_binary(const OpDef& op, const Args& a, const BinaryRules& rules);
 // Every check of a unary op (input: a tensor).
 Plan plan_unary(const OpDef& op, const Args& a, Result result);
 
-// Runs F into out over inputs (each already at out's shape), computing in `compute`'s type.
+// Runs F into out over inputs (each broadcasting to out's shape), computing in `compute`'s type.
 template <class F, size_t N>
-void run(const Tensor& out, const std::array<Tensor, N>& inputs, DType compute) {
+void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType compute) {
   visit_dtype(compute_dtype(compute), [&](auto tag) {
     using Tin = kernels::ew::compute_t<typename decltype(tag)::type>;
     if constexpr (F::template takes<Tin>) {
       using Tout = typename F::template out<Tin>;
       kernels::ew::Rows<F, Tout, Tin, static_cast<int>(N)> rows;
-      for (size_t k = 0; k < N; ++k) rows.load[k] = kernels::ew::loader<Tin>(inputs[k].dtype());
+      for (size_t k = 0; k < N; ++k) rows.load[k] = kernels::ew::loader<Tin>(inputs[k]->dtype());
       rows.store = kernels::ew::storer<Tout>(out.dtype());
       rows.out_native = visit_dtype(out.dtype(), [](auto o) {
         return std::is_same_v<typename decltype(o)::type, Tout>;
       });
       if (!rows.store) fail<Error>("internal: no store of the compute type into ", dtype_name(out.dtype()));
-      const kernels::ew::Loop loop = kernels::ew::make_loop(out, std::vector<Tensor>(inputs.begin(), inputs.end()));
+      const kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), static_cast<int>(N));
       kernels::ew::run_rows(loop, &decltype(rows)::row, &rows);
     } else {
       fail<Error>("internal: elementwise functor has no ", dtype_name(compute), " form");
@@ -103,10 +103,10 @@ void run(const Tensor& out, const std::array<Tensor, N>& inputs, DType compute) 
 template <class F, size_t N>
 Outputs run_plan(const Plan& p) {
   Tensor out = Tensor::empty(p.shape, p.dtype);
-  std::array<Tensor, N> inputs;
-  for (size_t k = 0; k < N; ++k) inputs[k] = broadcast_to(p.inputs[k], p.shape);
+  std::array<const Tensor*, N> inputs;
+  for (size_t k = 0; k < N; ++k) inputs[k] = &p.inputs[k];
   run<F, N>(out, inputs, p.compute);
-  return {out};
+  return {std::move(out)};
 }
 
 template <class F, const BinaryRules& R>
