@@ -21,6 +21,10 @@ void bind_enums(nb::module_& m);         // PyPTO's mode enums (ptocpu/modes.h)
 void bind_runtime(nb::module_& m);       // platforms, tile shapes, threads, build info
 void bind_kernel_model(nb::module_& m);  // loop, kernel scopes, jit checks (docs/kernel_model.md)
 void bind_ops(nb::module_& m);           // every op of the op table, and the dispatch handlers
+void bind_program(nb::module_& m);       // compiled kernels: the tracer and the program
+// A kernel body being traced (program.cpp): a tensor it made, and values that reached Python.
+void trace_created(const pto::Tensor& t);
+void trace_taint(const char* why);
 
 // How an op uses a tensor argument: only read (a copy of an awkward layout is fine), or
 // written in place (must be the caller's memory: no copy, else ArgumentError).

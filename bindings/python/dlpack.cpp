@@ -148,6 +148,7 @@ std::optional<bool> copy_request(nb::handle copy) {
 // which has no such flag, refuses it (docs/tensors.md).
 nb::object to_dlpack(const pto::Tensor& t, nb::handle max_version, nb::handle dl_device, nb::handle copy) {
   require_storage(t, kExport);
+  trace_taint("a tensor left through DLPack (torch.from_dlpack and the like)");
   const bool versioned = wants_versioned(max_version);
   check_device(dl_device);
   const std::optional<bool> want_copy = copy_request(copy);

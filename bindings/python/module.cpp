@@ -11,6 +11,7 @@ NB_MODULE(_core, m) {
   ptobind::bind_runtime(m);
   ptobind::bind_kernel_model(m);
   ptobind::bind_ops(m);  // after the Tensor class: ops become its methods and operators
+  ptobind::bind_program(m);
   // `from ._core import *` in the package (and the stub's readers) take every public name.
   nanobind::list names;
   for (nanobind::handle name : m.attr("__dict__"))

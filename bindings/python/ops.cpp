@@ -15,6 +15,7 @@
 
 #include "bind.h"
 #include "ops/checks.h"
+#include "program/program.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
 #include "ptocpu/platform.h"
@@ -253,7 +254,9 @@ pto::Args convert_all(const pto::OpDef& op, const Bound& b) {
   return a;
 }
 
-nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handle kwargs) {
+// `outermost`: the user's call itself, not a call a handler makes on its own: only those are
+// traced into a compiled program (docs/kernel_model.md#compiled-kernels).
+nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handle kwargs, bool outermost) {
   pto::require_offered(op);  // UnsupportedError before any argument is looked at (docs/errors.md)
   const Bound b = bind(op, args, nargs, kwargs);
   const pto::Args a = convert_all(op, b);
@@ -262,13 +265,15 @@ nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb
     ReleaseGil release;
     outputs = pto::call_op(op, a);
   }
+  if (outermost)
+    if (pto::program::Tracer* tracer = pto::program::Tracer::active()) tracer->record(op, a, outputs);
   return result(op, b, std::move(outputs));
 }
 
-nb::object run_op(const pto::OpDef& op, nb::handle args, nb::handle kwargs) {
+nb::object run_op(const pto::OpDef& op, nb::handle args, nb::handle kwargs, bool outermost) {
   const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()));
   return run_op(op, reinterpret_cast<const nb::handle*>(&PyTuple_GET_ITEM(args.ptr(), 0)), n,
-                kwargs.is_valid() && PyDict_GET_SIZE(kwargs.ptr()) ? kwargs : nb::handle());
+                kwargs.is_valid() && PyDict_GET_SIZE(kwargs.ptr()) ? kwargs : nb::handle(), outermost);
 }
 
 // One call as a handler sees it.
@@ -282,19 +287,19 @@ struct OpCall {
       nb::handle next = t_handlers.stack[level + 1];
       return next(OpCall{op, args, kwargs, level + 1});
     }
-    return run_op(*op, args, kwargs);
+    return run_op(*op, args, kwargs, true);
   }
 };
 
 nb::object dispatch(const pto::OpDef& op, nb::handle args, nb::handle kwargs) {
-  if (!dispatching()) return run_op(op, args, kwargs);
+  if (!dispatching()) return run_op(op, args, kwargs, t_handlers.depth == 0);
   DepthScope inside;
   nb::object kw = kwargs.is_valid() ? nb::borrow(kwargs) : nb::object(nb::dict());
   return t_handlers.stack[0](OpCall{&op, nb::borrow(args), kw, 0});
 }
 
 nb::object dispatch(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handle kwargs) {
-  if (!dispatching()) return run_op(op, args, nargs, kwargs);
+  if (!dispatching()) return run_op(op, args, nargs, kwargs, t_handlers.depth == 0);
   nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(nargs)));
   for (size_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(tuple.ptr(), i, nb::borrow(args[i]).release().ptr());
   return dispatch(op, tuple, kwargs);

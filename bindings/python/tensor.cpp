@@ -34,6 +34,7 @@ bool numpy_can_hold(const pto::Tensor& t) {
 // A numpy array over the tensor's memory (bf16 / fp8 as ml_dtypes arrays), owned by `self`.
 nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
   require_storage(t, "Tensor.numpy");
+  trace_taint("its values were read into Python (Tensor.numpy / tolist / __array__)");
   if (!numpy_can_hold(t))
     pto::fail<pto::ArgumentError>("Tensor.numpy: shape ", pto::shape_to_string(t.shape()),
                                   " is too large for a numpy array (its nonzero dims times the itemsize exceed int64)");
@@ -115,8 +116,10 @@ void bind_tensor(nb::module_& m) {
              if (!format.is_none()) nb::setattr(obj, "format", format);  // kept; the CPU stores every tensor ND
              // A tensor made inside a pypto.function is part of its program: a run starts it
              // zero-filled again (docs/kernel_model.md#pypto-function).
-             if (self->defined())
+             if (self->defined()) {
+               trace_created(*self);
                notify_handlers("created", nb::borrow<nb::args>(nb::make_tuple(obj, to_tuple(self->shape()), self->dtype())));
+             }
            },
            nb::arg("shape").none() = nb::none(), nb::arg("dtype").none() = nb::none(), nb::arg("name").none() = "",
            nb::arg("format").none() = nb::none(), nb::arg("data_ptr").none() = nb::none(),

@@ -123,6 +123,9 @@ struct OpLimits {
   int min_rank = 0, max_rank = 8;     // of the principal input
   int index_max_rank = 8;             // index_select: index rank
   int output_max_rank = 8;            // index_select: output rank
+  // The dtypes whose results the device's AutoCast pass computes in fp32 and keeps in fp32
+  // between such ops in a kernel (docs/kernel_model.md#compiled-kernels).
+  DTypeSet autocast = {};
 };
 
 // Rows for every platform. Most ops differ only in the dtype lists: build them with platform_rows.
@@ -131,6 +134,8 @@ using PlatformRows = std::array<OpLimits, kNumPlatforms>;
 // lists (empty: not offered there), ranks min_rank..max_rank.
 PlatformRows platform_rows(DTypeSet cpu, DTypeSet ascend950, DTypeSet atlas_a3, DTypeSet atlas_a2, int min_rank = 1,
                            int max_rank = 4, int cpu_min_rank = 0, int cpu_max_rank = 8);
+// The rows with `autocast` on every platform (OpLimits::autocast).
+PlatformRows with_autocast(PlatformRows rows, DTypeSet autocast);
 
 // ---- the entry ---------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import _core
+from .engine import compile as _compile
 from .engine import debug
 from .engine.golden import is_array as _is_array
 from .error import as_fe_error
@@ -68,6 +69,7 @@ class _Kernel:
         self.name = getattr(func, "__qualname__", getattr(func, "__name__", "kernel"))
         self._scope = scope or {}  # the decorating scope's locals, for string annotations
         self._signature: Optional[inspect.Signature] = None
+        self.compiled = _compile.Kernels(self.name)  # docs/kernel_model.md#compiled-kernels
 
     def _evaluate(self, param: inspect.Parameter) -> inspect.Parameter:
         """A string annotation (from __future__ import annotations) evaluated like PyPTO does: in
@@ -114,9 +116,14 @@ class _Kernel:
                     bound.arguments[name] = {k: self.convert(param, v) for k, v in value.items()}
                 else:
                     bound.arguments[name] = self.convert(param, value)
+            values = [x for v in bound.arguments.values()
+                      for x in (v if isinstance(v, tuple) else v.values() if isinstance(v, dict) else (v,))]
+            eager = _compile.eager_forced(self.options.get("debug_options"))
+            key = None if eager else _compile.signature(values)
+            tensors = [v for v in values if isinstance(v, _core.Tensor)]
             _core._enter_kernel()
             try:
-                return self.func(*bound.args, **bound.kwargs)
+                return self.compiled.call(key, tensors, lambda: self.func(*bound.args, **bound.kwargs))
             finally:
                 _core._exit_kernel()
         except _core.Error as e:  # a failed check of a kernel is also a pypto.error.FeError

@@ -19,7 +19,7 @@ namespace pto::kernels::ew {
 
 // Elements per block: 2 KiB of fp32 per operand, so a block's operands stay in L1.
 inline constexpr int64_t kBlock = 512;
-inline constexpr int kMaxOperands = 4;  // inputs + the output
+inline constexpr int kMaxOperands = 8;  // inputs + outputs (a compiled program's fused loops have several)
 inline constexpr int kMaxDims = 16;     // op ranks stop at 8; broadcasting adds none
 
 // A loop over `shape` (dims coalesced, the innermost last). Operand 0 is the output; strides are

@@ -19,7 +19,9 @@ constexpr DTypeSet kSigned = kNumbers.without({D::UINT8, D::UINT16, D::UINT32, D
 constexpr DTypeSet kFloats{D::FP16, D::BF16, D::FP32, D::FP64, D::FP8E4M3, D::FP8E5M2};
 constexpr DTypeSet kComparable = DTypeSet::all().without({D::FP8E8M0});
 
-// AutoCast ops (add, sub, mul): fp16 / bf16 run in fp32, a scalar is an fp32 literal.
+// AutoCast ops (add, sub, mul): fp16 / bf16 run in fp32, a scalar is an fp32 literal, and in a
+// compiled kernel their chains stay in fp32 on every chip (docs/kernel_model.md#compiled-kernels).
+constexpr DTypeSet kHalves{D::FP16, D::BF16};
 constexpr BinaryRules kAutoCast{};
 // Native fp16 instructions take the scalar as fp16 (div, maximum / minimum, comparisons).
 constexpr BinaryRules kDivide{.scalar_rounds_on = {D::FP16}, .result = Result::Fp32ForIntegers};
@@ -58,7 +60,7 @@ with an integer tensor is a DTypeError; an integer scalar must fit the tensor's 
       .doc_page = "docs/ops/add.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
       .torch_schema = "add(Tensor input, Tensor other) -> Tensor",
-      .limits = platform_rows(kNumbers, add_950, add_a2, add_a2),
+      .limits = with_autocast(platform_rows(kNumbers, add_950, add_a2, add_a2), kHalves),
       .run = binary<a::Add, kAutoCast>,
       .infer = binary_infer<kAutoCast>,
   });
@@ -76,7 +78,7 @@ Rounding and scalar rules as add. `scalar - t` is neg(t - scalar), as upstream c
       .doc_page = "docs/ops/sub.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
       .torch_schema = "sub(Tensor input, Tensor other) -> Tensor",
-      .limits = platform_rows(kNumbers, add_950, add_a2, add_a2),
+      .limits = with_autocast(platform_rows(kNumbers, add_950, add_a2, add_a2), kHalves),
       .run = binary<a::Sub, kAutoCast>,
       .infer = binary_infer<kAutoCast>,
   });
@@ -94,7 +96,7 @@ Rounding and scalar rules as add.
       .doc_page = "docs/ops/mul.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
       .torch_schema = "mul(Tensor input, Tensor other) -> Tensor",
-      .limits = platform_rows(kNumbers, add_a2, add_a2, add_a2),
+      .limits = with_autocast(platform_rows(kNumbers, add_a2, add_a2, add_a2), kHalves),
       .run = binary<a::Mul, kAutoCast>,
       .infer = binary_infer<kAutoCast>,
   });

@@ -2,7 +2,9 @@
 #include "ops/elementwise.h"
 
 #include <algorithm>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "ops/checks.h"
 #include "ptocpu/platform.h"
@@ -94,6 +96,25 @@ void check_tile(const OpDef& op, const Shape& out_shape, DType out_dtype, const 
   }
   buffers.push_back({"output tile", out_shape, dtype_size(out_dtype)});
   tiling::check_ub(name, tile, buffers);
+}
+
+namespace {
+std::mutex g_kernels_mutex;
+std::unordered_map<RunFn, KernelFn>& kernels() {
+  static auto* map = new std::unordered_map<RunFn, KernelFn>();
+  return *map;
+}
+}  // namespace
+
+void register_kernel(RunFn run, KernelFn kernel) {
+  std::lock_guard lock(g_kernels_mutex);
+  kernels()[run] = kernel;
+}
+
+KernelFn kernel_of(RunFn run) {
+  std::lock_guard lock(g_kernels_mutex);
+  const auto it = kernels().find(run);
+  return it == kernels().end() ? nullptr : it->second;
 }
 
 DType result_dtype(Result r, DType in) {

@@ -99,6 +99,43 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
   });
 }
 
+// ---- compiled programs ---------------------------------------------------------------------------
+
+// What a compiled program (docs/kernel_model.md#compiled-kernels) needs to run an elementwise
+// op inside a fused loop: the op's checked plan and its functor's block function over compute types.
+struct Kernel {
+  Plan plan;
+  int arity = 0;
+  DType in_compute = DType::FP32;   // the storage dtype of the functor's input type
+  DType out_compute = DType::FP32;  // ... and of its result type
+  void (*apply)(void* out, const void* const* in, int64_t m) = nullptr;
+};
+using KernelFn = bool (*)(const OpDef& op, const Args& a, Kernel& k);
+// The kernel function of an op whose run is an elementwise template below (nullptr otherwise).
+// Each such run registers itself on its first call, so every op a trace recorded is known.
+KernelFn kernel_of(RunFn run);
+void register_kernel(RunFn run, KernelFn kernel);
+
+template <class F, size_t N>
+bool fill_kernel(const Plan& p, Kernel& k) {
+  return visit_dtype(compute_dtype(p.compute), [&](auto tag) {
+    using Tin = kernels::ew::compute_t<typename decltype(tag)::type>;
+    if constexpr (F::template takes<Tin>) {
+      using Tout = typename F::template out<Tin>;
+      k.plan = p;
+      k.arity = static_cast<int>(N);
+      k.in_compute = dtype_of<Tin>();
+      k.out_compute = dtype_of<Tout>();
+      k.apply = [](void* out, const void* const* in, int64_t m) {
+        kernels::ew::Rows<F, Tout, Tin, static_cast<int>(N)>::apply(static_cast<Tout*>(out),
+                                                                      reinterpret_cast<const Tin* const*>(in), m);
+      };
+      return true;
+    }
+    return false;
+  });
+}
+
 // The table entry's run and infer for a plan and a functor.
 template <class F, size_t N>
 Outputs run_plan(const Plan& p) {
@@ -110,7 +147,13 @@ Outputs run_plan(const Plan& p) {
 }
 
 template <class F, const BinaryRules& R>
-Outputs binary(const OpDef& op, const Args& a) { return run_plan<F, 2>(plan_binary(op, a, R)); }
+bool binary_kernel(const OpDef& op, const Args& a, Kernel& k) { return fill_kernel<F, 2>(plan_binary(op, a, R), k); }
+template <class F, const BinaryRules& R>
+Outputs binary(const OpDef& op, const Args& a) {
+  static const bool registered = (register_kernel(&binary<F, R>, &binary_kernel<F, R>), true);
+  (void)registered;
+  return run_plan<F, 2>(plan_binary(op, a, R));
+}
 template <const BinaryRules& R>
 std::vector<OutputMeta> binary_infer(const OpDef& op, const Args& a) {
   const Plan p = plan_binary(op, a, R);
@@ -118,7 +161,13 @@ std::vector<OutputMeta> binary_infer(const OpDef& op, const Args& a) {
 }
 
 template <class F, Result R = Result::Same>
-Outputs unary(const OpDef& op, const Args& a) { return run_plan<F, 1>(plan_unary(op, a, R)); }
+bool unary_kernel(const OpDef& op, const Args& a, Kernel& k) { return fill_kernel<F, 1>(plan_unary(op, a, R), k); }
+template <class F, Result R = Result::Same>
+Outputs unary(const OpDef& op, const Args& a) {
+  static const bool registered = (register_kernel(&unary<F, R>, &unary_kernel<F, R>), true);
+  (void)registered;
+  return run_plan<F, 1>(plan_unary(op, a, R));
+}
 template <Result R = Result::Same>
 std::vector<OutputMeta> unary_infer(const OpDef& op, const Args& a) {
   const Plan p = plan_unary(op, a, R);

@@ -68,6 +68,11 @@ PlatformRows platform_rows(DTypeSet cpu, DTypeSet ascend950, DTypeSet atlas_a3, 
   return {host, chip(ascend950), chip(atlas_a3), chip(atlas_a2)};
 }
 
+PlatformRows with_autocast(PlatformRows rows, DTypeSet autocast) {
+  for (OpLimits& l : rows) l.autocast = autocast;
+  return rows;
+}
+
 const OpLimits& require_offered(const OpDef& op) {
   const Platform& platform = current_platform();
   const OpLimits& limits = op.limits_on(platform.id);

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
 from .. import _core
+from . import compile as _compile
 from . import golden, trace
 from .dispatch import Handler, handling, on_reset
 
@@ -109,6 +110,7 @@ class Program:
     tensors: List[_core.Tensor]
     steps: list = field(default_factory=list)
     moved: set = field(default_factory=set)
+    compiled: Optional[_core._Program] = None  # the body as a C++ program (docs/kernel_model.md#compiled-kernels)
 
     def _bind(self, data: List[Any]) -> List[_core.Tensor]:
         if len(data) != len(self.tensors):
@@ -136,6 +138,15 @@ class Program:
         bound = self._bind(list(data))
         placeholders = [t._whole for t in self.tensors]
         platform, tile = _core.get_platform(), _core.get_vec_tile_shapes()
+        if self.compiled is not None and all(
+                g.strides == d.strides and g.is_contiguous() == d.is_contiguous() for d, g in zip(self.tensors, bound)):
+            try:
+                with trace.kernel_call(self.name, "function"):
+                    _compile.run(self.compiled, bound)
+            except _core.Error as e:
+                raise _fe(e) from e
+            self._check_goldens(bound)
+            return
         for declared, given in zip(self.tensors, bound):
             declared._rebind(given)
         self.moved = set()
@@ -157,6 +168,9 @@ class Program:
             # The declared tensors are placeholders again: the caller's memory is not kept (F5).
             for declared, placeholder in zip(self.tensors, placeholders):
                 declared._rebind(placeholder)
+        self._check_goldens(bound)
+
+    def _check_goldens(self, bound: List[_core.Tensor]) -> None:
         if golden.wanted(None):  # set_verify_options(enable_pass_verify=True) + set_verify_golden_data
             golden.check(f"function {self.name}",
                          [(getattr(t, "name", "") or f"tensor {i}", t) for i, t in enumerate(bound)],
@@ -222,12 +236,17 @@ class function:  # noqa: N801 — PyPTO's name
         self._handling = handling(_Recorder(self.program))
         self._handling.__enter__()
         _state.recording = self.program
+        self._tracer = None if _compile.eager_forced() else _compile.begin(self.name, self.tensors)
         _core._enter_kernel()
         return self.program
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         _core._exit_kernel()
         _state.recording = None
+        if self._tracer is not None:
+            moved = {id(step.tensor) for step in self.program.steps if isinstance(step, _Move)}
+            current = None if exc is not None else [t if id(t) in moved else None for t in self.tensors]
+            self.program.compiled, _ = _compile.end(self._tracer, f"function {self.name}", current)
         self._handling.__exit__(exc_type, exc, tb)
         platform, tile = self._saved
         _core.set_platform(platform)

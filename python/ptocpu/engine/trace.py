@@ -113,8 +113,11 @@ class Recorder:
             self.span(name, kind, start, time.perf_counter_ns(), call_args, tid)
 
     def op(self, name: str, args: tuple, kwargs: dict, result: Any, start_ns: int, end_ns: int,
-           ub: Optional[dict], moved: int, error: Optional[str] = None) -> None:
-        platform = _core.get_platform()
+           ub: Optional[dict], moved: int, error: Optional[str] = None, platform: Optional[str] = None,
+           tile: Optional[list] = None) -> None:
+        """One op's span; platform and tile shape: those it ran under (default: this thread's now)."""
+        platform = platform or _core.get_platform()
+        tile = list(_core.get_vec_tile_shapes()) if tile is None else list(tile)
         inputs = _tensors(list(args) + list(kwargs.values()))
         outputs = _tensors(result)
         record = OpRecord(name, self._thread_track.current, start_ns, end_ns - start_ns, moved, platform,
@@ -126,7 +129,7 @@ class Recorder:
             "valid_shapes": [_valid_shape(t) for t in inputs],
             "dtypes": [t.dtype.name for t in inputs],
             "out_shapes": [list(t.shape) for t in outputs],
-            "tile_shape": list(_core.get_vec_tile_shapes()) or None,
+            "tile_shape": tile or None,
             "platform": platform,
             "ub_bytes": record.ub_total,
             "ub_buffers": record.ub_buffers or None,

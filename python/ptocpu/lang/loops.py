@@ -6,7 +6,7 @@ import builtins
 from typing import Iterator
 
 from .. import _core
-from ..engine import trace
+from ..engine import compile, trace
 from .symbolic import SymbolicScalar, int_arg
 
 __all__ = ["loop", "loop_unroll"]
@@ -23,7 +23,20 @@ def loop(*args, **kwargs) -> Iterator[SymbolicScalar]:
         s = SymbolicScalar(i)
         s._loop_first, s._loop_last = first, last
         return s
-    return trace.iterations(map(value, values), kwargs.get("name") or kwargs.get("idx_name") or "loop")
+    iterations = trace.iterations(map(value, values), kwargs.get("name") or kwargs.get("idx_name") or "loop")
+    return _traced(iterations, len(values)) if _core._tracing() else iterations
+
+
+def _traced(iterations: Iterator, count: int) -> Iterator:
+    """The iterations, told to the tracer of a kernel being compiled (each iteration's ops)."""
+    compile.loop_event("begin", count)
+    try:
+        for i, value in enumerate(iterations):
+            if i:
+                compile.loop_event("next")
+            yield value
+    finally:
+        compile.loop_event("end")
 
 
 def loop_unroll(*args, unroll_list=(1,), **kwargs) -> Iterator[tuple]:

@@ -1,0 +1,442 @@
+// Tracing a body into a Program (docs/kernel_model.md#compiled-kernels): each op call becomes a
+// node whose tensor arguments are resolved to (root, byte offset, geometry); pypto.loop's
+// iterations that differ only by fixed byte and integer steps fold into one Loop.
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <sstream>
+
+#include "program/program.h"
+#include "ptocpu/error.h"
+#include "ptocpu/tiling.h"
+
+namespace pto::program {
+
+Setting Setting::current() { return {&current_platform(), get_vec_tile_shapes()}; }
+
+SettingScope::SettingScope(const Setting& s) : saved_(Setting::current()) { apply(s); }
+SettingScope::~SettingScope() { apply(saved_); }
+
+void SettingScope::apply(const Setting& s) {
+  if (s.platform && s.platform != &current_platform()) set_platform(s.platform->name);
+  if (s.tile != get_vec_tile_shapes()) {
+    if (s.tile.empty()) reset_vec_tile_shapes();
+    else set_vec_tile_shapes(s.tile);
+  }
+}
+
+void for_each_tensor(Value& v, const std::function<void(Tensor&)>& f) {
+  if (auto* t = std::get_if<Tensor>(&v)) {
+    if (t->defined()) f(*t);
+  } else if (auto* list = std::get_if<std::vector<Tensor>>(&v)) {
+    for (Tensor& t : *list) f(t);
+  } else if (auto* parts = std::get_if<std::vector<TensorAt>>(&v)) {
+    for (TensorAt& p : *parts) f(p.tensor);
+  } else if (auto* key = std::get_if<IndexKey>(&v)) {
+    if (key->by_index_tensor) f(key->index);
+  }
+}
+
+namespace {
+
+thread_local Tracer* t_active = nullptr;
+
+// Bytes [lo, hi) a tensor's elements can touch (its whole extent, not only the valid part).
+std::pair<const std::byte*, const std::byte*> span_of(const Tensor& t) { return t.byte_span(); }
+
+// One level of loops being traced: each iteration's steps.
+struct LoopRecord {
+  int64_t count;
+  std::vector<std::vector<Step>> iterations;
+};
+
+// An iteration flattened for comparison: a key of everything that must be equal between
+// iterations (ops, geometry, roots, non-integer arguments) and the numbers that may move by a
+// fixed step (byte offsets, integer arguments), in the same traversal order.
+struct Flat {
+  std::string key;
+  std::vector<int64_t> numbers;
+  std::vector<int> produced;  // roots the iteration defines, in order
+};
+
+void put(std::string& key, int64_t v) {
+  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void flatten(const std::vector<Step>& steps, int level, Flat& f);
+
+// The root as the key sees it: an iteration's own roots by their order, others by their index.
+void put_root(Flat& f, int root) {
+  const auto it = std::find(f.produced.begin(), f.produced.end(), root);
+  if (it != f.produced.end()) {
+    f.key += 'L';
+    put(f.key, it - f.produced.begin());
+  } else {
+    f.key += 'G';
+    put(f.key, root);
+  }
+}
+
+void put_value(Flat& f, const Value& v) {
+  f.key += static_cast<char>('a' + v.index());
+  std::visit(
+      [&](const auto& x) {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, int64_t>) {
+          f.numbers.push_back(x);
+        } else if constexpr (std::is_same_v<X, std::vector<int64_t>>) {
+          put(f.key, static_cast<int64_t>(x.size()));
+          f.numbers.insert(f.numbers.end(), x.begin(), x.end());
+        } else if constexpr (std::is_same_v<X, Scalar>) {
+          put(f.key, static_cast<int64_t>(x.kind));
+          put(f.key, static_cast<int64_t>(x.i));
+          put(f.key, static_cast<int64_t>(x.i >> 64));
+          put(f.key, std::bit_cast<int64_t>(x.f));
+        } else if constexpr (std::is_same_v<X, bool> || std::is_same_v<X, DType>) {
+          put(f.key, static_cast<int64_t>(x));
+        } else if constexpr (std::is_same_v<X, std::string>) {
+          f.key += x;
+          f.key += '\0';
+        } else if constexpr (std::is_same_v<X, std::vector<TensorAt>>) {  // must not move
+          for (const TensorAt& p : x)
+            for (int64_t o : p.offsets) put(f.key, o);
+          f.key += '|';
+        } else if constexpr (std::is_same_v<X, IndexKey>) {  // must not move
+          put(f.key, x.by_index_tensor);
+          put(f.key, x.dim);
+          for (const IndexItem& it : x.items)
+            for (int64_t v : {static_cast<int64_t>(it.kind), int64_t(it.has_start * 2 + it.has_stop), it.value,
+                              it.start, it.stop, it.step})
+              put(f.key, v);
+        } else if constexpr (std::is_same_v<X, std::vector<Tensor>>) {
+          put(f.key, static_cast<int64_t>(x.size()));
+        }
+      },
+      v);
+}
+
+void flatten_node(const Node& n, int level, Flat& f) {
+  f.key += n.op ? 'N' : 'C';
+  put(f.key, reinterpret_cast<intptr_t>(n.op));
+  put(f.key, reinterpret_cast<intptr_t>(n.setting.platform));
+  for (int64_t d : n.setting.tile) put(f.key, d);
+  f.key += '|';
+  if (n.created >= 0) f.produced.push_back(n.created);
+  for (const Ref& r : n.refs) {
+    put_root(f, r.root);
+    for (int64_t v : r.shape) put(f.key, v);
+    for (int64_t v : r.strides) put(f.key, v);
+    for (int64_t v : r.valid) put(f.key, v);
+    put(f.key, static_cast<int64_t>(r.dtype));
+    for (size_t l = level + 1; l < r.step.size(); ++l) put(f.key, r.step[l]);
+    f.numbers.push_back(r.offset);
+  }
+  put(f.key, n.args.overload);
+  for (const Value& v : n.args.values()) put_value(f, v);
+  for (const MovingInt& m : n.ints)
+    for (size_t l = level + 1; l < m.step.size(); ++l) put(f.key, m.step[l]);
+  for (int out : n.outputs) {
+    put(f.key, out >= 0);
+    if (out >= 0) f.produced.push_back(out);
+  }
+}
+
+void flatten(const std::vector<Step>& steps, int level, Flat& f) {
+  for (const Step& s : steps) {
+    if (s.node) {
+      flatten_node(*s.node, level, f);
+    } else {
+      f.key += 'L';
+      put(f.key, s.loop->count);
+      flatten(s.loop->body, level, f);
+      f.key += 'E';
+    }
+  }
+}
+
+// Sets the steps of iteration `steps` at `level` from the per-number deltas, in flatten's order.
+void set_steps(std::vector<Step>& steps, int level, const std::vector<int64_t>& delta, size_t& at) {
+  for (Step& s : steps) {
+    if (!s.node) {
+      set_steps(s.loop->body, level, delta, at);
+      continue;
+    }
+    Node& n = *s.node;
+    for (Ref& r : n.refs) r.step.at(level) = delta[at++];
+    for (size_t k = 0; k < n.args.size(); ++k) {
+      const auto moving = [&](int item, int64_t value) {
+        const int64_t d = delta[at++];
+        auto it = std::find_if(n.ints.begin(), n.ints.end(),
+                               [&](const MovingInt& m) { return m.arg == static_cast<int>(k) && m.item == item; });
+        if (d == 0 && it == n.ints.end()) return;
+        if (it == n.ints.end()) {
+          n.ints.push_back({static_cast<int>(k), item, value, std::vector<int64_t>(n.depth, 0)});
+          it = n.ints.end() - 1;
+        }
+        it->step.at(level) = d;
+      };
+      Value& v = n.args[k];
+      if (const auto* i = std::get_if<int64_t>(&v)) moving(-1, *i);
+      else if (const auto* list = std::get_if<std::vector<int64_t>>(&v))
+        for (size_t j = 0; j < list->size(); ++j) moving(static_cast<int>(j), (*list)[j]);
+    }
+  }
+}
+
+// Steps of a loop iteration that did not fold move out to the loop's parent: the loop at
+// `level` no longer encloses them.
+void unnest(std::vector<Step>& steps, int level) {
+  for (Step& s : steps) {
+    if (s.loop) {
+      unnest(s.loop->body, level);
+      continue;
+    }
+    Node& n = *s.node;
+    --n.depth;
+    for (Ref& r : n.refs) r.step.erase(r.step.begin() + level);
+    for (MovingInt& m : n.ints) m.step.erase(m.step.begin() + level);
+  }
+}
+
+}  // namespace
+
+struct Tracer::Impl {
+  std::unique_ptr<Program> program = std::make_unique<Program>();
+  struct Span {
+    const std::byte *lo, *hi;
+    int root;
+  };
+  std::vector<Span> spans;
+  std::vector<Tensor> keep;  // every tensor seen stays alive: its bytes cannot be reused by another
+  std::vector<LoopRecord> loops;
+  std::vector<Step> top;
+
+  std::vector<Step>& current() { return loops.empty() ? top : loops.back().iterations.back(); }
+  int depth() const { return static_cast<int>(loops.size()); }
+
+  int add_root(RootKind kind, const Tensor& t, int input = -1) {
+    program->roots.push_back({kind, input, t});
+    const int r = static_cast<int>(program->roots.size()) - 1;
+    const auto [lo, hi] = span_of(t);
+    if (lo != hi) spans.push_back({lo, hi, r});
+    keep.push_back(t);
+    return r;
+  }
+
+  // The root holding t's bytes, or -1.
+  int root_of(const Tensor& t) const {
+    const auto [lo, hi] = span_of(t);
+    for (const Span& s : spans)
+      if (lo >= s.lo && hi <= s.hi && lo < s.hi) return s.root;
+    return -1;
+  }
+
+  Ref ref(const Tensor& t) {
+    int r = root_of(t);
+    if (r < 0) r = add_root(RootKind::Constant, t);  // data the body built itself: kept as it is
+    const Tensor& base = program->roots[r].tensor;
+    Ref ref;
+    ref.root = r;
+    ref.offset = static_cast<const std::byte*>(t.data()) - static_cast<const std::byte*>(base.data());
+    ref.step.assign(depth(), 0);
+    ref.shape = t.shape();
+    ref.strides = t.strides();
+    ref.valid = t.valid_shape();
+    ref.dtype = t.dtype();
+    return ref;
+  }
+};
+
+Tracer::Tracer(std::string name, std::vector<Tensor> inputs) : impl_(std::make_unique<Impl>()) {
+  impl_->program->name = std::move(name);
+  impl_->program->inputs = static_cast<int>(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) impl_->add_root(RootKind::Input, inputs[i], static_cast<int>(i));
+  previous_ = t_active;
+  t_active = this;
+}
+
+Tracer::~Tracer() { t_active = previous_; }
+
+Tracer* Tracer::active() { return t_active; }
+
+void Tracer::record(const OpDef& op, const Args& args, const Outputs& outputs) {
+  auto node = std::make_unique<Node>();
+  node->op = &op;
+  node->setting = Setting::current();
+  node->depth = impl_->depth();
+  node->args = args;
+  for (Value& v : node->args.values())
+    for_each_tensor(v, [&](Tensor& t) { node->refs.push_back(impl_->ref(t)); });
+  for (const Tensor& out : outputs) {
+    if (!out.defined() || out.numel() == 0 || impl_->root_of(out) >= 0) {
+      node->outputs.push_back(-1);  // a view of memory the program already knows
+      continue;
+    }
+    node->outputs.push_back(impl_->add_root(RootKind::Produced, out));
+  }
+  impl_->current().push_back({std::move(node), nullptr});
+}
+
+void Tracer::created(const Tensor& t) {
+  auto node = std::make_unique<Node>();
+  node->depth = impl_->depth();
+  node->created = impl_->add_root(RootKind::Created, t);
+  impl_->current().push_back({std::move(node), nullptr});
+}
+
+void Tracer::loop_begin(int64_t count) {
+  LoopRecord record;
+  record.count = count;
+  record.iterations.emplace_back();
+  impl_->loops.push_back(std::move(record));
+}
+
+void Tracer::loop_next() {
+  if (!impl_->loops.empty() && !impl_->loops.back().iterations.back().empty())
+    impl_->loops.back().iterations.emplace_back();
+}
+
+void Tracer::loop_end() {
+  if (impl_->loops.empty()) return;
+  LoopRecord record = std::move(impl_->loops.back());
+  impl_->loops.pop_back();
+  auto& its = record.iterations;
+  if (!its.empty() && its.back().empty()) its.pop_back();
+  const int level = impl_->depth();  // this loop's level: the loops still open enclose it
+  std::vector<Step>& parent = impl_->current();
+  // Fold the longest prefix of iterations that repeat the first with fixed steps: their keys
+  // are equal and their numbers move by the same delta each iteration.
+  size_t folded = 0;
+  std::vector<Flat> flat(its.size());
+  for (size_t i = 0; i < its.size(); ++i) flatten(its[i], level, flat[i]);
+  std::vector<int64_t> delta;
+  if (its.size() >= 2 && flat[1].key == flat[0].key && flat[1].numbers.size() == flat[0].numbers.size()) {
+    delta.resize(flat[0].numbers.size());
+    for (size_t k = 0; k < delta.size(); ++k) delta[k] = flat[1].numbers[k] - flat[0].numbers[k];
+    folded = 2;
+    for (; folded < its.size(); ++folded) {
+      const Flat& f = flat[folded];
+      if (f.key != flat[0].key) break;
+      bool affine = true;
+      for (size_t k = 0; affine && k < delta.size(); ++k)
+        affine = f.numbers[k] == flat[0].numbers[k] + static_cast<int64_t>(folded) * delta[k];
+      if (!affine) break;
+    }
+  }
+  if (folded >= 2) {
+    // The roots later iterations produced are the first iteration's, overwritten each time.
+    std::map<int, int> same;
+    for (size_t i = 1; i < folded; ++i)
+      for (size_t k = 0; k < flat[i].produced.size(); ++k) same[flat[i].produced[k]] = flat[0].produced[k];
+    for (auto& span : impl_->spans)
+      if (const auto it = same.find(span.root); it != same.end()) span.root = it->second;
+    size_t at = 0;
+    set_steps(its[0], level, delta, at);
+    auto loop = std::make_unique<Loop>();
+    loop->count = static_cast<int64_t>(folded);
+    loop->body = std::move(its[0]);
+    parent.push_back({nullptr, std::move(loop)});
+  } else {
+    folded = 0;
+  }
+  for (size_t i = folded; i < its.size(); ++i) {
+    unnest(its[i], level);
+    for (Step& s : its[i]) parent.push_back(std::move(s));
+  }
+}
+
+void Tracer::taint(const std::string& why) {
+  if (tainted_.empty()) tainted_ = why;
+}
+
+namespace {
+
+// A tensor's shape, strides and dtype without its memory.
+Tensor metadata(const Tensor& t) { return Tensor::from_blob(nullptr, t.shape(), t.strides(), t.dtype(), nullptr); }
+
+// The trace's tensors let go of the memory they saw (refs say where things are; constants stay),
+// and nodes that only made views of known memory (view, t[...]) are aliases: their outputs are
+// refs now, so they run only for a trace recording's spans.
+void forget_data(std::vector<Step>& steps) {
+  for (Step& s : steps) {
+    if (s.node && s.node->op && !s.node->op->in_place())
+      s.node->alias = std::none_of(s.node->outputs.begin(), s.node->outputs.end(), [](int out) { return out >= 0; });
+  }
+  for (Step& s : steps) {
+    if (s.loop) {
+      forget_data(s.loop->body);
+      continue;
+    }
+    for (Value& v : s.node->args.values()) for_each_tensor(v, [](Tensor& t) { t = metadata(t); });
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Program> Tracer::finish(const std::vector<Tensor>& moved) {
+  while (!impl_->loops.empty()) loop_end();
+  Program& p = *impl_->program;
+  p.steps = std::move(impl_->top);
+  for (size_t i = 0; i < moved.size(); ++i)
+    if (moved[i].defined()) p.copy_back.emplace_back(static_cast<int>(i), impl_->ref(moved[i]));
+  forget_data(p.steps);
+  for (Root& r : p.roots)
+    if (r.kind != RootKind::Constant) r.tensor = metadata(r.tensor);
+  const std::function<int(const std::vector<Step>&, int)> deepest = [&](const std::vector<Step>& steps, int d) {
+    int m = d;
+    for (const Step& s : steps)
+      if (s.loop) m = std::max(m, deepest(s.loop->body, d + 1));
+    return m;
+  };
+  p.depth = deepest(p.steps, 0);
+  compile(p);
+  return std::move(impl_->program);
+}
+
+size_t Program::node_count() const {
+  const std::function<size_t(const std::vector<Step>&)> count = [&](const std::vector<Step>& steps) {
+    size_t n = 0;
+    for (const Step& s : steps) n += s.node ? 1 : count(s.loop->body);
+    return n;
+  };
+  return count(steps);
+}
+
+std::string Program::describe() const {
+  std::ostringstream os;
+  const std::function<void(const std::vector<Step>&, int)> show = [&](const std::vector<Step>& steps, int indent) {
+    for (const Step& s : steps) {
+      os << std::string(2 * indent, ' ');
+      if (s.loop) {
+        os << "loop " << s.loop->count << (s.loop->parallel ? " parallel" : "") << "\n";
+        show(s.loop->body, indent + 1);
+      } else if (s.node->fused) {
+        const Fused& f = *s.node->fused;
+        os << "fused " << f.name << " over " << shape_to_string(f.shape) << " (" << f.inputs.size() << " inputs ->";
+        for (const Fused::Output& o : f.outputs) {
+          os << " root " << o.target.root << "+" << o.target.offset;
+          for (int64_t st : o.target.step) os << (st ? "+i*" + std::to_string(st) : "");
+        }
+        os << ")\n";
+      } else if (s.node->alias) {
+        os << s.node->op->name << " (a view)\n";
+      } else if (s.node->created >= 0) {
+        os << "zeros -> root " << s.node->created << "\n";
+      } else {
+        os << s.node->op->name << "(";
+        for (size_t i = 0; i < s.node->refs.size(); ++i) {
+          const Ref& r = s.node->refs[i];
+          os << (i ? ", " : "") << "root " << r.root << "+" << r.offset << shape_to_string(r.shape);
+          for (int64_t st : r.step) os << (st ? "+i*" + std::to_string(st) : "");
+        }
+        os << ")";
+        for (int out : s.node->outputs) os << (out >= 0 ? " -> root " + std::to_string(out) : "");
+        os << "\n";
+      }
+    }
+  };
+  show(steps, 0);
+  return os.str();
+}
+
+}  // namespace pto::program
