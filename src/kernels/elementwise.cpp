@@ -56,7 +56,7 @@ Loop make_loop(const Tensor& out, const Tensor* const* inputs, int count) {
 namespace {
 
 // Walks the flattened range [begin, end) of the loop, a row segment at a time.
-void walk(const Loop& loop, RowFn row, void* ctx, int64_t begin, int64_t end) {
+void walk(const Loop& loop, std::byte* const* data, RowFn row, void* ctx, int64_t begin, int64_t end) {
   const int dims = loop.dims;
   const int64_t len = loop.shape[dims - 1];
   int64_t inner[kMaxOperands], idx[kMaxDims] = {};
@@ -73,7 +73,7 @@ void walk(const Loop& loop, RowFn row, void* ctx, int64_t begin, int64_t end) {
     for (int k = 0; k < loop.operands; ++k) {
       int64_t off = col * inner[k];
       for (int d = 0; d < dims - 1; ++d) off += idx[d] * loop.strides[k][d];
-      ptrs[k] = loop.data[k] + off;
+      ptrs[k] = data[k] + off;
     }
     row(ctx, ptrs, inner, n);
     at += n;
@@ -87,13 +87,14 @@ constexpr int64_t kMinChunk = int64_t(1) << 16;
 
 }  // namespace
 
-void run_rows(const Loop& loop, RowFn row, void* ctx) {
+void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data) {
+  if (!data) data = loop.data;
   int64_t total = 1;
   for (int d = 0; d < loop.dims; ++d) total *= loop.shape[d];
   if (total == 0) return;
-  if (total < 2 * kMinChunk || get_num_threads() == 1) return walk(loop, row, ctx, 0, total);
+  if (total < 2 * kMinChunk || get_num_threads() == 1) return walk(loop, data, row, ctx, 0, total);
   // Threads take contiguous ranges of the flattened index; a range may start and end inside a row.
-  parallel_for(total, kMinChunk, [&](int64_t begin, int64_t end) { walk(loop, row, ctx, begin, end); });
+  parallel_for(total, kMinChunk, [&](int64_t begin, int64_t end) { walk(loop, data, row, ctx, begin, end); });
 }
 
 // ---- conversions --------------------------------------------------------------------------------

@@ -62,8 +62,9 @@ using compute_t = std::conditional_t<std::is_same_v<S, double>, double,
 // the flattened index (deterministic: each output element is written by exactly one call).
 // ptrs[k] points at the segment's first element of operand k; the segment's elements are
 // `inner_stride(k)` bytes apart.
+// data: the operands' first elements when not loop.data (a compiled program's planned loop).
 using RowFn = void (*)(void* ctx, std::byte* const* ptrs, const int64_t* inner_strides, int64_t n);
-void run_rows(const Loop& loop, RowFn row, void* ctx);
+void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data = nullptr);
 
 // A row of a functor over buffers of compute types: out[i] = F::apply(in0[i], ...), blocked.
 // Tout is the compute type of the output (bool for predicates), Tin the inputs'.

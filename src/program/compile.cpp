@@ -246,6 +246,7 @@ class Compiler {
     node->depth = depth;
     node->setting = list[members.front()].node->setting;
     node->fused = std::move(c.fused);
+    prepare(*node->fused);
     return node;
   }
 

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/elementwise.h"
 #include "ptocpu/op_table.h"
 #include "ptocpu/platform.h"
 #include "ptocpu/tiling.h"
@@ -77,7 +78,14 @@ struct Fused {
   };
   std::vector<Output> outputs;
   std::string name;  // its ops, "add+mul+exp" (spans, describe)
+  // Planned once (prepare): the loop over the operands' geometry (a run sets where they are) and
+  // the row function with its loads, stores and roundings.
+  kernels::ew::Loop loop{};
+  kernels::ew::RowFn row = nullptr;
+  std::shared_ptr<const void> rows;
 };
+// Plans a fused node's loop and row function (its inputs, ops and outputs are final).
+void prepare(Fused& fused);
 
 // The platform and vector tile shape a node ran under (both per thread): a run sets them around
 // the node as the body had them, since the ops' checks and tile rules read them.

@@ -118,43 +118,75 @@ struct FusedRows {
 
 // The tensor a fused input reads (a scalar constant, or a view) or an output writes (a Produced
 // root's buffer, made once per frame and reused by later iterations).
-Tensor materialize(Frame& f, const Ref& r, const Tensor& constant) {
-  if (r.root < 0) return constant;
-  Tensor& slot = f.slots[r.root];
+Tensor& slot_of(Frame& f, int root) {
+  Tensor& slot = f.slots[root];
   if (!slot.defined()) {
-    const Tensor& like = f.program.roots[r.root].tensor;
+    const Tensor& like = f.program.roots[root].tensor;
     slot = Tensor::empty(like.shape(), like.dtype());
   }
+  return slot;
+}
+
+Tensor materialize(Frame& f, const Ref& r, const Tensor& constant) {
+  if (r.root < 0) return constant;
+  slot_of(f, r.root);
   return materialize(static_cast<const Frame&>(f), r);
 }
 
+std::byte* address(Frame& f, const Ref& r, void* constant = nullptr) {
+  if (r.root < 0) return static_cast<std::byte*>(constant);
+  auto* p = static_cast<std::byte*>(slot_of(f, r.root).data()) + r.offset;
+  for (size_t l = 0; l < r.step.size(); ++l) p += f.index[l] * r.step[l];
+  return p;
+}
+
+// The loop was planned at compile time (prepare); a run only says where the operands are.
 void run_fused(Frame& f, const Fused& fused) {
-  const int outputs = static_cast<int>(fused.outputs.size());
+  std::byte* data[kernels::ew::kMaxOperands];
+  int k = 0;
+  for (const Fused::Output& o : fused.outputs) data[k++] = address(f, o.target);
+  for (const Fused::Input& in : fused.inputs) data[k++] = address(f, in.ref, in.constant.data());
+  kernels::ew::run_rows(fused.loop, fused.row, const_cast<void*>(fused.rows.get()), data);
+}
+
+}  // namespace
+
+void prepare(Fused& fused) {
+  // The operands' geometry without memory: outputs first, then inputs (each at its valid shape).
+  const auto geometry = [](const Ref& r, const Tensor& constant) {
+    return r.root < 0 ? constant : Tensor::from_blob(nullptr, r.shape, r.strides, r.dtype, nullptr);
+  };
   std::vector<Tensor> operands;
-  operands.reserve(outputs + fused.inputs.size());
-  for (const Fused::Output& o : fused.outputs) operands.push_back(materialize(f, o.target, Tensor()));
-  for (const Fused::Input& in : fused.inputs) operands.push_back(materialize(f, in.ref, in.constant));
+  for (const Fused::Output& o : fused.outputs) operands.push_back(geometry(o.target, Tensor()));
+  for (const Fused::Input& in : fused.inputs) operands.push_back(geometry(in.ref, in.constant));
   const Tensor* rest[kernels::ew::kMaxOperands];
   for (size_t k = 1; k < operands.size(); ++k) rest[k - 1] = &operands[k];
-  const kernels::ew::Loop loop = kernels::ew::make_loop(operands[0], rest, static_cast<int>(operands.size()) - 1);
+  fused.loop = kernels::ew::make_loop(operands[0], rest, static_cast<int>(operands.size()) - 1);
+  const int outputs = static_cast<int>(fused.outputs.size());
   visit_dtype(fused.compute, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, kernels::ew::compute_t<T>>) {
-      FusedRows<T> rows;
-      rows.fused = &fused;
-      rows.outputs = outputs;
-      for (int o = 0; o < outputs; ++o) rows.store[o] = kernels::ew::storer<T>(operands[o].dtype());
-      for (size_t i = 0; i < fused.inputs.size(); ++i) rows.load[i] = kernels::ew::loader<T>(operands[outputs + i].dtype());
+      auto rows = std::make_shared<FusedRows<T>>();
+      rows->fused = &fused;
+      rows->outputs = outputs;
+      for (int o = 0; o < outputs; ++o) rows->store[o] = kernels::ew::storer<T>(operands[o].dtype());
+      for (size_t i = 0; i < fused.inputs.size(); ++i)
+        rows->load[i] = kernels::ew::loader<T>(operands[outputs + i].dtype());
       for (size_t o = 0; o < fused.ops.size(); ++o) {
         if (fused.ops[o].round == fused.compute) continue;
-        rows.narrow[o] = kernels::ew::storer<T>(fused.ops[o].round);
-        rows.widen[o] = kernels::ew::loader<T>(fused.ops[o].round);
-        rows.narrow_size[o] = static_cast<int64_t>(dtype_size(fused.ops[o].round));
+        rows->narrow[o] = kernels::ew::storer<T>(fused.ops[o].round);
+        rows->widen[o] = kernels::ew::loader<T>(fused.ops[o].round);
+        rows->narrow_size[o] = static_cast<int64_t>(dtype_size(fused.ops[o].round));
       }
-      kernels::ew::run_rows(loop, &FusedRows<T>::row, &rows);
+      fused.row = &FusedRows<T>::row;
+      fused.rows = std::move(rows);
+    } else {
+      fail<Error>("internal: no fused loop in ", dtype_name(fused.compute));
     }
   });
 }
+
+namespace {
 
 void run_node(Frame& f, const Node& n) {
   if (n.fused) {
