@@ -60,12 +60,12 @@ Tensor full_impl(const char* op, const Shape& size, const Scalar& value, DType d
     if (v.size() != size.size())
       fail<ArgumentError>(op, ": valid_shape ", shape_to_string(v), " has ", v.size(), " dims but size ",
                           shape_to_string(size), " has ", size.size());
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (v[i] < 0) fail<ArgumentError>(op, ": valid_shape ", shape_to_string(v), " has a negative dim");
+    for (int64_t d : v)
+      if (d < 0) fail<ArgumentError>(op, ": valid_shape ", shape_to_string(v), " has a negative dim");
+    for (size_t i = 0; i < v.size(); ++i)
       if (v[i] > size[i])
         fail<TileError>(op, ": valid_shape ", shape_to_string(v), " exceeds size ", shape_to_string(size), " at dim ",
                         i, " (", v[i], " > ", size[i], ")");
-    }
   }
   check_output_tile(op, size, dt);
   if (!valid_shape || *valid_shape == size) {

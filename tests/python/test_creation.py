@@ -145,7 +145,7 @@ def test_full_valid_shape():
     with pytest.raises(ptocpu.ArgumentError, match="valid_shape \\[2\\] has 1 dims but size \\[2, 2\\] has 2"):
         ptocpu.full([2, 2], 1.0, ptocpu.DT_FP32, valid_shape=[2])
     with pytest.raises(ptocpu.ArgumentError, match="negative"):
-        ptocpu.full([2, 2], 1.0, ptocpu.DT_FP32, valid_shape=[-1, 2])
+        ptocpu.full([2, 2], 1.0, ptocpu.DT_FP32, valid_shape=[3, -1])  # the ArgumentError comes first
     with pytest.raises(ptocpu.TileError, match="valid_shape \\[3, 2\\] exceeds size \\[2, 2\\] at dim 0"):
         ptocpu.full([2, 2], 1.0, ptocpu.DT_FP32, valid_shape=[3, 2])
 
