@@ -10,6 +10,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <deque>
 #include <sstream>
 
@@ -178,6 +179,7 @@ bool plausible(const pto::Param& p, nb::handle obj) {
 struct Bound {
   int overload = 0;
   std::vector<nb::handle> slots;  // per parameter; invalid = not given (default)
+  nb::object variadic;            // the list a variadic parameter's slot points at
 };
 
 // Binds positional args and keywords to one parameter list as Python would; false when they do
@@ -189,20 +191,32 @@ bool bind_to(const pto::OpDef& op, const std::vector<pto::Param>& params, const 
     return false;
   };
   size_t positional = 0;
-  while (positional < params.size() && !params[positional].keyword_only) ++positional;
-  if (nargs > positional)
+  while (positional < params.size() && !params[positional].keyword_only && !params[positional].variadic) ++positional;
+  const bool variadic = positional < params.size() && params[positional].variadic;
+  if (nargs > positional && !variadic)
     return refuse("takes " + std::to_string(positional) + " positional arguments but " + std::to_string(nargs) +
                   " were given");
   out.slots.assign(params.size(), nb::handle());
-  for (size_t i = 0; i < nargs; ++i) {
+  for (size_t i = 0; i < std::min(nargs, positional); ++i) {
     if (check_kinds && !plausible(params[i], args[i])) return refuse("got an argument of the wrong kind");
     out.slots[i] = args[i];
+  }
+  if (variadic) {  // *name: the rest, or the one list / tuple given
+    const size_t rest = nargs > positional ? nargs - positional : 0;
+    if (rest == 1 && (PyList_Check(args[positional].ptr()) || PyTuple_Check(args[positional].ptr()))) {
+      out.variadic = nb::borrow(args[positional]);
+    } else {
+      out.variadic = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(rest)));
+      for (size_t i = 0; i < rest; ++i)
+        PyTuple_SET_ITEM(out.variadic.ptr(), i, nb::borrow(args[positional + i]).release().ptr());
+    }
+    out.slots[positional] = out.variadic;
   }
   if (kwargs.is_valid()) {
     for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {
       const std::string name = nb::str(key).c_str();
       size_t i = 0;
-      while (i < params.size() && name != params[i].name) ++i;
+      while (i < params.size() && (name != params[i].name || params[i].variadic)) ++i;
       if (i == params.size()) return refuse("got an unexpected keyword argument '" + name + "'");
       if (out.slots[i].is_valid()) return refuse("got multiple values for argument '" + name + "'");
       out.slots[i] = value;
@@ -373,6 +387,11 @@ std::string parameters(const std::vector<pto::Param>& params, bool method) {
       out += "self";
       continue;
     }
+    if (p.variadic) {
+      out += std::string("*") + p.name + ": int | " + type_hint(p);
+      star = true;
+      continue;
+    }
     if (p.keyword_only && !star) {
       out += "*, ";
       star = true;
@@ -426,6 +445,7 @@ nb::list param_rows(const std::vector<pto::Param>& params) {
     d["kind"] = kind_name(p.kind);
     d["default"] = p.default_value ? nb::object(nb::str(p.default_value)) : nb::none();
     d["keyword_only"] = p.keyword_only;
+    d["variadic"] = p.variadic;
     d["choices"] = p.choices ? nb::object(nb::str(p.choices)) : nb::none();
     out.append(d);
   }

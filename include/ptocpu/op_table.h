@@ -52,6 +52,10 @@ struct Param {
   // other value, or a non-string, is an ArgumentError naming them. The op checks the value.
   const char* choices = nullptr;
   const char* type_hint = nullptr;  // the stub's annotation when the kind's default does not fit
+  // Python's *name (an IntList only, after the positional parameters): the remaining positional
+  // arguments as one list; a single list or tuple argument is that list (zeros(2, 3) and
+  // zeros([2, 3]) alike). Never passed by keyword.
+  bool variadic = false;
 };
 
 // A (tensor, offsets) pair: one part of assemble's list form.

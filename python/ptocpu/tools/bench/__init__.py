@@ -11,6 +11,7 @@ order docs/ops/scatter.md fixes but the peers do not); a mismatch is reported an
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import gc
 import json
@@ -40,7 +41,7 @@ def _torch_only(case: Case) -> Case:
 
     def only(inp):
         return {k: v for k, v in tools(inp).items() if k != "numpy"}
-    return Case(case.id, case.op, case.call, case.dtype, case.build, only, case.bytes, case.tol, case.tiny)
+    return dataclasses.replace(case, tools=only)
 
 
 def run(args) -> int:

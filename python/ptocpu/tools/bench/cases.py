@@ -144,6 +144,9 @@ class Case:
     bytes: Callable[[dict], int]
     tol: tuple | None = None             # None: bit-exact
     tiny: bool = False
+    # How a peer's result is checked against ptocpu's when they cannot be equal (random draws):
+    # check(ptocpu's, peer's) -> None, or what differs. None: compare() with tol.
+    check: Callable[[Any, Any], str | None] | None = None
 
 
 def _nbytes(*arrays) -> int:
