@@ -25,9 +25,9 @@ int last_two_axis(const char* op, int64_t axis, int rank) {
   if (axis < -rank || axis >= rank)
     fail<IndexError>(op, ": axis ", axis, " is out of range [", -rank, ", ", rank, ") for an input of rank ", rank);
   const int a = static_cast<int>(axis < 0 ? axis + rank : axis);
-  if (a != rank - 1 && !(rank >= 2 && a == rank - 2))
+  if (a < rank - 2)
     fail<ArgumentError>(op, ": axis ", axis, " is not supported for an input of rank ", rank,
-                        "; allowed: the last axis (-1)", rank >= 2 ? " or the second-last (-2)" : "");
+                        "; allowed: the last axis (-1) or the second-last (-2)");
   return a;
 }
 
@@ -35,6 +35,7 @@ int last_two_axis(const char* op, int64_t axis, int rank) {
 
 struct QuantPlan {
   Tensor x, scale, zero_points;  // scale / zero_points seen at x's shape
+  int axis;
   DType out;
 };
 
@@ -58,15 +59,17 @@ Tensor per_line(const char* op, const char* param, const Tensor& given, const Te
   return elementwise::broadcast_to(t, x.shape());
 }
 
-// The tile rule of quantize / dequantize: the input's rank; UB: the input, scale, output tiles and
-// quantize's int32 workspace of align8(tile[-2]) * align8(tile[-1]).
+// The tile rule of quantize / dequantize: the input's rank; UB: the input, scale (one value per
+// line), output tiles and quantize's int32 workspace of align8(tile[-2]) * align8(tile[-1]).
 void check_quant_tile(const char* op, const QuantPlan& p, bool workspace) {
   const Shape& tile = get_vec_tile_shapes();
   if (tile.empty()) return;
   const int r = p.x.ndim();
   tiling::check_rank(op, tile, r, "input");
+  Shape per_line = p.x.shape();
+  per_line[p.axis] = 1;
   std::vector<tiling::Buffer> buffers{{"input tile", p.x.shape(), p.x.itemsize()},
-                                      {"scale tile", p.x.shape(), 4},
+                                      {"scale tile", per_line, 4},
                                       {"output tile", p.x.shape(), dtype_size(p.out)}};
   if (workspace) {
     const auto align8 = [](int64_t v) { return (v + 7) / 8 * 8; };
@@ -81,10 +84,10 @@ QuantPlan plan_quant(const OpDef& op, const Args& a, bool quantize) {
   const char* name = op.name.c_str();
   QuantPlan p;
   p.x = elementwise::operand(op, limits, a.tensor(0), "input", limits.dtypes);
-  const int axis = last_two_axis(name, a.integer(3), p.x.ndim());
-  p.scale = per_line(name, "scale", a.tensor(1), p.x, axis);
+  p.axis = last_two_axis(name, a.integer(3), p.x.ndim());
+  p.scale = per_line(name, "scale", a.tensor(1), p.x, p.axis);
   const bool zero_points = !a.is_none(4);
-  if (zero_points) p.zero_points = per_line(name, "zero_points", a.tensor(4), p.x, axis);
+  if (zero_points) p.zero_points = per_line(name, "zero_points", a.tensor(4), p.x, p.axis);
   p.out = a.dtype(2);
   const DType want = !quantize ? D::FP32 : zero_points ? D::UINT8 : D::INT8;
   if (p.out != want)

@@ -96,7 +96,8 @@ def expand_exp_dif(x: np.ndarray, other: np.ndarray, exp=exp_f32) -> np.ndarray:
     last_two = lambda t: t.shape[-2:] if t.ndim >= 2 else (1,) * (min(2, len(shape)) - t.ndim) + t.shape  # noqa: E731
     if x.dtype == np.float16 and last_two(x) == shape[-2:] and last_two(other) == shape[-2:]:
         d = d.astype(np.float16).astype(np.float32)
-    return exp(d).astype(x.dtype)
+    with np.errstate(over="ignore"):
+        return exp(d).astype(x.dtype)
 
 
 def sort_order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
