@@ -1,4 +1,4 @@
-// The composites' fused row kernels (kernels/composite.h, docs/kernels.md#composites). A row is
+// The composites' fused row kernels (kernels/composite.h). A row is
 // loaded once into fp32 (in place when it already is contiguous fp32); each pass over it is a plain
 // loop the compiler vectorises per instruction set. Reductions run in kLanes fixed lanes (element i
 // into lane i % kLanes) closed by a fixed pairwise tree: the same order on every instruction set.

@@ -1,13 +1,17 @@
 // quant_mx (kernels/quant.h, docs/ops/quant_mx.md): per group of 32 values, the shared E8M0
 // exponent from the group's largest magnitude, then each value times 2^(127 - exponent) encoded
-// as fp8 E4M3 (nearest even, saturating at +-448).
+// as fp8 E4M3 (nearest even, saturating at +-448). The largest magnitude is an integer maximum of
+// the values' bits without sign (order-preserving, and a NaN's bits exceed infinity's), and the
+// encoding is branch-free bit arithmetic: both loops vectorise.
 #include "kernels/quant.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <vector>
 
+#include "copy/simd.h"
 #include "core/half.h"
 #include "kernels/elementwise.h"
 #include "kernels/row_walk.h"
@@ -16,109 +20,121 @@
 namespace pto::kernels::quant {
 namespace {
 
-constexpr int kGroup = 32;
+constexpr int64_t kGroup = 32;
 constexpr int kE4m3MaxExponent = 8;  // 448 = 1.75 * 2^8
 constexpr double kE4m3Max = 448.0;
+constexpr uint32_t kInfBits = 0x7F800000u;
 constexpr uint8_t kScaleNan = 0xFF;
 
-// The group's E8M0 exponent from its largest magnitude (NaN when the group holds a NaN).
-// ROUND_DOWN (OCP): the biased exponent of maxabs minus E4M3's largest exponent, in [0, 254].
-// ROUND_UP (NV): the least k with maxabs <= 448 * 2^k, biased, in [0, 254]; an infinity gives 254.
-uint8_t shared_exponent(float maxabs, DequantScaleRoundingMode mode) {
-  if (maxabs != maxabs) return kScaleNan;
-  if (mode == DequantScaleRoundingMode::ROUND_DOWN) {
-    const int biased = static_cast<int>((std::bit_cast<uint32_t>(maxabs) >> 23) & 0xFF);
-    return static_cast<uint8_t>(std::clamp(biased - kE4m3MaxExponent, 0, 254));
-  }
-  if (std::isinf(maxabs)) return 254;
-  if (maxabs == 0.0f) return 0;
-  const double m = maxabs;
-  int k = std::ilogb(m) - kE4m3MaxExponent;
-  if (m > std::ldexp(kE4m3Max, k)) ++k;
+inline uint32_t magnitude_bits(float v) { return std::bit_cast<uint32_t>(v) & 0x7FFFFFFFu; }
+
+// The group's E8M0 exponent from the bits of its largest magnitude (a NaN's when it holds one).
+// ROUND_DOWN (OCP): the biased exponent of amax minus E4M3's largest exponent, in [0, 254].
+// ROUND_UP (NV): the least k with amax <= 448 * 2^k, biased, in [0, 254]; an infinity gives 254.
+uint8_t shared_exponent(uint32_t amax_bits, DequantScaleRoundingMode mode) {
+  if (amax_bits > kInfBits) return kScaleNan;
+  if (mode == DequantScaleRoundingMode::ROUND_DOWN)
+    return static_cast<uint8_t>(std::clamp(static_cast<int>(amax_bits >> 23) - kE4m3MaxExponent, 0, 254));
+  if (amax_bits == kInfBits) return 254;
+  if (amax_bits == 0) return 0;
+  const double amax = std::bit_cast<float>(amax_bits);
+  int k = std::ilogb(amax) - kE4m3MaxExponent;
+  if (amax > std::ldexp(kE4m3Max, k)) ++k;
   return static_cast<uint8_t>(std::clamp(k + 127, 0, 254));
 }
 
-uint8_t sign_bit(float v) { return static_cast<uint8_t>((std::bit_cast<uint32_t>(v) >> 24) & 0x80u); }
-
-uint8_t e4m3_saturating(float v) {
-  if (std::fabs(v) >= 448.0f) return sign_bit(v) | 0x7E;
-  return float_to_fp8e4m3_bits(v);
+// 2^(127 - e): the factor that brings the group into E4M3's range (NaN for the NaN exponent).
+float scaling_of(uint8_t e) {
+  return e == kScaleNan ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, 127 - e);
 }
 
-// Encodes one group: x[i * stride] for i < 32 into codes[i * code_stride]; returns its exponent.
-struct GroupEncoder {
-  DequantScaleRoundingMode mode;
-  bool round_to_bf16;  // NV scales of bf16 input: the scaled value is rounded to bf16 first
+// E4M3 code of v = x * scaling: nearest even, +-448 and beyond (inf included) saturate to 0x7E;
+// NaN gives 0x7F with x's sign when x itself is NaN (else +).
+inline uint8_t e4m3_code(float v, float x) {
+  const uint32_t u = std::bit_cast<uint32_t>(v), a = u & 0x7FFFFFFFu;
+  // below 2^-6 (subnormal codes): adding 2^14 rounds to a multiple of 2^-9, E4M3's subnormal step
+  const uint32_t subnormal = std::bit_cast<uint32_t>(std::bit_cast<float>(a) + 0x1p14f) - 0x46800000u;
+  // normal: rebias the exponent (7 - 127) and round the mantissa at bit 20 to nearest even
+  const uint32_t normal = ((a + 0xC407FFFFu + ((a >> 20) & 1u)) >> 20) & 0x7Fu;
+  uint32_t code = a < 0x3C800000u ? subnormal : normal;
+  code = a >= 0x43E00000u ? 0x7Eu : code;
+  const uint32_t sign = (u >> 24) & 0x80u;
+  const uint32_t nan_sign = x != x ? (std::bit_cast<uint32_t>(x) >> 24) & 0x80u : 0u;
+  return static_cast<uint8_t>(a > kInfBits ? 0x7Fu | nan_sign : code | sign);
+}
 
-  uint8_t operator()(const float* x, int64_t stride, uint8_t* codes, int64_t code_stride) const {
-    float maxabs = 0.0f;
-    for (int i = 0; i < kGroup; ++i) {
-      const float a = std::fabs(x[i * stride]);
-      maxabs = (a != a || a > maxabs) ? a : maxabs;
-    }
-    const uint8_t e = shared_exponent(maxabs, mode);
-    if (e == kScaleNan) {  // NaN scale: every code is NaN, a NaN value keeps its sign
-      for (int i = 0; i < kGroup; ++i) {
-        const float v = x[i * stride];
-        codes[i * code_stride] = v != v ? sign_bit(v) | 0x7F : 0x7F;
-      }
-      return e;
-    }
-    const float scaling = std::ldexp(1.0f, 127 - e);
-    for (int i = 0; i < kGroup; ++i) {
-      float v = x[i * stride] * scaling;
-      if (round_to_bf16) v = half::widen(half::to_bf16(v));
-      codes[i * code_stride] = e4m3_saturating(v);
-    }
-    return e;
+// The scaled value, rounded to bf16 first for NV scales of a bf16 input.
+inline float scaled(float x, float scaling, bool round_to_bf16) {
+  const float v = x * scaling;
+  return round_to_bf16 ? half::widen(half::to_bf16(v)) : v;
+}
+
+// Axis -1: the row's groups of 32 consecutive values.
+PTO_SIMD_CLONES void encode_row(const float* __restrict x, int64_t n, DequantScaleRoundingMode mode, bool round_to_bf16,
+                                uint8_t* __restrict codes, uint8_t* __restrict exponents) {
+  for (int64_t g = 0; g < n; g += kGroup) {
+    uint32_t amax = 0;
+    for (int64_t i = g; i < g + kGroup; ++i) amax = std::max(amax, magnitude_bits(x[i]));
+    const uint8_t e = shared_exponent(amax, mode);
+    const float scaling = scaling_of(e);
+    exponents[g / kGroup] = e;
+    for (int64_t i = g; i < g + kGroup; ++i) codes[i] = e4m3_code(scaled(x[i], scaling, round_to_bf16), x[i]);
   }
-};
+}
+
+// Axis -2: 32 rows of n values (rows[i * n + c]); column c is a group.
+PTO_SIMD_CLONES void encode_column_groups(const float* __restrict rows, int64_t n, DequantScaleRoundingMode mode,
+                                          bool round_to_bf16, uint32_t* __restrict amax, float* __restrict scaling,
+                                          uint8_t* __restrict codes, uint8_t* __restrict exponents) {
+  std::fill(amax, amax + n, 0u);
+  for (int64_t i = 0; i < kGroup; ++i)
+    for (int64_t c = 0; c < n; ++c) amax[c] = std::max(amax[c], magnitude_bits(rows[i * n + c]));
+  for (int64_t c = 0; c < n; ++c) {
+    exponents[c * 2] = shared_exponent(amax[c], mode);  // scale [..., m/64, n, 2]: pairs per column
+    scaling[c] = scaling_of(exponents[c * 2]);
+  }
+  for (int64_t i = 0; i < kGroup; ++i)
+    for (int64_t c = 0; c < n; ++c)
+      codes[i * n + c] = e4m3_code(scaled(rows[i * n + c], scaling[c], round_to_bf16), rows[i * n + c]);
+}
 
 }  // namespace
 
 void quant_mx(const Tensor& in, bool along_rows, DequantScaleRoundingMode mode, const Tensor& quantized,
               const Tensor& scale) {
   if (in.numel() == 0) return;
-  const GroupEncoder encode{mode, mode == DequantScaleRoundingMode::ROUND_UP && in.dtype() == DType::BF16};
+  const bool round_to_bf16 = mode == DequantScaleRoundingMode::ROUND_UP && in.dtype() == DType::BF16;
   const ew::LoadFn<float> load = ew::loader<float>(in.dtype());
   const int r = in.ndim();
   const auto* base = static_cast<const std::byte*>(in.data());
   const int64_t item = static_cast<int64_t>(in.itemsize());
+  const int64_t n = in.shape(r - 1), step = in.stride(r - 1) * item;
+  const RowWalk walk(in.shape(), r - 1);  // every row of the last axis, row-major
   uint8_t* codes = quantized.data_as<uint8_t>();
   uint8_t* scales = scale.data_as<uint8_t>();
-  const int64_t n = in.shape(r - 1);
   if (!along_rows) {
-    // Rows of the last axis: row w's groups are its scales w * n/32 ...
-    const RowWalk walk(in.shape(), r - 1);
-    const int64_t step = in.stride(r - 1) * item, groups = n / kGroup;
     parallel_for(walk.count(), rows_per_chunk(n), [&](int64_t begin, int64_t end) {
       std::vector<float> buffer(static_cast<size_t>(n));
       for (int64_t w = begin; w < end; ++w) {
         const float* x = load(base + walk.offset(w, in.strides()) * item, step, n, buffer.data());
-        for (int64_t g = 0; g < groups; ++g)
-          scales[w * groups + g] = encode(x + g * kGroup, 1, codes + w * n + g * kGroup, 1);
+        encode_row(x, n, mode, round_to_bf16, codes + w * n, scales + w * (n / kGroup));
       }
     });
     return;
   }
-  // Blocks of 32 rows of the last two axes: each column's group; scale [..., m/64, n, 2].
-  const int64_t m = in.shape(r - 2), blocks = m / kGroup;
-  const Shape prefix(in.shape().begin(), in.shape().end() - 2);
-  const RowWalk walk(in.shape(), r - 1);  // every row of the last axis, row-major
-  const int64_t step = in.stride(r - 1) * item;
-  parallel_for(shape_numel(prefix) * blocks, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> buffer(static_cast<size_t>(kGroup * n));
+  // Blocks of 32 rows of the last two axes; block b's scales are entry b % 2 of pair b / 2 per column.
+  const int64_t blocks = walk.count() / kGroup;
+  parallel_for(blocks, std::max<int64_t>(1, 16384 / (kGroup * n + 1)), [&](int64_t begin, int64_t end) {
+    std::vector<float> rows(static_cast<size_t>(kGroup * n)), scaling(static_cast<size_t>(n));
+    std::vector<uint32_t> amax(static_cast<size_t>(n));
     for (int64_t b = begin; b < end; ++b) {
-      const int64_t first_row = b * kGroup;  // rows of all prefixes, row-major
-      for (int i = 0; i < kGroup; ++i) {
-        float* row = buffer.data() + i * n;
-        const float* x = load(base + walk.offset(first_row + i, in.strides()) * item, step, n, row);
+      for (int64_t i = 0; i < kGroup; ++i) {
+        float* row = rows.data() + i * n;
+        const float* x = load(base + walk.offset(b * kGroup + i, in.strides()) * item, step, n, row);
         if (x != row) std::copy(x, x + n, row);
       }
-      const int64_t p = b / blocks, block = b % blocks;
-      uint8_t* scale_block = scales + ((p * (m / 64) + block / 2) * n) * 2 + block % 2;
-      for (int64_t c = 0; c < n; ++c)
-        scale_block[c * 2] = encode(buffer.data() + c, n, codes + first_row * n + c, n);
+      encode_column_groups(rows.data(), n, mode, round_to_bf16, amax.data(), scaling.data(), codes + b * kGroup * n,
+                           scales + (b / 2) * n * 2 + b % 2);
     }
   });
 }
