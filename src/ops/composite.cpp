@@ -224,7 +224,7 @@ row of NaN. dim in [-rank, rank).
       .doc_page = "docs/ops/softmax.md",
       .tile_rule = "TileShape has the input's rank, at most 64 KB of fp32 on a chip; UB: fp32 input, row statistic and output tiles",
       .torch_schema = "softmax(Tensor input, int dim) -> Tensor",
-      .limits = platform_rows(kHalvesAndFp32, kFp32, kFp32, kFp32, 1, 4, 1, 8),
+      .limits = platform_rows(kHalvesAndFp32, kHalvesAndFp32, kHalvesAndFp32, kHalvesAndFp32, 1, 4, 1, 8),
       .run = run_softmax,
       .infer = [](const OpDef& op, const Args& a) { return same_as_input(plan_softmax(op, a).x); },
   });

@@ -128,8 +128,8 @@ def test_softmax_errors():
     with pytest.raises(ptocpu.IndexOutOfRange, match="softmax: dim 2 is out of range"):
         ptocpu.softmax(x, 2)
     with ptocpu.platform("atlas_a2"):
-        with pytest.raises(ptocpu.DTypeError, match="softmax: input dtype DT_FP16 is not supported on platform atlas_a2"):
-            ptocpu.softmax(x.astype(np.float16), -1)
+        with pytest.raises(ptocpu.DTypeError, match="softmax: input dtype DT_FP64 is not supported on platform atlas_a2"):
+            ptocpu.softmax(x.astype(np.float64), -1)
         with pytest.raises(ptocpu.ArgumentError, match="rank 5"):
             ptocpu.softmax(np.zeros((1,) * 5, np.float32), -1)
         with pytest.raises(ptocpu.ArgumentError, match="empty"):
@@ -387,3 +387,27 @@ def test_expand_exp_dif_strided_threads_and_errors():
         ptocpu.expand_exp_dif(x.astype(np.int32), o.astype(np.int32))
     with ptocpu.vec_tile_shapes(8), pytest.raises(ptocpu.TileError, match="has rank 1"):
         ptocpu.expand_exp_dif(x, o)
+
+
+def test_empty_and_zero_d_inputs_on_the_cpu():
+    f32 = np.float32
+    assert ptocpu.expand_exp_dif(np.zeros((0, 3), f32), np.zeros((1, 3), f32)).shape == [0, 3]
+    assert ptocpu.expand_exp_dif(np.array(1.0, f32), np.array(0.5, f32)).tolist() == float(np.float32(np.exp(0.5)))
+    e, m, s = ptocpu.online_softmax(np.zeros((0, 3), f32), 1.0)  # no rows: the max of nothing, a sum of nothing
+    assert e.shape == [0, 3] and m.tolist() == [[-np.inf] * 3] and s.tolist() == [[0.0] * 3]
+    assert ptocpu.rms_norm(np.zeros((2, 0), f32)).shape == [2, 0]
+
+
+def test_torch_operators_eager_and_compiled():
+    import ptocpu.torch  # noqa: F401  (registers torch.ops.ptocpu)
+    P = torch.ops.ptocpu
+    x = torch.from_numpy(random(np.random.default_rng(50), (6, 40), np.float32))
+    assert torch.equal(P.softmax(x, 0), torch.from_numpy(ptocpu.softmax(x.numpy(), 0).numpy()))
+    v, i = P.topk(x, 3, None, False, 0)
+    assert i.dtype == torch.int32 and torch.equal(v, torch.topk(x, 3, -1, False).values)
+
+    def graph(t):
+        return P.rms_norm(t, None, 1e-6) + P.expand_exp_dif(t, t[:, :1]), P.argsort(t, 0, True)
+    compiled = torch.compile(graph, fullgraph=True, backend="aot_eager")
+    for got, want in zip(compiled(x), graph(x)):
+        assert torch.equal(got, want)

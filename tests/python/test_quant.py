@@ -316,3 +316,24 @@ def test_quant_mx_errors_and_tiles():
         ptocpu.quant_mx(np.zeros((64, 64), np.float32), axis=-2)
     with ptocpu.vec_tile_shapes(64), pytest.raises(ptocpu.TileError, match="has rank 1"):
         ptocpu.quant_mx(x)
+
+
+def test_empty_inputs_on_the_cpu():
+    f32 = np.float32
+    assert ptocpu.quantize(np.zeros((0, 4), f32), np.zeros(0, f32), ptocpu.DT_INT8, -1).shape == [0, 4]
+    assert ptocpu.dequantize(np.zeros((3, 0), np.int8), np.zeros(3, f32), ptocpu.DT_FP32, -1).shape == [3, 0]
+    q, s = ptocpu.quant_mx(np.zeros((0, 64), f32))
+    assert q.shape == [0, 64] and s.shape == [0, 1, 2]
+    q, s = ptocpu.quant_mx(np.zeros((4, 0), f32), performance_mode=False)
+    assert q.shape == [4, 0] and s.shape == [4, 0, 2]
+
+
+def test_torch_operators():
+    import ptocpu.torch  # noqa: F401  (registers torch.ops.ptocpu)
+    P = torch.ops.ptocpu
+    x = torch.randn(4, 64, generator=torch.Generator().manual_seed(3)) * 50
+    s = torch.rand(4, generator=torch.Generator().manual_seed(4))
+    compiled = torch.compile(lambda t: P.quantize(t, s, torch.int8, -1), fullgraph=True, backend="aot_eager")
+    want = torch.clamp(torch.round(x * s[:, None]), -128, 127).to(torch.int8)
+    assert torch.equal(P.quantize(x, s, torch.int8, -1), want) and torch.equal(compiled(x), want)
+    assert torch.equal(P.dequantize(want, s, torch.float32, -1), want.float() * s[:, None])

@@ -207,3 +207,12 @@ def test_argsort_errors_and_tiles():
             assert ptocpu.argsort(big).shape == [2, 8192]
     with ptocpu.vec_tile_shapes(1, 32):
         assert ptocpu.argsort(big).shape == [2, 8192]
+
+
+def test_empty_inputs_on_the_cpu():
+    v, i = ptocpu.topk(np.zeros((0, 5), np.float32), 2)
+    assert v.shape == [0, 2] and i.shape == [0, 2]
+    assert ptocpu.argsort(np.zeros((0, 3), np.float32)).shape == [0, 3]
+    assert ptocpu.argsort(np.zeros((3, 0), np.float16), 1).shape == [3, 0]
+    with pytest.raises(ptocpu.ArgumentError, match=r"k 1 is out of range \[1, 0\]"):
+        ptocpu.topk(np.zeros((3, 0), np.float32), 1)
