@@ -18,55 +18,78 @@ namespace pto::kernels::composite {
 namespace {
 
 constexpr int kLanes = 32;
+#define PTO_INLINE inline __attribute__((always_inline))
 
 // max that propagates NaN (a NaN row max makes the whole row NaN, as torch's softmax).
-inline float max_nan(float a, float b) { return (a != a || a > b) ? a : b; }
+PTO_INLINE float max_nan(float a, float b) { return (a != a || a > b) ? a : b; }
 
-PTO_SIMD_CLONES float lane_max(const float* __restrict x, int64_t n) {
+// The lanes closed by the fixed tree: lane j += lane j + w for w = 16, 8, 4, 2, 1.
+template <class Op>
+PTO_INLINE float close_lanes(float* acc, Op op) {
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) acc[j] = op(acc[j], acc[j + w]);
+  return acc[0];
+}
+
+PTO_INLINE float lane_max(const float* __restrict x, int64_t n) {
   float acc[kLanes];
   for (int j = 0; j < kLanes; ++j) acc[j] = -std::numeric_limits<float>::infinity();
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
     for (int j = 0; j < kLanes; ++j) acc[j] = max_nan(acc[j], x[i + j]);
   for (int j = 0; i + j < n; ++j) acc[j] = max_nan(acc[j], x[i + j]);
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] = max_nan(acc[j], acc[j + w]);
-  return acc[0];
+  return close_lanes(acc, max_nan);
 }
 
-// The lanes' sums of f(x[i]) closed by the tree.
+// The sum of f(x[i]): element i into running sum i % 32, then the tree.
 template <class F>
-inline float lane_sum(const float* __restrict x, int64_t n, F f) {
+PTO_INLINE float lane_sum(const float* __restrict x, int64_t n, F f) {
   float acc[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
     for (int j = 0; j < kLanes; ++j) acc[j] += f(x[i + j]);
   for (int j = 0; i + j < n; ++j) acc[j] += f(x[i + j]);
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
-  return acc[0];
+  return close_lanes(acc, [](float a, float b) { return a + b; });
 }
 
-PTO_SIMD_CLONES float sum(const float* __restrict x, int64_t n) {
-  return lane_sum(x, n, [](float v) { return v; });
+// One row of softmax: y = exp(x - max) / sum (y may not be x).
+PTO_SIMD_CLONES void softmax_row(const float* __restrict x, float* __restrict y, int64_t n) {
+  const float m = lane_max(x, n);
+  for (int64_t i = 0; i < n; ++i) y[i] = exp_f32(x[i] - m);
+  const float s = lane_sum(y, n, [](float v) { return v; });
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] / s;
 }
 
-// sum((x * x) * inv_n): each product rounded as the device's MUL then MULS.
-PTO_SIMD_CLONES float sum_scaled_squares(const float* __restrict x, int64_t n, float inv_n) {
-  return lane_sum(x, n, [inv_n](float v) { return (v * v) * inv_n; });
+// One row of rms_norm: y = x / sqrt(sum((x * x) * inv_n) + eps) [* g] (y may not be x).
+PTO_SIMD_CLONES void rms_norm_row(const float* __restrict x, float* __restrict y, int64_t n, float inv_n, float eps,
+                                  const float* __restrict g) {
+  const float root = std::sqrt(lane_sum(x, n, [inv_n](float v) { return (v * v) * inv_n; }) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / root;
+  if (g)
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] * g[i];
 }
 
-PTO_SIMD_CLONES void exp_shifted(const float* __restrict x, float m, float* __restrict e, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) e[i] = exp_f32(x[i] - m);
-}
-
-// y = x / d (y may be x).
-PTO_SIMD_CLONES void divide(const float* x, float d, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / d;
-}
-
-PTO_SIMD_CLONES void multiply(float* __restrict y, const float* __restrict g, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = y[i] * g[i];
+// softmax of the columns of a block: e[i * w + l] for i < n, l < w, in place. Column l is reduced
+// in the rows' order exactly as softmax_row reduces a row: max, then element i into lane i % 32.
+PTO_SIMD_CLONES void softmax_columns(float* __restrict e, int64_t n, int64_t w, float* __restrict scratch) {
+  float* m = scratch;  // [w], then the sums' lanes [kLanes][w]
+  float* acc = scratch + w;
+  for (int64_t l = 0; l < w; ++l) m[l] = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t l = 0; l < w; ++l) m[l] = max_nan(m[l], e[i * w + l]);
+  std::fill(acc, acc + kLanes * w, 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    float* lane = acc + (i % kLanes) * w;
+    for (int64_t l = 0; l < w; ++l) {
+      e[i * w + l] = exp_f32(e[i * w + l] - m[l]);
+      lane[l] += e[i * w + l];
+    }
+  }
+  for (int width = kLanes / 2; width > 0; width /= 2)
+    for (int j = 0; j < width; ++j)
+      for (int64_t l = 0; l < w; ++l) acc[j * w + l] += acc[(j + width) * w + l];
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t l = 0; l < w; ++l) e[i * w + l] = e[i * w + l] / acc[l];
 }
 
 // A row's element stride in bytes along dim, and the row's first byte.
@@ -126,10 +149,40 @@ struct Matrix {
 }  // namespace
 
 void softmax(const Tensor& in, int dim, const Tensor& out) {
-  for_each_row(in, dim, out, [](const float* x, float* y, int64_t n) {
-    const float m = lane_max(x, n);
-    exp_shifted(x, m, y, n);
-    divide(y, sum(y, n), y, n);
+  if (dim == in.ndim() - 1) {
+    for_each_row(in, dim, out, [](const float* x, float* y, int64_t n) { softmax_row(x, y, n); });
+    return;
+  }
+  // Another dim: blocks of columns of the last axis, each column reduced along dim.
+  if (in.numel() == 0) return;
+  const int r = in.ndim();
+  const int64_t n = in.shape(dim), lanes = in.shape(r - 1);
+  const int64_t w = std::min(lanes, std::clamp<int64_t>(131072 / n / 8 * 8, 8, 256));  // n * w floats: 512 KB
+  const int64_t blocks = (lanes + w - 1) / w;
+  Shape groups = in.shape();
+  groups[r - 1] = 1;
+  const RowWalk walk(groups, dim);  // every index but dim's and the last axis'
+  const ew::LoadFn<float> load = ew::loader<float>(in.dtype());
+  const ew::StoreFn<float> store = ew::storer<float>(out.dtype());
+  const auto* src = static_cast<const std::byte*>(in.data());
+  auto* dst = static_cast<std::byte*>(out.data());
+  const int64_t in_item = static_cast<int64_t>(in.itemsize()), out_item = static_cast<int64_t>(out.itemsize());
+  parallel_for(walk.count() * blocks, std::max<int64_t>(1, 16384 / (n * w)), [&](int64_t begin, int64_t end) {
+    std::vector<float> block(static_cast<size_t>(n * w)), scratch(static_cast<size_t>((kLanes + 1) * w));
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t l0 = (item % blocks) * w, width = std::min(w, lanes - l0);
+      const int64_t in_at = walk.offset(item / blocks, in.strides()) + l0 * in.stride(r - 1);
+      const int64_t out_at = walk.offset(item / blocks, out.strides()) + l0 * out.stride(r - 1);
+      for (int64_t i = 0; i < n; ++i) {
+        float* row = block.data() + i * width;
+        const float* x = load(src + (in_at + i * in.stride(dim)) * in_item, in.stride(r - 1) * in_item, width, row);
+        if (x != row) std::copy(x, x + width, row);
+      }
+      softmax_columns(block.data(), n, width, scratch.data());
+      for (int64_t i = 0; i < n; ++i)
+        store(block.data() + i * width, dst + (out_at + i * out.stride(dim)) * out_item, out.stride(r - 1) * out_item,
+              width);
+    }
   });
 }
 
@@ -142,11 +195,8 @@ void rms_norm(const Tensor& in, const Tensor& gamma, float inv_n, float eps, con
     g = ew::loader<float>(gamma.dtype())(static_cast<const std::byte*>(gamma.data()), step, gamma.numel(),
                                          gamma32.data());
   }
-  for_each_row(in, in.ndim() - 1, out, [=](const float* x, float* y, int64_t n) {
-    const float root = std::sqrt(sum_scaled_squares(x, n, inv_n) + eps);
-    divide(x, root, y, n);
-    if (g) multiply(y, g, n);
-  });
+  for_each_row(in, in.ndim() - 1, out,
+               [=](const float* x, float* y, int64_t n) { rms_norm_row(x, y, n, inv_n, eps, g); });
 }
 
 void online_softmax(const Tensor& scores, float scale, const Tensor& exp_bf16, const Tensor& column_max,

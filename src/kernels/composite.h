@@ -19,6 +19,8 @@ inline float exp_f32(float x) { return std::exp(x); }
 
 // out = softmax of in along dim: m = max, e = exp(x - m), s = sum(e), out = e / s, in fp32, rounded
 // once to out's dtype. in: fp16 / bf16 / fp32, any strides; out: contiguous, in's shape and dtype.
+// Along the last axis by rows, along another dim by blocks of columns of the last axis; the order
+// of the max and the sum is the same either way.
 void softmax(const Tensor& in, int dim, const Tensor& out);
 
 // out = x / sqrt(sum((x * x) * inv_n) + eps) [* gamma] along the last axis, in fp32, rounded once

@@ -101,6 +101,16 @@ def test_softmax_strided_and_valid_shape():
     assert_within(out, ref.softmax(base[:5, :20], -1), 2)
 
 
+def test_softmax_along_any_dim_is_the_last_dim_transposed():
+    # the same order of max and sum whether dim is the last axis or not: bit-identical results
+    rng = np.random.default_rng(12)
+    for shape, dim, dt in (((300, 700), 0, np.float32), ((3, 50, 4, 7), 1, np.float16), ((5, 6, 300), 0, BF16)):
+        x = random(rng, shape, dt)
+        moved = np.ascontiguousarray(np.moveaxis(x, dim, -1))
+        want = np.moveaxis(ptocpu.softmax(moved, -1).numpy(), -1, dim)
+        assert_same_bits(ptocpu.softmax(x, dim), np.ascontiguousarray(want))
+
+
 def test_softmax_nan_inf_and_empty():
     x = np.array([[0.0, np.nan, 1.0], [0.0, np.inf, 1.0], [-np.inf, 0.0, 0.0], [-np.inf, -np.inf, -np.inf]],
                  np.float32)
