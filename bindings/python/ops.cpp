@@ -469,6 +469,7 @@ nb::dict op_row(const pto::OpDef& op) {
   d["principal"] = op.params[op.principal].name;
   d["doc"] = op.doc;
   d["doc_page"] = op.doc_page;
+  d["submodule"] = op.submodule;
   d["tile_rule"] = op.tile_rule;
   d["torch_schema"] = op.torch_schema;
   d["signature"] = signature(op, op.name, false);

@@ -188,6 +188,9 @@ struct OpDef {
   // example. help(), the stub and the docs' summaries show it.
   const char* doc = "";
   const char* doc_page = "";   // docs/ops/<page>.md
+  // The PyPTO submodule that also offers the op, under the same name ("experimental":
+  // pypto.experimental.<name>, python/ptocpu/experimental.py); "" for none.
+  const char* submodule = "";
   const char* tile_rule = "";  // in words, for the docs and the trace
   // What the op is on the torch side (docs/torch.md): "" = not registered.
   const char* torch_schema = "";

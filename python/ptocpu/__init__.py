@@ -25,7 +25,7 @@ _INTERNAL = ("OpCall", "dtype_from_name", "dtype_table")  # in the core for the 
 for _name in _INTERNAL:
     del globals()[_name]
 
-from . import error, frontend, runtime  # noqa: E402,F401
+from . import error, experimental, frontend, runtime  # noqa: E402,F401
 from .engine import golden, trace  # noqa: E402,F401
 from .engine.debug import set_debug_options, get_debug_options  # noqa: E402,F401
 from .engine.golden import set_verify_options, get_verify_options, set_verify_golden_data  # noqa: E402,F401
@@ -33,7 +33,7 @@ from .engine.record import function  # noqa: E402,F401
 from .frontend import RunMode  # noqa: E402,F401
 from .lang.convert import from_torch  # noqa: E402,F401
 from .lang.enums import (  # noqa: E402,F401
-    DataType, DT_DOUBLE, CompStage, StatusType, DYN, DYNAMIC, STATIC,
+    DataType, DT_DOUBLE, CompStage, StatusType, DYN, DYNAMIC, STATIC, ROUND_UP, ROUND_DOWN,
 )
 from .lang.loops import loop, loop_unroll  # noqa: E402,F401
 from .lang.options import (  # noqa: E402,F401
@@ -87,7 +87,8 @@ __all__ = [
     "function", "from_torch", "runtime", "error", "jit", "options", "set_cube_tile_shapes", "get_cube_tile_shapes",
     "reset_options", "set_semantic_label", *[f"{verb}_{kind}_options" for kind in _OPTION_KINDS for verb in ("set", "get")],
     "SymbolicScalar", "symbolic_scalar", "min", "max", "cond", "is_loop_begin", "is_loop_end", "bytes_of", "ceildiv",
-    "ceil", "DataType", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE",
+    "ceil", "DataType", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE", "ROUND_UP", "ROUND_DOWN",
+    "experimental",
     "trace", "golden", "set_debug_options", "get_debug_options", "set_verify_options", "get_verify_options",
     "set_verify_golden_data",
 ]
