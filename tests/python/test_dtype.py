@@ -553,7 +553,8 @@ def test_float_to_integer_truncates_toward_zero(src, dst):
     with np.errstate(over="ignore"):  # float16 overflows to inf: filtered out below
         x = np.concatenate([x, [0.5, -0.5, 0.99, -0.99, 1.5, -1.5, 2.5, -2.5, 0.0, -0.0]]).astype(src)
     xf = x.astype(np.float64)
-    in_range = (xf > info.min - 1) & (xf < info.max + 1)
+    with np.errstate(invalid="ignore"):  # E4M3FN overflows to NaN: filtered out here
+        in_range = (xf > info.min - 1) & (xf < info.max + 1)
     x = x[in_range]
     got = ptocpu.from_numpy(x).astype(dst).numpy()
     assert got.dtype == np.dtype(dst)
