@@ -110,7 +110,7 @@ step "C++ tests (AddressSanitizer + UndefinedBehaviorSanitizer)"
 # The same build also makes the Python extension (for the environment's Python) for the sanitized
 # Python step below.
 configure . build/ci-asan -DCMAKE_BUILD_TYPE=Debug -DPTOCPU_SANITIZE=ON -DPTOCPU_BUILD_TESTS=ON \
-  -DPTOCPU_BUILD_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python"
+  -DPTOCPU_BUILD_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python" -Dnanobind_DIR="$(python -m nanobind --cmake_dir)"
 cmake --build build/ci-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/ci-asan --output-on-failure -j "$jobs"
