@@ -91,7 +91,10 @@ float decode_minifloat(uint32_t code, bool fn_nan /* E4M3FN: only S.1111.111 is 
   const uint32_t man = code & ((1u << M) - 1);
   float v;
   if (fn_nan) {
-    if (ex == (1u << E) - 1 && man == (1u << M) - 1) return std::numeric_limits<float>::quiet_NaN();
+    if (ex == (1u << E) - 1 && man == (1u << M) - 1) {
+      v = std::numeric_limits<float>::quiet_NaN();
+      return neg ? -v : v;
+    }
   } else if (ex == (1u << E) - 1) {
     v = man ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
     return neg ? -v : v;
@@ -156,12 +159,15 @@ uint16_t float_to_bf16_bits(float f) {
 }
 
 uint8_t float_to_fp8e8m0_bits(float f) {
-  // Unsigned power of two 2^(c-127), c in [0, 254]; 0xFF is NaN, and so are zero, negatives and inf.
-  // ml_dtypes rounds the exponent half-up on the float32 bits; float32 subnormals go to
-  // code 0 (2^-127) up to and including 2^-127 itself, to code 1 above it.
+  // Unsigned powers of two 2^(c-127), c in [0, 254]; 0xFF is NaN (docs/dtypes.md#conversions).
+  // Round to the nearest power of two by value; a tie (1.5 * 2^k, halfway between 2^k and
+  // 2^(k+1)) goes up. Positive values below 2^-127 give 2^-127 (nothing lies below it); a value
+  // that rounds to 2^128 (from 1.5 * 2^127 up) gives NaN, and so do zero, negatives, inf and NaN.
   const uint32_t bits = float_bits(f);
-  if (std::isnan(f) || std::isinf(f) || bits == 0 || (bits >> 31)) return 0xFF;
-  if (bits < 0x00800000u) return bits > 0x00400000u ? 1 : 0;
+  if (bits == 0 || bits >= 0x7F800000u) return 0xFF;  // +0; the sign bit (-0 too), inf, NaN
+  // float32 subnormals are bits * 2^-149: 2^-127 is 0x400000, 2^-126 is 0x800000, the tie 0x600000.
+  if (bits < 0x00800000u) return bits >= 0x00600000u ? 1 : 0;
+  // Normal: the mantissa field from 0x400000 (a significand of at least 1.5) carries into the exponent.
   const uint32_t code = (bits + 0x00400000u) >> 23;
   return code > 0xFE ? 0xFF : static_cast<uint8_t>(code);
 }
