@@ -181,8 +181,10 @@ void run(Avx512 avx512, Avx2 avx2, Scalar fma, Scalar plain, T* out, const T* in
 }  // namespace
 
 void evaluate(Fn fn, float* out, const float* in, int64_t n) {
-  if (fn == Fn::Erfc) {
-    // fp64's 1.5-ulp erfc rounded to fp32 is within 1 ulp of fp32's correctly rounded one.
+  if (fn == Fn::Sinh || fn == Fn::Cosh || fn == Fn::Asinh || fn == Fn::Acosh || fn == Fn::Erfc) {
+    // SLEEF's fp32 forms of these miss part of fp32's range (sinh / cosh overflow from |x| > 88.7,
+    // fp32's own limit is 89.4; asinh / acosh give inf past 1.8e19) or its accuracy (erfc is a
+    // 1.5-ulp function): fp32 takes their fp64 form, rounded once, which is within 1 ulp.
     constexpr int64_t kChunk = 256;
     double wide[kChunk];
     for (int64_t i = 0; i < n; i += kChunk) {

@@ -18,9 +18,11 @@
 
 namespace pto::kernels::math {
 
+// fp32 sinh, cosh, asinh, acosh and erfc go through SLEEF's fp64 forms (its fp32 ones fall short
+// of fp32's range or of 1 ulp there). fp64: erfc is within 1.5 ulp; sinh / cosh overflow from
+// |x| > 709.78 (fp64's own limit is 710.47), asinh / acosh give inf past 1.3e154.
 enum class Fn : uint8_t {
-  Exp, Exp2, Log, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Erf,
-  Erfc,  // SLEEF's erfc is a 1.5-ulp function: fp32 goes through its fp64 form (within 1 ulp)
+  Exp, Exp2, Log, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Erf, Erfc,
 };
 
 // out[i] = fn(in[i]) for i < n; out may be in.
