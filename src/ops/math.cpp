@@ -276,7 +276,8 @@ Negative inputs give NaN, 0 gives -inf. precision_type is accepted.
        })
     add(table, {t.name, t.param, t.forms, {}, kFloats, t.chips, t.run, unary_infer<>, t.page, t.schema, t.doc});
   // ---- activations (docs/ops/sigmoid.md, docs/ops/relu.md)
-  add(table, {"sigmoid", "input", both, {}, kFloats, {D::FP32}, unary<m::Sigmoid>, unary_infer<>, "docs/ops/sigmoid.md",
+  // The page lists DT_FP32; upstream's sigmoid widens fp16 / bf16 and rounds back, and its tests run fp16.
+  add(table, {"sigmoid", "input", both, {}, kFloats, kHalves, unary<m::Sigmoid>, unary_infer<>, "docs/ops/sigmoid.md",
               "sigmoid(Tensor input) -> Tensor",
               R"(Elementwise logistic function, as upstream composes it: 1 / (1 + exp(-input)), each step rounded to fp32.
 
