@@ -1,9 +1,11 @@
-// SLEEF's functions a block at a time, in the build kernel_tuning().isa picks (docs/ops/exp.md#numerics).
+// SLEEF's functions a block at a time, in the build kernel_tuning().isa picks (docs/ops/exp.md#numerics),
+// and the roundings to integral values written per instruction set.
 #include "kernels/math.h"
 
 #include <sleef.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 
@@ -178,6 +180,49 @@ void run(Avx512 avx512, Avx2 avx2, Scalar fma, Scalar plain, T* out, const T* in
 #define PTO_DOUBLE_CASE(Name, name, ulp) \
   case Fn::Name: return run(PTO_BUILDS(name, ulp, d, d8, d4), out, in, n);
 
+// Rounding to an integral value in each build (the scalar one is libm's). The immediates of the
+// SSE4.1 / AVX-512 rounding instructions: toward -inf, +inf, zero, each without the inexact exception.
+constexpr int kRoundingMode[] = {0x09, 0x0A, 0x0B};
+
+template <int Mode, class T>
+T round_scalar(T x) {
+  if constexpr (Mode == kRoundingMode[0]) return std::floor(x);
+  else if constexpr (Mode == kRoundingMode[1]) return std::ceil(x);
+  else return std::trunc(x);
+}
+
+#if PTO_X86
+// As callable types (not function pointers) so that the register loops inline them.
+template <int Mode>
+struct RoundZmm {  // the masked forms: GCC 12 warns on the plain ones' undefined source
+  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const { return _mm512_mask_roundscale_ps(x, 0xFFFF, x, Mode); }
+  PTO_TARGET_AVX512 __m512d operator()(__m512d x) const { return _mm512_mask_roundscale_pd(x, 0xFF, x, Mode); }
+};
+template <int Mode>
+struct RoundYmm {
+  PTO_TARGET_AVX2 __m256 operator()(__m256 x) const { return _mm256_round_ps(x, Mode); }
+  PTO_TARGET_AVX2 __m256d operator()(__m256d x) const { return _mm256_round_pd(x, Mode); }
+};
+#endif
+
+template <int Mode, class T>
+void round_to_integral(T* out, const T* in, int64_t n) {
+#if PTO_X86
+  run(RoundZmm<Mode>{}, RoundYmm<Mode>{}, round_scalar<Mode, T>, round_scalar<Mode, T>, out, in, n);
+#else
+  run(nullptr, nullptr, round_scalar<Mode, T>, round_scalar<Mode, T>, out, in, n);
+#endif
+}
+
+template <class T>
+void round_to_integral(Rounding r, T* out, const T* in, int64_t n) {
+  switch (r) {
+    case Rounding::Floor: return round_to_integral<kRoundingMode[0], T>(out, in, n);
+    case Rounding::Ceil: return round_to_integral<kRoundingMode[1], T>(out, in, n);
+    case Rounding::Trunc: return round_to_integral<kRoundingMode[2], T>(out, in, n);
+  }
+}
+
 }  // namespace
 
 void evaluate(Fn fn, float* out, const float* in, int64_t n) {
@@ -209,5 +254,9 @@ void power(float* out, const float* base, float exponent, int64_t n) {
 void power(double* out, const double* base, double exponent, int64_t n) {
   run(PTO_BUILDS(pow, u10, d, d8, d4), out, base, n, exponent);
 }
+
+void integral(Rounding r, float* out, const float* in, int64_t n) { round_to_integral(r, out, in, n); }
+
+void integral(Rounding r, double* out, const double* in, int64_t n) { round_to_integral(r, out, in, n); }
 
 }  // namespace pto::kernels::math

@@ -14,6 +14,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "copy/simd.h"
 #include "kernels/arithmetic.h"
 
 namespace pto::kernels::math {
@@ -32,6 +33,12 @@ void evaluate(Fn fn, double* out, const double* in, int64_t n);
 void power(float* out, const float* base, float exponent, int64_t n);
 void power(double* out, const double* base, double exponent, int64_t n);
 
+// out[i] = in[i] rounded to an integral value as `r` says (GCC does not vectorise floor / ceil /
+// trunc in its ISA clones: these are written per instruction set); out may be in.
+enum class Rounding : uint8_t { Floor, Ceil, Trunc };
+void integral(Rounding r, float* out, const float* in, int64_t n);
+void integral(Rounding r, double* out, const double* in, int64_t n);
+
 // ---- the functors ------------------------------------------------------------------------------
 
 using arith::kFloat;
@@ -39,6 +46,13 @@ using arith::kInteger;
 using arith::kNumber;
 using arith::Predicate;
 using arith::SameType;
+
+// out[i] = Step::apply(out[i], in[i]) over a block: the element steps around a library call,
+// vectorised by the compiler (one clone per ISA). out and in do not overlap.
+template <class Step, class T>
+PTO_SIMD_CLONES void each(T* __restrict out, const T* __restrict in, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = Step::apply(out[i], in[i]);
+}
 
 // One SLEEF function.
 template <Fn F>
@@ -50,9 +64,12 @@ struct Library : SameType {
 // expm1 as the device computes it: exp(x) - 1, no correction for small |x|.
 struct Expm1 : SameType {
   template <class T> static constexpr bool takes = kFloat<T>;
+  struct MinusOne {
+    template <class T> static T apply(T e, T) { return e - T(1); }
+  };
   template <class T> static void apply_block(T* out, const T* in, int64_t n) {
     evaluate(Fn::Exp, out, in, n);
-    for (int64_t i = 0; i < n; ++i) out[i] = out[i] - T(1);
+    each<MinusOne>(out, in, n);
   }
 };
 
@@ -60,11 +77,14 @@ struct Expm1 : SameType {
 template <int Base>
 struct LogBase : SameType {
   template <class T> static constexpr bool takes = kFloat<T>;
-  template <class T> static constexpr T kLnBase = Base == 2 ? T(0.693147180559945309417232121458L)
-                                                            : T(2.302585092994045684017991454684L);
+  struct DivideByLnBase {
+    template <class T> static T apply(T ln, T) {
+      return ln / (Base == 2 ? T(0.693147180559945309417232121458L) : T(2.302585092994045684017991454684L));
+    }
+  };
   template <class T> static void apply_block(T* out, const T* in, int64_t n) {
     evaluate(Fn::Log, out, in, n);
-    for (int64_t i = 0; i < n; ++i) out[i] = out[i] / kLnBase<T>;
+    each<DivideByLnBase>(out, in, n);
   }
 };
 
@@ -72,33 +92,51 @@ struct LogBase : SameType {
 // where u is +inf.
 struct Log1p : SameType {
   template <class T> static constexpr bool takes = kFloat<T>;
-  template <class T> static void apply_block(T* out, const T* in, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = in[i] + T(1);
-    evaluate(Fn::Log, out, out, n);
-    for (int64_t i = 0; i < n; ++i) {
-      const T u = in[i] + T(1);
-      out[i] = u == T(1) ? in[i] : u == std::numeric_limits<T>::infinity() ? u : out[i] * (in[i] / (u - T(1)));
+  struct OnePlus {
+    template <class T> static T apply(T, T x) { return x + T(1); }
+  };
+  struct Compensate {
+    template <class T> static T apply(T ln_u, T x) {
+      const T u = x + T(1);
+      return u == T(1) ? x : u == std::numeric_limits<T>::infinity() ? u : ln_u * (x / (u - T(1)));
     }
+  };
+  template <class T> static void apply_block(T* out, const T* in, int64_t n) {
+    each<OnePlus>(out, in, n);
+    evaluate(Fn::Log, out, out, n);
+    each<Compensate>(out, in, n);
   }
 };
 
 // sigmoid as upstream composes it: 1 / (1 + exp(-x)), each step rounded.
 struct Sigmoid : SameType {
   template <class T> static constexpr bool takes = kFloat<T>;
+  struct Negate {
+    template <class T> static T apply(T, T x) { return -x; }
+  };
+  struct OneOverOnePlus {
+    template <class T> static T apply(T e, T) { return T(1) / (e + T(1)); }
+  };
   template <class T> static void apply_block(T* out, const T* in, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = -in[i];
+    each<Negate>(out, in, n);
     evaluate(Fn::Exp, out, out, n);
-    for (int64_t i = 0; i < n; ++i) out[i] = T(1) / (out[i] + T(1));
+    each<OneOverOnePlus>(out, in, n);
   }
 };
 
 // cbrt as upstream composes it: copysign(pow(|x|, 1/3 rounded to the compute type), x).
 struct Cbrt : SameType {
   template <class T> static constexpr bool takes = kFloat<T>;
+  struct Magnitude {
+    template <class T> static T apply(T, T x) { return std::fabs(x); }
+  };
+  struct SignOf {
+    template <class T> static T apply(T root, T x) { return std::copysign(root, x); }
+  };
   template <class T> static void apply_block(T* out, const T* in, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = std::fabs(in[i]);
+    each<Magnitude>(out, in, n);
     power(out, out, T(1) / T(3), n);
-    for (int64_t i = 0; i < n; ++i) out[i] = std::copysign(out[i], in[i]);
+    each<SignOf>(out, in, n);
   }
 };
 
@@ -134,16 +172,15 @@ struct Signbit : Predicate {
 };
 
 // floor / ceil / trunc: to an integral value of the float type; integers are their own.
-enum class Rounding { Floor, Ceil, Trunc };
 template <Rounding R>
 struct Integral : SameType {
   template <class T> static constexpr bool takes = kNumber<T>;
-  template <class T> static T apply(T a) {
-    if constexpr (!kFloat<T>) return a;
-    else if constexpr (R == Rounding::Floor) return std::floor(a);
-    else if constexpr (R == Rounding::Ceil) return std::ceil(a);
-    else return std::trunc(a);
-  }
+  template <class T>
+    requires kFloat<T>
+  static void apply_block(T* out, const T* in, int64_t n) { integral(R, out, in, n); }
+  template <class T>
+    requires(!kFloat<T>)
+  static T apply(T a) { return a; }
 };
 
 // round(x, decimals) over (x, scale = 10^decimals, 1 / scale), ties to even, as the device: fp32

@@ -125,6 +125,23 @@ TEST(Math, EveryInstructionSetGivesTheSameBits) {
   }
 }
 
+TEST(Math, RoundingToIntegralValuesOnEveryInstructionSet) {
+  const std::vector<float> x = inputs_f32();
+  for (const m::Rounding r : {m::Rounding::Floor, m::Rounding::Ceil, m::Rounding::Trunc}) {
+    std::vector<float> want(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      want[i] = r == m::Rounding::Floor ? std::floor(x[i]) : r == m::Rounding::Ceil ? std::ceil(x[i]) : std::trunc(x[i]);
+    for (const char* isa : kIsas) {
+      IsaScope scope(isa);
+      std::vector<float> got(x.size());
+      m::integral(r, got.data(), x.data(), static_cast<int64_t>(x.size()));
+      for (size_t i = 0; i < x.size(); ++i)
+        EXPECT_TRUE(std::isnan(want[i]) ? std::isnan(got[i]) : std::memcmp(&got[i], &want[i], 4) == 0)
+            << isa << " x " << x[i];
+    }
+  }
+}
+
 TEST(Math, AnyLengthInPlaceAndCanonicalNaN) {
   const std::vector<float> x = inputs_f32();
   for (const char* isa : kIsas) {

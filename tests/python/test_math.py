@@ -516,7 +516,7 @@ def test_same_bits_for_any_thread_count_instruction_set_and_block_alignment():
     x32 = np.concatenate([rng.uniform(-10, 10, 100_001), rng.uniform(-1e6, 1e6, 100_001)]).astype(F32)
     rng.shuffle(x32)
     x64 = x32.astype(np.float64)
-    for op in [*LIBRARY, "expm1", "log1p", "cbrt", "sigmoid", "log2"]:
+    for op in [*LIBRARY, "expm1", "log1p", "cbrt", "sigmoid", "log2", "floor", "ceil", "trunc"]:
         for x in (x32, x64):
             ptocpu.set_num_threads(2)
             reference = getattr(ptocpu, op)(x).numpy()
