@@ -161,7 +161,6 @@ PTO_SIMD_CLONES void narrow_run(const float* __restrict src, bf16_t* __restrict 
 
 template <class T, DType D>
 void store(const T* src, std::byte* dst, int64_t stride, int64_t n) {
-  using S = typename dtype_storage<D>::type;
   if constexpr (std::is_same_v<T, float> && D == DType::FP16) {
     if (stride == 2) return half::narrow(src, reinterpret_cast<fp16_t*>(dst), n);
   } else if constexpr (std::is_same_v<T, float> && D == DType::BF16) {

@@ -4,12 +4,16 @@
 // bf16 / fp8 widened to fp32, broadcast operands filled), the op's functor runs over the buffers
 // (a plain loop the compiler vectorises, one clone per ISA), and the result is stored with one
 // rounding to the output dtype. Operands already of the compute type and contiguous are used in
-// place. Kernels never throw: the op checked everything before.
+// place. A functor whose work the compiler cannot vectorise per element (a call into a vector
+// math library) may instead give a block form, `static void apply_block(Tout* out, const Tin* in0,
+// ..., int64_t n)`, which the engine calls once per block in place of the per-element loop.
+// Kernels never throw: the op checked everything before.
 #pragma once
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "copy/simd.h"
@@ -66,6 +70,12 @@ using compute_t = std::conditional_t<std::is_same_v<S, double>, double,
 using RowFn = void (*)(void* ctx, std::byte* const* ptrs, const int64_t* inner_strides, int64_t n);
 void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data = nullptr);
 
+// Does F give a block form over these types: F::apply_block(Tout* out, const Tin* in0, ..., int64_t n)?
+template <class F, class Tout, class Tin, size_t... K>
+constexpr bool has_block_form(std::index_sequence<K...>) {
+  return requires(Tout* out, const Tin* in, int64_t n) { F::apply_block(out, (static_cast<void>(K), in)..., n); };
+}
+
 // A row of a functor over buffers of compute types: out[i] = F::apply(in0[i], ...), blocked.
 // Tout is the compute type of the output (bool for predicates), Tin the inputs'.
 template <class F, class Tout, class Tin, int N>
@@ -84,9 +94,22 @@ struct Rows {
       for (int k = 0; k < N; ++k) in[k] = self.load[k](ptrs[k + 1] + j * strides[k + 1], strides[k + 1], m, buffers[k]);
       const bool direct = self.out_native && strides[0] == static_cast<int64_t>(sizeof(Tout));
       Tout* out = direct ? reinterpret_cast<Tout*>(ptrs[0] + j * strides[0]) : out_buffer;
-      apply(out, in, m);
+      block(out, in, m);
       if (!direct) self.store(out, ptrs[0] + j * strides[0], strides[0], m);
     }
+  }
+
+  static constexpr bool kBlockForm = has_block_form<F, Tout, Tin>(std::make_index_sequence<N>{});
+
+  // F over one block of buffers (a compiled program's fused loops call it too).
+  static void block(Tout* out, const Tin* const* in, int64_t m) {
+    if constexpr (kBlockForm) apply_block(out, in, m, std::make_index_sequence<N>{});
+    else apply(out, in, m);
+  }
+
+  template <size_t... K>
+  static void apply_block(Tout* out, const Tin* const* in, int64_t m, std::index_sequence<K...>) {
+    F::apply_block(out, in[K]..., m);
   }
 
   PTO_SIMD_CLONES static void apply(Tout* __restrict out, const Tin* const* in, int64_t m) {

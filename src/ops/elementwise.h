@@ -127,7 +127,7 @@ bool fill_kernel(const Plan& p, Kernel& k) {
       k.in_compute = dtype_of<Tin>();
       k.out_compute = dtype_of<Tout>();
       k.apply = [](void* out, const void* const* in, int64_t m) {
-        kernels::ew::Rows<F, Tout, Tin, static_cast<int>(N)>::apply(static_cast<Tout*>(out),
+        kernels::ew::Rows<F, Tout, Tin, static_cast<int>(N)>::block(static_cast<Tout*>(out),
                                                                       reinterpret_cast<const Tin* const*>(in), m);
       };
       return true;

@@ -400,8 +400,8 @@ def test_scalar_helpers():
     # spells ceildiv as pypto.ceil(a, b).
     assert pypto.ceildiv(9, 4) == 3 and pypto.ceil(8, 4) == 2 and pypto.ceil(pypto.symbolic_scalar(9), 2) == 5
     assert pypto.bytes_of(pypto.DT_BF16) == 2
-    with pytest.raises(pypto.UnsupportedError):
-        pypto.ceil(pypto.tensor([2]))
+    # a tensor's ceil is the elementwise op (docs/ops/rounding.md)
+    assert pypto.ceil(pypto.asarray([1.5, -1.5])).tolist() == [2.0, -1.0]
 
 
 def test_options_decorate_and_scope():

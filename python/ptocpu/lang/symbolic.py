@@ -112,13 +112,16 @@ def ceildiv(a, b) -> int:
     return -(-a // b)
 
 
-def ceil(a, b=None) -> int:
-    """`pypto.ceil(a, b)`, older PyPTO's spelling of ceildiv for scalars: a / b rounded up. (The
-    elementwise tensor ceil is not an operator ptocpu offers: UnsupportedError.)"""
-    if isinstance(a, _core.Tensor) or b is None:
-        raise _core.UnsupportedError("ceil: the elementwise tensor ceil is not an operator ptocpu offers; "
-                                     "ceil(a, b) of two integers is ceildiv")
-    return ceildiv(a, b)
+def ceil(input, b=None):  # noqa: A002 — the op's parameter name
+    """`pypto.ceil(input)` is the elementwise ceil op (docs/ops/rounding.md), called through the op
+    table like any op; `pypto.ceil(a, b)` of two integers is older PyPTO's spelling of ceildiv."""
+    if b is None:
+        return _core.ceil(input)
+    return ceildiv(input, b)
+
+
+# help() and the stub show the op's own signature and docstring first.
+ceil.__doc__ = f"{_core.ceil.__doc__}\n\nAlso ceil(a, b) of two integers: a / b rounded up (ceildiv)."
 
 
 def bytes_of(dtype) -> int:

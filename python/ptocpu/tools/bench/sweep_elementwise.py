@@ -20,8 +20,10 @@ _SIZES = {"4K": 1 << 12, "256K": 1 << 18, "16M": 1 << 24, "64M": 1 << 26}
 
 
 def _case(id_: str, op: str, torch_op: Callable, shapes: list, dtype: str, scalar: Optional[float], strided: bool,
-          lo: float, hi: float, call: str, tiny: bool) -> Case:
-    """torch_op(*tensors[, scalar]) is the peer."""
+          lo: float, hi: float, call: str, tiny: bool, tol: Optional[tuple] = None,
+          result_itemsize: Optional[int] = None) -> Case:
+    """torch_op(*tensors[, scalar]) is the peer; tol: (rtol, atol) where the two may differ in the
+    last bits (None: bit-exact); result_itemsize: the output's element size when it is not the input's."""
     def build(rng):
         arrays = [_random(rng, s, dtype, lo, hi) for s in shapes]
         if strided:
@@ -40,17 +42,19 @@ def _case(id_: str, op: str, torch_op: Callable, shapes: list, dtype: str, scala
     def nbytes(inp):
         arrays = inp["arrays"]
         out_elems = int(np.prod(np.broadcast_shapes(*[a.shape for a in arrays])))
-        return sum(a.nbytes for a in arrays) + out_elems * arrays[0].itemsize
+        return sum(a.nbytes for a in arrays) + out_elems * (result_itemsize or arrays[0].itemsize)
 
-    return Case(id_, op, call, dtype, build, tools, nbytes, tiny=tiny)
+    return Case(id_, op, call, dtype, build, tools, nbytes, tol=tol, tiny=tiny)
 
 
 def elementwise_sweep(op: str, torch_op: Callable, *, arity: int = 2, dtypes=("fp32", "fp16", "bf16", "int32", "int8"),
                       lo: float = -1.0, hi: float = 1.0, scalar: float = 1.5,
-                      torch_scalar_op: Optional[Callable] = None) -> list[Case]:
+                      torch_scalar_op: Optional[Callable] = None, tol: Optional[dict] = None,
+                      result_itemsize: Optional[int] = None) -> list[Case]:
     """The op's cases: every shape class at 16M elements in fp32, the other dtypes at 16M, each size
     from 4K to 64M in fp32, and 1-D to 4-D. torch_scalar_op: torch's call for (tensor, scalar) when
-    torch_op takes only tensors."""
+    torch_op takes only tensors. tol: (rtol, atol) per dtype where ptocpu and torch may differ in the
+    last bits (transcendentals); result_itemsize: the output's element size when it is not the input's."""
     tag = op.upper().replace("_", "")
     n = _SIZES["16M"]
     out: list[Case] = []
@@ -59,7 +63,8 @@ def elementwise_sweep(op: str, torch_op: Callable, *, arity: int = 2, dtypes=("f
         call = f" {op} ".join(str(list(sh)) for sh in shapes) + (f" {op} {s}" if s is not None else "")
         call += " (first padded rows)" if strided else ""
         peer = torch_scalar_op if s is not None and torch_scalar_op else torch_op
-        out.append(_case(f"SW-{tag}-{name}", op, peer, shapes, dtype, s, strided, lo, hi, call, tiny))
+        out.append(_case(f"SW-{tag}-{name}", op, peer, shapes, dtype, s, strided, lo, hi, call, tiny,
+                         (tol or {}).get(dtype), result_itemsize))
 
     rows, cols = n // 4096, 4096
     if arity == 1:

@@ -8,7 +8,7 @@ float64 (or the integer dtype itself, wrapping) on numpy arrays.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Union
 
 import numpy as np
 
@@ -42,26 +42,34 @@ def _ulps(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.max(np.where(both_nan, 0, np.abs(g - w))))
 
 
-def _reference(reference: Callable[..., np.ndarray], arrays: list, out: np.dtype) -> np.ndarray:
+def _reference(reference: Callable[..., np.ndarray], arrays: list, out: np.dtype, extra: tuple = (),
+               keywords: Optional[dict] = None) -> np.ndarray:
     """Integers: the reference on the integer arrays themselves (numpy wraps as the device does);
     floats: in float64, rounded once to the output dtype (for +, -, x, / and sqrt float64 holds
-    the exact result closely enough that this is the correctly rounded one)."""
+    the exact result closely enough that this is the correctly rounded one). `extra` follows the
+    arrays, `keywords` are passed as they are."""
+    keywords = keywords or {}
     if all(a.dtype.kind in "iub" for a in arrays) and out.kind in "iub":
-        with np.errstate(over="ignore"):
-            return np.asarray(reference(*arrays)).astype(out)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(reference(*arrays, *extra, **keywords)).astype(out)
     with np.errstate(all="ignore"):
-        return np.asarray(reference(*(a.astype(np.float64) for a in arrays))).astype(out)
+        return np.asarray(reference(*(a.astype(np.float64) for a in arrays), *extra, **keywords)).astype(out)
 
 
 def elementwise(op: str, reference: Callable[..., np.ndarray], *, arity: int = 2, ulps: int = 0,
                 result: Optional[str] = None, domain: tuple = (-4.0, 4.0), scalar: Optional[float] = 1.5,
-                native_fp16: bool = False, integers: bool = True,
+                native_fp16: bool = False, integers: bool = True, steps: bool = False, specials: bool = False,
+                args: Union[tuple, Callable[[str], tuple]] = (),
                 errors: Optional[Callable[[], Iterator[Case]]] = None) -> None:
     """Registers op's cases. reference(*float64 arrays) -> float64 values (or bools); results are
     compared after one rounding into the output dtype, bit for bit when ulps == 0. result: the
     output dtype when it is not the input's ("DT_BOOL", or "fp32" for integer inputs).
     native_fp16: the device runs the op natively in fp16, so a scalar is rounded to fp16 first
-    (docs/ops/elementwise.md#scalars); otherwise a scalar is fp32 for fp16 / bf16 / fp32 tensors."""
+    (docs/ops/elementwise.md#scalars); otherwise a scalar is fp32 for fp16 / bf16 / fp32 tensors.
+    steps: the op is a composition the device rounds step by step; the reference gets the dtype's
+    name as `dtype=` to round the same steps. specials: one more case per float dtype over 0, -0,
+    +-inf, NaN and the domain's ends. args: arguments after the tensors (a tuple, or a function of
+    the dtype's name giving one), for the op and the reference alike."""
 
     def out_dtype(dtype: str) -> np.dtype:
         if result == "DT_BOOL":
@@ -89,12 +97,21 @@ def elementwise(op: str, reference: Callable[..., np.ndarray], *, arity: int = 2
                             arrays.append(_values(rng, b_shape, dtype, lo, hi))
                         # a strided view of the first operand: the engine's gather path
                         strided = np.repeat(arrays[0], 2, axis=-1)[..., ::2]
-                        got = getattr(ptocpu, op)(strided, *arrays[1:])
-                        want = _reference(reference, arrays, out_dtype(dtype))
-                        return _check(got, want)
+                        return _run_and_check(dtype, strided, arrays)
 
                     yield Case(op, platform, dtype, f"{list(a_shape)}" + (f" with {list(b_shape)}" if arity == 2 else ""),
                                run)
+                if specials and _is_float(dtype):
+                    def run_specials(dtype=dtype, lo=lo, hi=hi):
+                        wide = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, lo, hi, (lo + hi) / 2])
+                        with np.errstate(over="ignore", invalid="ignore"):
+                            values = wide.astype(_np(dtype))
+                        # a dtype without infinities (fp8 e4m3) makes them NaN: not a special of its own
+                        values = values[np.isnan(values.astype(np.float64)) == np.isnan(wide)]
+                        arrays = [values] + [values[::-1].copy()] * (arity - 1)
+                        return _run_and_check(dtype, values, arrays)
+
+                    yield Case(op, platform, dtype, "0, -0, +-inf, NaN, the domain's ends", run_specials)
                 if arity == 2 and scalar is not None and (_is_float(dtype) or integers):
                     value = scalar if _is_float(dtype) else int(scalar)
 
@@ -111,6 +128,12 @@ def elementwise(op: str, reference: Callable[..., np.ndarray], *, arity: int = 2
                     yield Case(op, platform, dtype, f"[4, 6] with scalar {value}", run_scalar)
         if errors:
             yield from errors()
+
+    def _run_and_check(dtype, first, arrays):
+        extra = args(dtype) if callable(args) else args
+        got = getattr(ptocpu, op)(first, *arrays[1:], *extra)
+        want = _reference(reference, arrays, out_dtype(dtype), extra, {"dtype": dtype} if steps else None)
+        return _check(got, want)
 
     def _check(got, want):
         got = np.asarray(got.numpy())

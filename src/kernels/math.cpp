@@ -1,0 +1,262 @@
+// SLEEF's functions a block at a time, in the build kernel_tuning().isa picks (docs/ops/exp.md#numerics),
+// and the roundings to integral values written per instruction set.
+#include "kernels/math.h"
+
+#include <sleef.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "copy/simd.h"
+
+#if PTO_X86
+#include <immintrin.h>
+#endif
+
+// The deterministic builds (Sleef_finz_* / Sleef_cinz_*) came with SLEEF 3.4.
+static_assert(SLEEF_VERSION_MAJOR > 3 || (SLEEF_VERSION_MAJOR == 3 && SLEEF_VERSION_MINOR >= 4),
+              "ptocpu needs SLEEF 3.4 or newer (apt-get install libsleef-dev)");
+
+// The functions of kernels::math::Fn: SLEEF's name and its accuracy suffix.
+#define PTO_MATH_FUNCTIONS(X)                                                                        \
+  X(Exp, exp, u10) X(Exp2, exp2, u10) X(Log, log, u10) X(Sin, sin, u10) X(Cos, cos, u10) X(Tan, tan, u10)     \
+  X(Asin, asin, u10) X(Acos, acos, u10) X(Atan, atan, u10) X(Sinh, sinh, u10) X(Cosh, cosh, u10)              \
+  X(Tanh, tanh, u10) X(Asinh, asinh, u10) X(Acosh, acosh, u10) X(Atanh, atanh, u10) X(Erf, erf, u10)          \
+  X(Erfc, erfc, u15)
+
+// sleef.h declares a build's functions only to translation units compiled for its instruction set;
+// ptocpu compiles for the baseline and calls them from functions built for the target (PTO_TARGET_*).
+// finz: the FMA builds, cinz: the plain C one (CPUs without FMA); all deterministic. Declared as
+// sleef.h declares them (CONST), so where it does declare one the two are the same declaration.
+extern "C" {
+#define PTO_DECLARE_SCALAR(name, ulp, params)                                       \
+  CONST float Sleef_finz_##name##f1_##ulp##purecfma params(float);                  \
+  CONST float Sleef_cinz_##name##f1_##ulp##purec params(float);                     \
+  CONST double Sleef_finz_##name##d1_##ulp##purecfma params(double);                \
+  CONST double Sleef_cinz_##name##d1_##ulp##purec params(double);
+#define PTO_PARAMS_1(T) (T)
+#define PTO_PARAMS_2(T) (T, T)
+#define PTO_DECLARE_1(Name, name, ulp) PTO_DECLARE_SCALAR(name, ulp, PTO_PARAMS_1)
+PTO_MATH_FUNCTIONS(PTO_DECLARE_1)
+PTO_DECLARE_SCALAR(pow, u10, PTO_PARAMS_2)
+#if PTO_X86
+#define PTO_DECLARE_VECTOR(name, ulp, params)                                       \
+  CONST __m512 Sleef_finz_##name##f16_##ulp##avx512f params(__m512);                \
+  CONST __m512d Sleef_finz_##name##d8_##ulp##avx512f params(__m512d);               \
+  CONST __m256 Sleef_finz_##name##f8_##ulp##avx2 params(__m256);                    \
+  CONST __m256d Sleef_finz_##name##d4_##ulp##avx2 params(__m256d);
+#define PTO_DECLARE_VECTOR_1(Name, name, ulp) PTO_DECLARE_VECTOR(name, ulp, PTO_PARAMS_1)
+PTO_MATH_FUNCTIONS(PTO_DECLARE_VECTOR_1)
+PTO_DECLARE_VECTOR(pow, u10, PTO_PARAMS_2)
+#endif
+}
+
+namespace pto::kernels::math {
+namespace {
+
+template <class T>
+constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
+
+#if PTO_X86
+// The registers of each build: a block's lanes loaded and stored (masked at the tail), NaN made
+// canonical on the way out (SLEEF's builds differ in the sign of some NaNs they make).
+template <class T>
+struct Zmm;
+template <>
+struct Zmm<float> {
+  using V = __m512;
+  static constexpr int64_t kLanes = 16;
+  PTO_TARGET_AVX512 static __mmask16 lanes(int64_t n) { return n >= kLanes ? 0xFFFF : (1u << n) - 1; }
+  PTO_TARGET_AVX512 static V load(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(lanes(n), p); }
+  PTO_TARGET_AVX512 static V splat(float x) { return _mm512_set1_ps(x); }
+  PTO_TARGET_AVX512 static void store(float* p, V v, int64_t n) {
+    v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), splat(kNaN<float>));
+    _mm512_mask_storeu_ps(p, lanes(n), v);
+  }
+};
+template <>
+struct Zmm<double> {
+  using V = __m512d;
+  static constexpr int64_t kLanes = 8;
+  PTO_TARGET_AVX512 static __mmask8 lanes(int64_t n) { return n >= kLanes ? 0xFF : (1u << n) - 1; }
+  PTO_TARGET_AVX512 static V load(const double* p, int64_t n) { return _mm512_maskz_loadu_pd(lanes(n), p); }
+  PTO_TARGET_AVX512 static V splat(double x) { return _mm512_set1_pd(x); }
+  PTO_TARGET_AVX512 static void store(double* p, V v, int64_t n) {
+    v = _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), splat(kNaN<double>));
+    _mm512_mask_storeu_pd(p, lanes(n), v);
+  }
+};
+
+// AVX2 has no mask registers: a lane takes part when its index is below n.
+template <class T>
+struct Ymm;
+template <>
+struct Ymm<float> {
+  using V = __m256;
+  static constexpr int64_t kLanes = 8;
+  PTO_TARGET_AVX2 static __m256i lanes(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min(n, kLanes))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  PTO_TARGET_AVX2 static V load(const float* p, int64_t n) { return _mm256_maskload_ps(p, lanes(n)); }
+  PTO_TARGET_AVX2 static V splat(float x) { return _mm256_set1_ps(x); }
+  PTO_TARGET_AVX2 static void store(float* p, V v, int64_t n) {
+    v = _mm256_blendv_ps(v, splat(kNaN<float>), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    _mm256_maskstore_ps(p, lanes(n), v);
+  }
+};
+template <>
+struct Ymm<double> {
+  using V = __m256d;
+  static constexpr int64_t kLanes = 4;
+  PTO_TARGET_AVX2 static __m256i lanes(int64_t n) {
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(std::min(n, kLanes)), _mm256_setr_epi64x(0, 1, 2, 3));
+  }
+  PTO_TARGET_AVX2 static V load(const double* p, int64_t n) { return _mm256_maskload_pd(p, lanes(n)); }
+  PTO_TARGET_AVX2 static V splat(double x) { return _mm256_set1_pd(x); }
+  PTO_TARGET_AVX2 static void store(double* p, V v, int64_t n) {
+    v = _mm256_blendv_pd(v, splat(kNaN<double>), _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+    _mm256_maskstore_pd(p, lanes(n), v);
+  }
+};
+
+// out = f(in[, splat(exponent)]) over n elements, a register at a time.
+template <class T, class F, class... Splat>
+PTO_TARGET_AVX512 void blocks_avx512(F f, T* out, const T* in, int64_t n, Splat... s) {
+  using Z = Zmm<T>;
+  for (int64_t i = 0; i < n; i += Z::kLanes) Z::store(out + i, f(Z::load(in + i, n - i), Z::splat(s)...), n - i);
+}
+template <class T, class F, class... Splat>
+PTO_TARGET_AVX2 void blocks_avx2(F f, T* out, const T* in, int64_t n, Splat... s) {
+  using Y = Ymm<T>;
+  for (int64_t i = 0; i < n; i += Y::kLanes) Y::store(out + i, f(Y::load(in + i, n - i), Y::splat(s)...), n - i);
+}
+#endif
+
+template <class T, class F, class... Splat>
+void blocks_scalar(F f, T* out, const T* in, int64_t n, Splat... s) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T r = f(in[i], s...);
+    out[i] = r != r ? kNaN<T> : r;
+  }
+}
+
+bool has_fma() {
+#if PTO_X86
+  static const bool fma = __builtin_cpu_supports("fma");
+  return fma;
+#else
+  return true;
+#endif
+}
+
+// out = f(in[, s]) with one SLEEF function given in each of its builds ptocpu calls.
+template <class T, class Avx512, class Avx2, class Scalar, class... Splat>
+void run(Avx512 avx512, Avx2 avx2, Scalar fma, Scalar plain, T* out, const T* in, int64_t n, Splat... s) {
+  if (!has_fma()) return blocks_scalar(plain, out, in, n, s...);
+#if PTO_X86
+  switch (kernel_tuning().isa) {
+    case Isa::Avx512: return blocks_avx512(avx512, out, in, n, s...);
+    case Isa::Avx2: return blocks_avx2(avx2, out, in, n, s...);
+    default: break;
+  }
+#else
+  static_cast<void>(avx512), static_cast<void>(avx2);
+#endif
+  blocks_scalar(fma, out, in, n, s...);
+}
+
+#if PTO_X86
+#define PTO_BUILDS(name, ulp, f, v16, v8)                                                   \
+  Sleef_finz_##name##v16##_##ulp##avx512f, Sleef_finz_##name##v8##_##ulp##avx2,             \
+      Sleef_finz_##name##f##1_##ulp##purecfma, Sleef_cinz_##name##f##1_##ulp##purec
+#else
+#define PTO_BUILDS(name, ulp, f, v16, v8) \
+  nullptr, nullptr, Sleef_finz_##name##f##1_##ulp##purecfma, Sleef_cinz_##name##f##1_##ulp##purec
+#endif
+#define PTO_FLOAT_CASE(Name, name, ulp) \
+  case Fn::Name: return run(PTO_BUILDS(name, ulp, f, f16, f8), out, in, n);
+#define PTO_DOUBLE_CASE(Name, name, ulp) \
+  case Fn::Name: return run(PTO_BUILDS(name, ulp, d, d8, d4), out, in, n);
+
+// Rounding to an integral value in each build (the scalar one is libm's). The immediates of the
+// SSE4.1 / AVX-512 rounding instructions: toward -inf, +inf, zero, each without the inexact exception.
+constexpr int kRoundingMode[] = {0x09, 0x0A, 0x0B};
+
+template <int Mode, class T>
+T round_scalar(T x) {
+  if constexpr (Mode == kRoundingMode[0]) return std::floor(x);
+  else if constexpr (Mode == kRoundingMode[1]) return std::ceil(x);
+  else return std::trunc(x);
+}
+
+#if PTO_X86
+// As callable types (not function pointers) so that the register loops inline them.
+template <int Mode>
+struct RoundZmm {  // the masked forms: GCC 12 warns on the plain ones' undefined source
+  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const { return _mm512_mask_roundscale_ps(x, 0xFFFF, x, Mode); }
+  PTO_TARGET_AVX512 __m512d operator()(__m512d x) const { return _mm512_mask_roundscale_pd(x, 0xFF, x, Mode); }
+};
+template <int Mode>
+struct RoundYmm {
+  PTO_TARGET_AVX2 __m256 operator()(__m256 x) const { return _mm256_round_ps(x, Mode); }
+  PTO_TARGET_AVX2 __m256d operator()(__m256d x) const { return _mm256_round_pd(x, Mode); }
+};
+#endif
+
+template <int Mode, class T>
+void round_to_integral(T* out, const T* in, int64_t n) {
+#if PTO_X86
+  run(RoundZmm<Mode>{}, RoundYmm<Mode>{}, round_scalar<Mode, T>, round_scalar<Mode, T>, out, in, n);
+#else
+  run(nullptr, nullptr, round_scalar<Mode, T>, round_scalar<Mode, T>, out, in, n);
+#endif
+}
+
+template <class T>
+void round_to_integral(Rounding r, T* out, const T* in, int64_t n) {
+  switch (r) {
+    case Rounding::Floor: return round_to_integral<kRoundingMode[0], T>(out, in, n);
+    case Rounding::Ceil: return round_to_integral<kRoundingMode[1], T>(out, in, n);
+    case Rounding::Trunc: return round_to_integral<kRoundingMode[2], T>(out, in, n);
+  }
+}
+
+}  // namespace
+
+void evaluate(Fn fn, float* out, const float* in, int64_t n) {
+  if (fn == Fn::Sinh || fn == Fn::Cosh || fn == Fn::Asinh || fn == Fn::Acosh || fn == Fn::Erfc) {
+    // SLEEF's fp32 forms of these miss part of fp32's range (sinh / cosh overflow from |x| > 88.7,
+    // fp32's own limit is 89.4; asinh / acosh give inf past 1.8e19) or its accuracy (erfc is a
+    // 1.5-ulp function): fp32 takes their fp64 form, rounded once, which is within 1 ulp.
+    constexpr int64_t kChunk = 256;
+    double wide[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      std::copy(in + i, in + i + m, wide);
+      evaluate(fn, wide, wide, m);
+      std::copy(wide, wide + m, out + i);
+    }
+    return;
+  }
+  switch (fn) { PTO_MATH_FUNCTIONS(PTO_FLOAT_CASE) }
+}
+
+void evaluate(Fn fn, double* out, const double* in, int64_t n) {
+  switch (fn) { PTO_MATH_FUNCTIONS(PTO_DOUBLE_CASE) }
+}
+
+void power(float* out, const float* base, float exponent, int64_t n) {
+  run(PTO_BUILDS(pow, u10, f, f16, f8), out, base, n, exponent);
+}
+
+void power(double* out, const double* base, double exponent, int64_t n) {
+  run(PTO_BUILDS(pow, u10, d, d8, d4), out, base, n, exponent);
+}
+
+void integral(Rounding r, float* out, const float* in, int64_t n) { round_to_integral(r, out, in, n); }
+
+void integral(Rounding r, double* out, const double* in, int64_t n) { round_to_integral(r, out, in, n); }
+
+}  // namespace pto::kernels::math

@@ -1,0 +1,241 @@
+// The functors of the unary math ops (docs/ops/exp.md and the pages beside it), run by the
+// elementwise engine, and the vector math library behind the transcendentals: SLEEF's
+// deterministic 1-ulp functions (Sleef_finz_*: the AVX-512, AVX2 and scalar FMA builds give the
+// same bits), called a block at a time (the functors' apply_block), the build picked with
+// kernel_tuning().isa. NaN results are the one quiet NaN whatever the build, so no bit of a result
+// depends on the instruction set, the thread count or the neighbouring elements.
+//
+// Where the device composes an op from others (expm1 = exp - 1, log2 = ln / fp32(ln 2), sigmoid,
+// log1p, rsqrt, cbrt, round), the functor computes that composition in the compute type, each
+// step rounded as the device rounds it.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "copy/simd.h"
+#include "kernels/arithmetic.h"
+
+namespace pto::kernels::math {
+
+// fp32 sinh, cosh, asinh, acosh and erfc go through SLEEF's fp64 forms (its fp32 ones fall short
+// of fp32's range or of 1 ulp there). fp64: erfc is within 1.5 ulp; sinh / cosh overflow from
+// |x| > 709.78 (fp64's own limit is 710.47), asinh / acosh give inf past 1.3e154.
+enum class Fn : uint8_t {
+  Exp, Exp2, Log, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Erf, Erfc,
+};
+
+// out[i] = fn(in[i]) for i < n; out may be in.
+void evaluate(Fn fn, float* out, const float* in, int64_t n);
+void evaluate(Fn fn, double* out, const double* in, int64_t n);
+// out[i] = pow(base[i], exponent); out may be base.
+void power(float* out, const float* base, float exponent, int64_t n);
+void power(double* out, const double* base, double exponent, int64_t n);
+
+// out[i] = in[i] rounded to an integral value as `r` says (GCC does not vectorise floor / ceil /
+// trunc in its ISA clones: these are written per instruction set); out may be in.
+enum class Rounding : uint8_t { Floor, Ceil, Trunc };
+void integral(Rounding r, float* out, const float* in, int64_t n);
+void integral(Rounding r, double* out, const double* in, int64_t n);
+
+// ---- the functors ------------------------------------------------------------------------------
+
+using arith::kFloat;
+using arith::kInteger;
+using arith::kNumber;
+using arith::Predicate;
+using arith::SameType;
+
+// out[i] = Step::apply(out[i], in[i]) over a block: the element steps around a library call,
+// vectorised by the compiler (one clone per ISA). out and in do not overlap.
+template <class Step, class T>
+PTO_SIMD_CLONES void each(T* __restrict out, const T* __restrict in, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = Step::apply(out[i], in[i]);
+}
+
+// One SLEEF function.
+template <Fn F>
+struct Library : SameType {
+  template <class T> static constexpr bool takes = kFloat<T>;
+  template <class T> static void apply_block(T* out, const T* in, int64_t n) { evaluate(F, out, in, n); }
+};
+
+// expm1 as the device computes it: exp(x) - 1, no correction for small |x|.
+struct Expm1 : SameType {
+  template <class T> static constexpr bool takes = kFloat<T>;
+  struct MinusOne {
+    template <class T> static T apply(T e, T) { return e - T(1); }
+  };
+  template <class T> static void apply_block(T* out, const T* in, int64_t n) {
+    evaluate(Fn::Exp, out, in, n);
+    each<MinusOne>(out, in, n);
+  }
+};
+
+// log2 / log10 as the device computes them: ln(x) divided by ln(base) rounded to the compute type.
+template <int Base>
+struct LogBase : SameType {
+  template <class T> static constexpr bool takes = kFloat<T>;
+  struct DivideByLnBase {
+    template <class T> static T apply(T ln, T) {
+      return ln / (Base == 2 ? T(0.693147180559945309417232121458L) : T(2.302585092994045684017991454684L));
+    }
+  };
+  template <class T> static void apply_block(T* out, const T* in, int64_t n) {
+    evaluate(Fn::Log, out, in, n);
+    each<DivideByLnBase>(out, in, n);
+  }
+};
+
+// log1p as the device computes it: u = x + 1, ln(u) * (x / (u - 1)); x itself where u == 1, +inf
+// where u is +inf.
+struct Log1p : SameType {
+  template <class T> static constexpr bool takes = kFloat<T>;
+  struct OnePlus {
+    template <class T> static T apply(T, T x) { return x + T(1); }
+  };
+  struct Compensate {
+    template <class T> static T apply(T ln_u, T x) {
+      const T u = x + T(1);
+      return u == T(1) ? x : u == std::numeric_limits<T>::infinity() ? u : ln_u * (x / (u - T(1)));
+    }
+  };
+  template <class T> static void apply_block(T* out, const T* in, int64_t n) {
+    each<OnePlus>(out, in, n);
+    evaluate(Fn::Log, out, out, n);
+    each<Compensate>(out, in, n);
+  }
+};
+
+// sigmoid as upstream composes it: 1 / (1 + exp(-x)), each step rounded.
+struct Sigmoid : SameType {
+  template <class T> static constexpr bool takes = kFloat<T>;
+  struct Negate {
+    template <class T> static T apply(T, T x) { return -x; }
+  };
+  struct OneOverOnePlus {
+    template <class T> static T apply(T e, T) { return T(1) / (e + T(1)); }
+  };
+  template <class T> static void apply_block(T* out, const T* in, int64_t n) {
+    each<Negate>(out, in, n);
+    evaluate(Fn::Exp, out, out, n);
+    each<OneOverOnePlus>(out, in, n);
+  }
+};
+
+// cbrt as upstream composes it: copysign(pow(|x|, 1/3 rounded to the compute type), x).
+struct Cbrt : SameType {
+  template <class T> static constexpr bool takes = kFloat<T>;
+  struct Magnitude {
+    template <class T> static T apply(T, T x) { return std::fabs(x); }
+  };
+  struct SignOf {
+    template <class T> static T apply(T root, T x) { return std::copysign(root, x); }
+  };
+  template <class T> static void apply_block(T* out, const T* in, int64_t n) {
+    each<Magnitude>(out, in, n);
+    power(out, out, T(1) / T(3), n);
+    each<SignOf>(out, in, n);
+  }
+};
+
+// rsqrt as the device computes it: the square root, then its reciprocal (two roundings).
+struct Rsqrt : SameType {
+  template <class T> static constexpr bool takes = kFloat<T>;
+  template <class T> static T apply(T a) { return T(1) / std::sqrt(a); }
+};
+
+// relu: max(x, 0) as maximum computes it (NaN stays NaN, -0.0 gives +0.0).
+struct Relu : SameType {
+  template <class T> static constexpr bool takes = kNumber<T>;
+  template <class T> static T apply(T a) { return arith::Maximum::apply(a, T(0)); }
+};
+
+// sign as the device computes it: (x > 0) - (x < 0), so NaN and -0.0 give +0.0.
+struct Sign : SameType {
+  template <class T> static constexpr bool takes = kNumber<T>;
+  template <class T> static T apply(T a) {
+    if constexpr (std::is_unsigned_v<T>) return a > T(0);
+    else return static_cast<T>((a > T(0)) - (a < T(0)));
+  }
+};
+
+// The sign bit (set for -0.0 and for a NaN that carries it, as the device's bit test reads it).
+struct Signbit : Predicate {
+  template <class T> static constexpr bool takes = kNumber<T>;
+  template <class T> static bool apply(T a) {
+    if constexpr (kFloat<T>) return std::signbit(a);
+    else if constexpr (std::is_signed_v<T>) return a < T(0);
+    else return false;
+  }
+};
+
+// floor / ceil / trunc: to an integral value of the float type; integers are their own.
+template <Rounding R>
+struct Integral : SameType {
+  template <class T> static constexpr bool takes = kNumber<T>;
+  template <class T>
+    requires kFloat<T>
+  static void apply_block(T* out, const T* in, int64_t n) { integral(R, out, in, n); }
+  template <class T>
+    requires(!kFloat<T>)
+  static T apply(T a) { return a; }
+};
+
+// round(x, decimals) over (x, scale = 10^decimals, 1 / scale), ties to even, as the device: fp32
+// (and fp64) x * scale, rint, / scale ...
+struct RoundDividing : SameType {
+  template <class T> static constexpr bool takes = kFloat<T>;
+  template <class T> static T apply(T x, T scale, T) { return std::rint(x * scale) / scale; }
+};
+// ... fp16 / bf16 (and fp8) in fp32: x * scale, rint, * (1 / scale), rounded once to the dtype.
+struct RoundByReciprocal : SameType {
+  template <class T> static constexpr bool takes = kFloat<T>;
+  template <class T> static T apply(T x, T scale, T reciprocal) { return std::rint(x * scale) * reciprocal; }
+};
+// ... an integer dtype S with decimals < 0: in fp32 (fp64 for 64-bit S) the fp16 way, then back to S
+// rounding to nearest and saturating (NaN, from a zero scale, gives 0).
+template <class S>
+struct RoundIntegers {
+  using Compute = std::conditional_t<sizeof(S) == 8, double, float>;
+  template <class T> using out = S;
+  template <class T> static constexpr bool takes = std::is_same_v<T, Compute>;
+  static S apply(Compute x, Compute scale, Compute reciprocal) {
+    const Compute r = std::rint(std::rint(x * scale) * reciprocal);
+    if (r != r) return S(0);
+    if (r <= static_cast<Compute>(std::numeric_limits<S>::min())) return std::numeric_limits<S>::min();
+    if (r >= static_cast<Compute>(std::numeric_limits<S>::max())) return std::numeric_limits<S>::max();
+    return static_cast<S>(r);
+  }
+};
+
+struct Isfinite : Predicate {
+  template <class T> static constexpr bool takes = true;
+  template <class T> static bool apply(T a) {
+    if constexpr (kFloat<T>) return std::isfinite(a);
+    else return true;
+  }
+};
+
+struct Isnan : Predicate {
+  template <class T> static constexpr bool takes = true;
+  template <class T> static bool apply(T a) { return a != a; }
+};
+
+// True where the value is zero (-0.0 included; NaN is not zero).
+struct LogicalNot : Predicate {
+  template <class T> static constexpr bool takes = true;
+  template <class T> static bool apply(T a) { return a == T(0); }
+};
+
+// ~x of an integer; not of a bool.
+struct BitwiseNot : SameType {
+  template <class T> static constexpr bool takes = !kFloat<T>;
+  template <class T> static T apply(T a) {
+    if constexpr (std::is_same_v<T, bool>) return !a;
+    else return static_cast<T>(~a);
+  }
+};
+
+}  // namespace pto::kernels::math
