@@ -49,6 +49,26 @@ std::optional<elementwise::Kernel> kernel_of(const Node& n) {
 // The op that rounds a value AutoCast kept in fp32 (Op::round does the rounding).
 void copy_fp32(void* out, const void* const* in, int64_t m) { std::memcpy(out, in[0], m * sizeof(float)); }
 
+// What assemble(src, offsets, dst) writes: dst's bytes at the offsets, over src's valid shape
+// (the offsets may move with the loops). Nothing for any other node.
+std::optional<Ref> assemble_target(const Node& a) {
+  if (!a.op || a.op->name != "assemble" || a.args.overload != 0 || a.refs.size() != 2) return std::nullopt;
+  const Ref& src = a.refs[0];
+  const Ref& dst = a.refs[1];
+  if (dst.valid != dst.shape) return std::nullopt;
+  Ref target = dst;
+  target.shape = src.valid;
+  target.valid = src.valid;
+  const std::vector<int64_t>& offsets = a.args.ints(1);
+  const auto item = static_cast<int64_t>(dtype_size(dst.dtype));
+  for (size_t d = 0; d < offsets.size(); ++d) target.offset += offsets[d] * dst.strides[d] * item;
+  for (const MovingInt& m : a.ints) {
+    if (m.arg != 1 || m.item < 0) return std::nullopt;
+    for (size_t l = 0; l < m.step.size(); ++l) target.step[l] += m.step[l] * dst.strides[m.item] * item;
+  }
+  return target;
+}
+
 // A chain being built: its fused loop, and which buffer holds the value of each root it made.
 struct Chain {
   std::unique_ptr<Fused> fused = std::make_unique<Fused>();
@@ -252,26 +272,15 @@ class Compiler {
 
   // assemble(root, offsets, dst) of the chain's whole value, into a dst the chain does not read.
   bool store_into_assemble(Chain& c, const Step& next, int root) {
-    if (!next.node || !next.node->op || next.node->op->name != "assemble" || next.node->args.overload != 0) return false;
+    if (!next.node) return false;
+    const std::optional<Ref> target = assemble_target(*next.node);
     const Node& a = *next.node;
-    if (a.refs.size() != 2 || a.refs[0].root != root || a.refs[0].offset != 0) return false;
+    if (!target || a.refs[0].root != root || a.refs[0].offset != 0) return false;
     const Ref& src = a.refs[0];
-    const Ref& dst = a.refs[1];
-    if (src.valid != src.shape || src.shape != c.fused->shape || src.dtype != dst.dtype || dst.valid != dst.shape)
-      return false;
+    if (src.valid != src.shape || src.shape != c.fused->shape || src.dtype != target->dtype) return false;
     for (const Fused::Input& in : c.fused->inputs)
-      if (in.ref.root == dst.root) return false;
-    Ref target = dst;
-    target.shape = src.shape;
-    target.valid = src.shape;
-    const std::vector<int64_t>& offsets = a.args.ints(1);
-    const auto item = static_cast<int64_t>(dtype_size(dst.dtype));
-    for (size_t d = 0; d < offsets.size(); ++d) target.offset += offsets[d] * dst.strides[d] * item;
-    for (const MovingInt& m : a.ints) {
-      if (m.arg != 1 || m.item < 0) return false;
-      for (size_t l = 0; l < m.step.size(); ++l) target.step[l] += m.step[l] * dst.strides[m.item] * item;
-    }
-    c.fused->outputs.push_back({c.value_of_root[root], target});
+      if (in.ref.root == target->root) return false;
+    c.fused->outputs.push_back({c.value_of_root[root], *target});
     return true;
   }
 };
@@ -338,6 +347,12 @@ void scan(const Program& p, const std::vector<Step>& body, int level, Effects& e
       continue;
     }
     if (!n.op) continue;
+    if (const std::optional<Ref> target = assemble_target(n)) {
+      e.writes.push_back(box_of(*target, level));
+      e.reads.push_back(n.refs[0]);
+      e.elements += shape_numel(target->shape);
+      continue;
+    }
     const int written = n.op->in_place() ? n.op->param_index(n.op->written, n.args.overload) : -1;
     if (written >= 0 && !n.ints.empty()) e.opaque = true;
     // refs follow the args' tensors in order

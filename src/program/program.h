@@ -47,7 +47,8 @@ struct Ref {
 // (a view's offsets, a slice's bounds). `path` says where in the node's Args it sits.
 struct MovingInt {
   int arg = 0;    // the argument's index
-  int item = -1;  // its entry in an int list (-1: the argument is an int)
+  int item = -1;  // its entry in an int list (-1: the argument is an int); in an index key,
+                  // 3 * item + (0: the int, 1: the slice start, 2: the slice stop)
   int64_t value = 0;
   std::vector<int64_t> step;
 };

@@ -42,8 +42,14 @@ Tensor materialize(const Frame& f, const Ref& r) {
 void set_int(Args& args, const MovingInt& m, const std::vector<int64_t>& index) {
   int64_t v = m.value;
   for (size_t l = 0; l < m.step.size(); ++l) v += index[l] * m.step[l];
-  if (m.item < 0) args[m.arg] = v;
-  else std::get<std::vector<int64_t>>(args[m.arg])[m.item] = v;
+  if (m.item < 0) {
+    args[m.arg] = v;
+  } else if (auto* key = std::get_if<IndexKey>(&args[m.arg])) {
+    IndexItem& it = key->items[m.item / 3];
+    (m.item % 3 == 0 ? it.value : m.item % 3 == 1 ? it.start : it.stop) = v;
+  } else {
+    std::get<std::vector<int64_t>>(args[m.arg])[m.item] = v;
+  }
 }
 
 // What went wrong where: the program, the op, the loop iterations.

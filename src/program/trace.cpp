@@ -101,13 +101,14 @@ void put_value(Flat& f, const Value& v) {
           for (const TensorAt& p : x)
             for (int64_t o : p.offsets) put(f.key, o);
           f.key += '|';
-        } else if constexpr (std::is_same_v<X, IndexKey>) {  // must not move
+        } else if constexpr (std::is_same_v<X, IndexKey>) {  // ints and slice bounds may move
           put(f.key, x.by_index_tensor);
           put(f.key, x.dim);
-          for (const IndexItem& it : x.items)
-            for (int64_t v : {static_cast<int64_t>(it.kind), int64_t(it.has_start * 2 + it.has_stop), it.value,
-                              it.start, it.stop, it.step})
+          for (const IndexItem& it : x.items) {
+            for (int64_t v : {static_cast<int64_t>(it.kind), int64_t(it.has_start * 2 + it.has_stop), it.step})
               put(f.key, v);
+            f.numbers.insert(f.numbers.end(), {it.value, it.start, it.stop});
+          }
         } else if constexpr (std::is_same_v<X, std::vector<Tensor>>) {
           put(f.key, static_cast<int64_t>(x.size()));
         }
@@ -176,9 +177,17 @@ void set_steps(std::vector<Step>& steps, int level, const std::vector<int64_t>& 
         it->step.at(level) = d;
       };
       Value& v = n.args[k];
-      if (const auto* i = std::get_if<int64_t>(&v)) moving(-1, *i);
-      else if (const auto* list = std::get_if<std::vector<int64_t>>(&v))
+      if (const auto* i = std::get_if<int64_t>(&v)) {
+        moving(-1, *i);
+      } else if (const auto* list = std::get_if<std::vector<int64_t>>(&v)) {
         for (size_t j = 0; j < list->size(); ++j) moving(static_cast<int>(j), (*list)[j]);
+      } else if (const auto* key = std::get_if<IndexKey>(&v)) {
+        for (size_t j = 0; j < key->items.size(); ++j) {
+          const IndexItem& it = key->items[j];
+          for (int field = 0; field < 3; ++field)
+            moving(static_cast<int>(3 * j) + field, field == 0 ? it.value : field == 1 ? it.start : it.stop);
+        }
+      }
     }
   }
 }
@@ -202,11 +211,15 @@ void unnest(std::vector<Step>& steps, int level) {
 
 struct Tracer::Impl {
   std::unique_ptr<Program> program = std::make_unique<Program>();
+  // Where each root's bytes are. Inputs may overlap one another (checked first, in order); the
+  // tensors the body makes are fresh allocations kept alive (`keep`), so their spans never overlap
+  // and a map by first byte finds them in log time (a kernel makes thousands).
   struct Span {
     const std::byte *lo, *hi;
     int root;
   };
-  std::vector<Span> spans;
+  std::vector<Span> input_spans;
+  std::map<const std::byte*, Span> made_spans;
   std::vector<Tensor> keep;  // every tensor seen stays alive: its bytes cannot be reused by another
   std::vector<LoopRecord> loops;
   std::vector<Step> top;
@@ -217,8 +230,12 @@ struct Tracer::Impl {
   int add_root(RootKind kind, const Tensor& t, int input = -1) {
     program->roots.push_back({kind, input, t});
     const int r = static_cast<int>(program->roots.size()) - 1;
+    renamed.push_back(r);
     const auto [lo, hi] = span_of(t);
-    if (lo != hi) spans.push_back({lo, hi, r});
+    if (lo != hi) {
+      if (kind == RootKind::Input) input_spans.push_back({lo, hi, r});
+      else made_spans[lo] = {lo, hi, r};
+    }
     keep.push_back(t);
     return r;
   }
@@ -226,9 +243,24 @@ struct Tracer::Impl {
   // The root holding t's bytes, or -1.
   int root_of(const Tensor& t) const {
     const auto [lo, hi] = span_of(t);
-    for (const Span& s : spans)
+    for (const Span& s : input_spans)
       if (lo >= s.lo && hi <= s.hi && lo < s.hi) return s.root;
-    return -1;
+    auto it = made_spans.upper_bound(lo);
+    if (it == made_spans.begin()) return -1;
+    const Span& s = (--it)->second;
+    return lo >= s.lo && hi <= s.hi && lo < s.hi ? current_name(s.root) : -1;
+  }
+
+  // Roots renamed: a folded loop's later iterations' roots are its first one's.
+  std::vector<int> renamed;  // root -> the root it became (itself when not renamed)
+
+  void rename_roots(const std::map<int, int>& same) {
+    for (const auto& [from, to] : same) renamed[from] = to;
+  }
+
+  int current_name(int root) const {
+    while (renamed[root] != root) root = renamed[root];
+    return root;
   }
 
   Ref ref(const Tensor& t) {
@@ -328,8 +360,7 @@ void Tracer::loop_end() {
     std::map<int, int> same;
     for (size_t i = 1; i < folded; ++i)
       for (size_t k = 0; k < flat[i].produced.size(); ++k) same[flat[i].produced[k]] = flat[0].produced[k];
-    for (auto& span : impl_->spans)
-      if (const auto it = same.find(span.root); it != same.end()) span.root = it->second;
+    impl_->rename_roots(same);
     size_t at = 0;
     set_steps(its[0], level, delta, at);
     auto loop = std::make_unique<Loop>();

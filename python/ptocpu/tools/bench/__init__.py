@@ -61,6 +61,8 @@ def run(args) -> int:
     else:
         cases = select_cases(getattr(args, "case", None))
         peers, budget = (["torch"] if torch is not None else []) + ["numpy"], CASE_BUDGET_S
+        if any(c.op == "kernel" for c in cases):  # KERNEL-*: the same kernel eager is a peer
+            peers.append("ptocpu-eager")
     progress = Progress(not getattr(args, "quiet", False))
 
     progress("measuring copy bandwidth")

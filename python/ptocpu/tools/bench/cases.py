@@ -527,18 +527,23 @@ CASES: list[Case] = [
 
 
 def select_cases(ids: list[str] | None) -> list[Case]:
+    from .kernels import KERNEL_CASES  # (they build on this module)
+
+    every = CASES + KERNEL_CASES
     if not ids:
-        return list(CASES)
+        return every
     wanted = [w.strip().upper() for item in ids for w in item.split(",") if w.strip()]
-    known = {c.id for c in CASES}
+    known = {c.id for c in every}
     out = []
     for w in wanted:
         if w == "TINY":
-            match = [c for c in CASES if c.tiny]
+            match = [c for c in every if c.tiny]
+        elif w == "KERNEL":
+            match = list(KERNEL_CASES)
         elif w in known:
-            match = [c for c in CASES if c.id == w]
+            match = [c for c in every if c.id == w]
         else:
-            raise SystemExit(f"ptocpu bench: unknown case {w!r}; known: {', '.join(sorted(known))}, TINY")
+            raise SystemExit(f"ptocpu bench: unknown case {w!r}; known: {', '.join(sorted(known))}, TINY, KERNEL")
         out += [c for c in match if c not in out]
     return out
 
