@@ -48,6 +48,112 @@ void write_range(std::byte* dst, int64_t lo, int64_t hi, int64_t item, bool stre
 }
 
 // ------------------------------------------------------------------------------------------
+// Blocked transposes: dst[j * dst_ld + i] = src[i * src_ld + j], i < m, j < n (elements, W
+// bytes each). DRAM serves a few long streams well and scattered lines badly, on both sides, so
+// a tile is D = 256 / W source rows by TJ = 4096 / W source columns:
+//   - its rows are read in bands of 16, each band swept along its 4 KiB: 16 streams at a time;
+//   - each band's 16 x (64 / W) blocks are transposed in registers (K x K elements per 16-byte
+//     register set, K = 16 / W) into a per-thread L2 stage, one contiguous piece per band;
+//   - then every destination row gets its D elements (256 bytes) at once, streamed when large.
+
+struct Matrix2d {
+  const std::byte* src;
+  std::byte* dst;
+  int64_t m, n, src_ld, dst_ld;  // elements
+};
+
+constexpr int64_t kBand = 16;          // source rows read together
+constexpr int64_t kRowBurst = 256;     // destination bytes written per row and tile
+constexpr int64_t kSweepBytes = 4096;  // source bytes per row and tile
+
+#if PTO_X86
+template <int W>
+inline __m128i unpack_lo(__m128i a, __m128i b) {
+  if constexpr (W == 1) return _mm_unpacklo_epi8(a, b);
+  else if constexpr (W == 2) return _mm_unpacklo_epi16(a, b);
+  else if constexpr (W == 4) return _mm_unpacklo_epi32(a, b);
+  else return _mm_unpacklo_epi64(a, b);
+}
+template <int W>
+inline __m128i unpack_hi(__m128i a, __m128i b) {
+  if constexpr (W == 1) return _mm_unpackhi_epi8(a, b);
+  else if constexpr (W == 2) return _mm_unpackhi_epi16(a, b);
+  else if constexpr (W == 4) return _mm_unpackhi_epi32(a, b);
+  else return _mm_unpackhi_epi64(a, b);
+}
+
+// K x K elements, row r at in + r * in_stride (bytes), to out + c * out_stride: log2(K) rounds of
+// the perfect shuffle (row i meets row i + K/2 and gives rows 2i, 2i + 1) transpose the block.
+template <int W>
+inline void transpose_regs(const std::byte* in, int64_t in_stride, std::byte* out, int64_t out_stride) {
+  constexpr int K = 16 / W;
+  __m128i r[K];
+#pragma GCC unroll 16
+  for (int i = 0; i < K; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * in_stride));
+#pragma GCC unroll 4
+  for (int round = 1; round < K; round *= 2) {
+    __m128i t[K];
+#pragma GCC unroll 8
+    for (int i = 0; i < K / 2; ++i) {
+      t[2 * i] = unpack_lo<W>(r[i], r[i + K / 2]);
+      t[2 * i + 1] = unpack_hi<W>(r[i], r[i + K / 2]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < K; ++i) r[i] = t[i];
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < K; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i * out_stride), r[i]);
+}
+#endif
+
+// rows x cols elements of src (row stride src_ld bytes) to out transposed (row stride out_ld
+// bytes): whole K x K sub-blocks in registers, the edges element by element.
+template <int W>
+void transpose_block(const std::byte* src, int64_t src_ld, std::byte* out, int64_t out_ld, int64_t rows, int64_t cols) {
+  int64_t full_rows = 0, full_cols = 0;
+#if PTO_X86
+  constexpr int64_t K = 16 / W;
+  full_rows = rows / K * K;
+  full_cols = cols / K * K;
+  for (int64_t r = 0; r < full_rows; r += K)
+    for (int64_t c = 0; c < full_cols; c += K)
+      transpose_regs<W>(src + r * src_ld + c * W, src_ld, out + c * out_ld + r * W, out_ld);
+#endif
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = r < full_rows ? full_cols : 0; c < cols; ++c)
+      std::memcpy(out + c * out_ld + r * W, src + r * src_ld + c * W, W);
+}
+
+// One tile: source rows [i0, i0 + D), columns [j0, j0 + tj), clipped to the matrix; band b's
+// piece for destination row jj sits at stage + (b * tj + jj) * piece.
+template <int W>
+void transpose_tile(const Matrix2d& g, int64_t i0, int64_t j0, int64_t tj, std::byte* stage, bool stream) {
+  constexpr int64_t D = kRowBurst / W, piece = kBand * W;
+  const int64_t rows = std::min(D, g.m - i0), cols = std::min(tj, g.n - j0), sld = g.src_ld * W;
+  for (int64_t b = 0; b * kBand < rows; ++b) {
+    const int64_t band_rows = std::min(kBand, rows - b * kBand);
+    const std::byte* in = g.src + ((i0 + b * kBand) * g.src_ld + j0) * W;
+    std::byte* out = stage + b * tj * piece;
+    for (int64_t jj = 0; jj < cols; jj += 64 / W)
+      transpose_block<W>(in + jj * W, sld, out + jj * piece, piece, band_rows, std::min<int64_t>(64 / W, cols - jj));
+  }
+  const int64_t bands = (rows + kBand - 1) / kBand, row_bytes = rows * W;
+  alignas(64) std::byte burst[kRowBurst];
+  for (int64_t jj = 0; jj < cols; ++jj) {
+    std::byte* d = g.dst + ((j0 + jj) * g.dst_ld + i0) * W;
+    const std::byte* from = stage + jj * piece;
+    if (row_bytes == kRowBurst) {  // whole pieces; d is then 64-byte aligned when streaming
+      std::byte* to = stream ? burst : d;
+      for (int64_t b = 0; b < D / kBand; ++b) std::memcpy(to + b * piece, from + b * tj * piece, piece);
+      if (stream) stream_lines<Isa::Baseline>(d, burst, kRowBurst);
+    } else {
+      for (int64_t b = 0; b < bands; ++b)
+        std::memcpy(d + b * piece, from + b * tj * piece, static_cast<size_t>(std::min(piece, row_bytes - b * piece)));
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
 // tril / triu
 
 // v * 0 as the device's mask multiply computes it: +-0 with v's sign, NaN for NaN and +-inf
@@ -157,6 +263,73 @@ void triangle_in_place_typed(const Tensor& t, const Triangle& tri) {
 }
 
 }  // namespace
+
+bool transposed_copy(const Tensor& dst, const Tensor& src) {
+  // dst's dims in order with both sides' strides, size-1 dims dropped, neighbours merged where
+  // both sides step over them together.
+  struct Dim {
+    int64_t size, ds, ss;
+  };
+  std::vector<Dim> dims;
+  for (int i = 0; i < dst.ndim(); ++i) {
+    if (dst.shape(i) == 0) return false;
+    if (dst.shape(i) == 1) continue;
+    const Dim d{dst.shape(i), dst.stride(i), src.stride(i)};
+    if (!dims.empty() && dims.back().ds == d.ds * d.size && dims.back().ss == d.ss * d.size)
+      dims.back() = {dims.back().size * d.size, d.ds, d.ss};
+    else
+      dims.push_back(d);
+  }
+  if (dims.size() < 2 || dims.back().ds != 1 || dims.back().ss == 1 || dims.back().ss == 0) return false;
+  size_t t = 0;  // the dim src reads contiguously
+  while (t + 1 < dims.size() && dims[t].ss != 1) ++t;
+  if (t + 1 == dims.size()) return false;
+  for (size_t k = 0; k + 1 < dims.size(); ++k)
+    if (dims[k].ds <= 0) return false;  // dst laid out in its dims' order
+  const int64_t item = static_cast<int64_t>(dst.itemsize());
+  const Dim inner = dims.back(), across = dims[t];
+  std::vector<Dim> batch;
+  for (size_t k = 0; k + 1 < dims.size(); ++k)
+    if (k != t) batch.push_back(dims[k]);
+  int64_t batches = 1;
+  for (const Dim& d : batch) batches *= d.size;
+  // i runs along dst's last dim (src rows), j along `across` (src's contiguous dim).
+  const Matrix2d base{static_cast<const std::byte*>(src.data()), static_cast<std::byte*>(dst.data()), inner.size,
+                      across.size, inner.ss, across.ds};
+  const bool stream = streams(dst.numel() * item) && dst.is_contiguous() &&
+                      (reinterpret_cast<uintptr_t>(dst.data()) & 63) == 0 && (across.ds * item) % 64 == 0;
+  // Tiles in source order (batch, i tile, j tile), split into parts, one per thread at most,
+  // each with its own L2 stage (allocated here, before any work starts).
+  const int64_t depth = kRowBurst / item, tile_j = std::min(kSweepBytes / item, across.size);
+  const int64_t ti = (inner.size + depth - 1) / depth, tj = (across.size + tile_j - 1) / tile_j;
+  const int64_t tiles = ti * tj, total = batches * tiles;
+  const int64_t stage_bytes = (std::min(depth, inner.size) + kBand - 1) / kBand * tile_j * kBand * item;
+  const int64_t parts = std::clamp<int64_t>(total * stage_bytes / kMinChunkBytes, 1, std::min<int64_t>(total, get_num_threads()));
+  const Tensor stages = Tensor::empty({parts * stage_bytes}, DType::UINT8);
+  visit_width(static_cast<size_t>(item), [&](auto tag) {
+    constexpr int W = static_cast<int>(sizeof(typename decltype(tag)::type));
+    parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t part = lo; part < hi; ++part) {
+        std::byte* stage = stages.data_as<std::byte>() + part * stage_bytes;
+        for (int64_t w = total * part / parts; w < total * (part + 1) / parts; ++w) {
+          int64_t b = w / tiles, soff = 0, doff = 0;
+          for (size_t k = batch.size(); k-- > 0;) {
+            soff += (b % batch[k].size) * batch[k].ss;
+            doff += (b % batch[k].size) * batch[k].ds;
+            b /= batch[k].size;
+          }
+          Matrix2d g = base;
+          g.src += soff * item;
+          g.dst += doff * item;
+          const int64_t tile = w % tiles;
+          transpose_tile<W>(g, tile / tj * depth, tile % tj * tile_j, tile_j, stage, stream);
+        }
+      }
+      if (stream) stream_fence();
+    });
+  });
+  return true;
+}
 
 void concat(std::byte* dst, int64_t outer, std::span<const ConcatSource> sources, size_t itemsize) {
   const int64_t item = static_cast<int64_t>(itemsize);

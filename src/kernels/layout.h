@@ -21,6 +21,12 @@ struct ConcatSource {
 // dst (dense, `outer` rows of the sources' summed lengths) = the sources' blocks side by side.
 void concat(std::byte* dst, int64_t outer, std::span<const ConcatSource> sources, size_t itemsize);
 
+// dst = src (same shape, dst's last dim unit-strided) when the copy is, after merging dims, a batch
+// of 2-D transposes: src is unit-strided along a dim that dst is not, and strided along dst's last
+// dim. Blocks of 64 bytes x 64 bytes are transposed in SSE2 registers (bit-exact for any dtype).
+// Returns false, touching nothing, for any other layout (the strided-copy engine's cases).
+bool transposed_copy(const Tensor& dst, const Tensor& src);
+
 // tril / triu over the last two axes of src (any strides): element [.., i, j] is kept when
 // j - i <= diagonal (lower) or j - i >= diagonal (upper), otherwise multiplied by 0 as the
 // device's mask multiply does (floats: +-0 with the element's sign, NaN for NaN and +-inf;

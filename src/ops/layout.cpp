@@ -81,11 +81,17 @@ void fill_outside(const Tensor& t, const Shape& inside, const Element& e) {
   }
 }
 
+// dst = src: a transposing layout through the blocked transpose kernel, any other through the
+// strided-copy engine.
+void copy_block(const Tensor& dst, const Tensor& src) {
+  if (!kernels::transposed_copy(dst, src)) copy_into(dst, src);
+}
+
 // A new tensor of `shape` holding `data` in its leading box and zeros elsewhere; the box is its
 // valid shape.
 Tensor padded_copy(const Shape& shape, const Tensor& data) {
   Tensor out = Tensor::empty(shape, data.dtype());
-  copy_into(leading(out, data.shape()), data);
+  copy_block(leading(out, data.shape()), data);
   fill_outside(out, data.shape(), Element{});
   return out.with_valid_shape(data.shape());
 }
@@ -317,7 +323,7 @@ Tensor reshape(const Tensor& input, const std::vector<int64_t>& shape, const std
     out = input.as_strided(out_shape, *strides, 0);
   } else {
     Tensor copy = Tensor::empty(input.shape(), input.dtype());
-    copy_into(copy, input, op);
+    copy_block(copy, input);
     out = copy.as_strided(out_shape, contiguous_strides(out_shape), 0);
   }
   return valid_shape ? out.with_valid_shape(*valid_shape) : out;

@@ -226,6 +226,13 @@ def test_large_transposes_match_torch(dt):
         assert_same_bits(ptocpu.transpose(y, a, b), torch.from_numpy(y).transpose(a, b).contiguous().numpy())
     assert_same_bits(ptocpu.permute(y, [0, 2, 1, 3]), torch.from_numpy(y).permute(0, 2, 1, 3).contiguous().numpy())
     assert_same_bits(ptocpu.permute(y, [3, 1, 0, 2]), torch.from_numpy(y).permute(3, 1, 0, 2).contiguous().numpy())
+    # the blocked transpose on row-reversed, column-sliced and batched-with-gaps sources, odd edges
+    for view in (x[::-1], x[7:400, 3:1001], x[::-2, 5:], y[1:, ::2][..., 1:129]):
+        a, b = view.ndim - 2, view.ndim - 1
+        assert_same_bits(ptocpu.transpose(view, a, b), np.swapaxes(view, a, b).copy())
+    z = (rng.standard_normal((5, 17, 300)) * 100).astype(dt)  # tiles of 1, 16 and 64 rows
+    assert_same_bits(ptocpu.permute(z, [2, 0, 1]), np.transpose(z, [2, 0, 1]).copy())
+    assert_same_bits(ptocpu.permute(z, [1, 2, 0]), np.transpose(z, [1, 2, 0]).copy())
 
 
 def test_transpose_and_permute_no_op_cases_return_the_input():
