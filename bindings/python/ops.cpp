@@ -125,6 +125,14 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
     }
     case K::Scalar:
       if (std::optional<pto::Scalar> s = to_scalar(obj)) return *s;
+      if (p.number_from_str && PyUnicode_Check(obj.ptr())) {
+        nb::object f = nb::steal(PyFloat_FromString(obj.ptr()));
+        if (!f.is_valid()) {
+          PyErr_Clear();
+          pto::fail<pto::ArgumentError>(op, ": ", name, " ", nb::repr(obj).c_str(), " is not a number");
+        }
+        return pto::Scalar::of_float(PyFloat_AsDouble(f.ptr()));
+      }
       pto::fail<pto::DTypeError>(op, ": ", name, " must be an int or a float, got ", nb::type_name(obj.type()).c_str(),
                                  " ", nb::repr(obj).c_str());
     case K::Int: return to_int(obj, op, name);

@@ -52,6 +52,8 @@ struct Param {
   // other value, or a non-string, is an ArgumentError naming them. The op checks the value.
   const char* choices = nullptr;
   const char* type_hint = nullptr;  // the stub's annotation when the kind's default does not fit
+  // A Scalar that also takes a str, read as Python's float(str) does ("-inf", "1e-3").
+  bool number_from_str = false;
 };
 
 // A (tensor, offsets) pair: one part of assemble's list form.

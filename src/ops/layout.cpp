@@ -616,7 +616,8 @@ int64_t view_or_copy_bytes(const OpDef&, const Args& a, const Outputs& out) {
 }
 
 const Param kMode{"mode", ParamKind::Str, "'constant'", false, "'constant'"};
-const Param kValue{"value", ParamKind::Scalar, "0", false, nullptr, "int | float"};
+// pad / fillpad take "-inf" too: upstream converts a non-int value with float().
+const Param kValue{"value", ParamKind::Scalar, "0", false, nullptr, "int | float | str", true};
 const Param kDiagonal{"diagonal", ParamKind::Int, "0"};
 
 template <Tensor (*Fn)(const Tensor&, int64_t)>
