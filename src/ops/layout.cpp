@@ -876,7 +876,7 @@ The length and the valid length must be multiples of dtype's width (ArgumentErro
 the tile (TileError).
 
 >>> ptocpu.unpack(ptocpu.asarray([6, 5, 4, 3, 8, 6, 5, 1], ptocpu.DT_UINT8), ptocpu.DT_INT32).tolist()
-[50595078, 17105416])",
+[50595078, 17106440])",
       .doc_page = "docs/ops/pack.md",
       .tile_rule = "TileShape has rank 1 and whole elements of dtype; UB: input and output tiles",
       .limits = platform_rows({D::UINT8}, {D::UINT8}, {D::UINT8}, {D::UINT8}, 1, 1, 1, 1),
