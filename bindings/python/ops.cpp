@@ -100,8 +100,17 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
       if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()) || nb::isinstance<pto::Tensor>(obj))
         pto::fail<pto::DTypeError>(op, ": ", name, " must be a sequence of tensors, got ", nb::type_name(obj.type()).c_str());
       std::vector<pto::Tensor> out;
+      const Py_ssize_t count = PySequence_Size(obj.ptr());
+      if (count > 0) out.reserve(static_cast<size_t>(count));
+      else PyErr_Clear();
       size_t i = 0;
       for (nb::handle item : nb::iter(obj)) {
+        pto::Tensor* t = nullptr;
+        if (nb::try_cast<pto::Tensor*>(item, t) && t && t->defined()) {  // no message to name it for
+          out.push_back(*t);
+          ++i;
+          continue;
+        }
         const std::string where = std::string(name) + "[" + std::to_string(i++) + "]";
         out.push_back(to_tensor(item, op, where.c_str(), Access::Read));
       }

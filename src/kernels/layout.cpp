@@ -12,7 +12,6 @@
 
 #include "copy/simd.h"
 #include "copy/stream.h"
-#include "core/half.h"
 #include "ptocpu/parallel.h"
 
 namespace pto::kernels {
@@ -45,6 +44,23 @@ void write_range(std::byte* dst, int64_t lo, int64_t hi, int64_t item, bool stre
     p = end;
   }
   stream_fence();
+}
+
+// dst[0, n) = src[0, n): short runs (concat of narrow pieces) with two overlapping fixed-size
+// moves instead of a call.
+inline void copy_bytes(std::byte* dst, const std::byte* src, int64_t n) {
+  const auto two = [&](auto width) {
+    constexpr size_t w = decltype(width)::value;
+    std::memcpy(dst, src, w);
+    std::memcpy(dst + n - w, src + n - w, w);
+  };
+  if (n > 64) std::memcpy(dst, src, static_cast<size_t>(n));
+  else if (n > 32) two(std::integral_constant<size_t, 32>{});
+  else if (n > 16) two(std::integral_constant<size_t, 16>{});
+  else if (n >= 8) two(std::integral_constant<size_t, 8>{});
+  else if (n >= 4) two(std::integral_constant<size_t, 4>{});
+  else
+    for (int64_t k = 0; k < n; ++k) dst[k] = src[k];
 }
 
 // ------------------------------------------------------------------------------------------
@@ -156,14 +172,24 @@ void transpose_tile(const Matrix2d& g, int64_t i0, int64_t j0, int64_t tj, std::
 // ------------------------------------------------------------------------------------------
 // tril / triu
 
+// v * 0 for a 16-bit IEEE format, on its bits (what the product in fp32, rounded back, gives):
+// +-0 with v's sign; a NaN quieted with its sign and payload; +-inf the default NaN (x86's: sign
+// set, quiet).
+template <uint16_t kExp, uint16_t kQuiet>
+inline uint16_t half_times_zero(uint16_t b) {
+  constexpr uint16_t kSign = 0x8000, kMantissa = kQuiet * 2 - 1;
+  if ((b & kExp) != kExp) return b & kSign;
+  return (b & kMantissa) ? b | kQuiet : kSign | kExp | kQuiet;
+}
+
 // v * 0 as the device's mask multiply computes it: +-0 with v's sign, NaN for NaN and +-inf
-// (fp16 / bf16 / e5m2 through fp32; e4m3fn, whose only NaN is S.1111.111 and which has no inf,
-// on its bits so that a NaN keeps its sign).
+// (e5m2 through fp32; e4m3fn, whose only NaN is S.1111.111 and which has no inf, on its bits so
+// that a NaN keeps its sign).
 template <class T>
 inline T times_zero(T v) {
   if constexpr (std::is_floating_point_v<T>) return v * T(0);
-  else if constexpr (std::is_same_v<T, fp16_t>) return half::to_fp16(half::widen(v) * 0.0f);
-  else if constexpr (std::is_same_v<T, bf16_t>) return half::to_bf16(half::widen(v) * 0.0f);
+  else if constexpr (std::is_same_v<T, fp16_t>) return {half_times_zero<0x7C00, 0x0200>(v.bits)};
+  else if constexpr (std::is_same_v<T, bf16_t>) return {half_times_zero<0x7F80, 0x0040>(v.bits)};
   else if constexpr (std::is_same_v<T, fp8e4m3_t>) return {static_cast<uint8_t>((v.bits & 0x7F) == 0x7F ? v.bits : v.bits & 0x80)};
   else if constexpr (std::is_same_v<T, fp8e5m2_t>) return {float_to_fp8e5m2_bits(fp8e5m2_bits_to_float(v.bits) * 0.0f)};
   else return T{};  // integers and bool (fp8e8m0, which has no zero, is refused by the op)
@@ -189,6 +215,11 @@ void copy_run(T* __restrict out, const T* __restrict in, int64_t in_step, int64_
   if (in_step == 1) std::memcpy(out, in, static_cast<size_t>(n) * sizeof(T));
   else
     for (int64_t j = 0; j < n; ++j) out[j] = in[j * in_step];
+}
+
+template <class T>
+PTO_SIMD_CLONES void fill_run(T* __restrict out, T v, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) out[j] = v;
 }
 
 // Row r of t (every dim but the last, row-major): its first element's offset.
@@ -331,6 +362,38 @@ bool transposed_copy(const Tensor& dst, const Tensor& src) {
   return true;
 }
 
+// Inputs whose blocks average fewer bytes than this are joined in blocks of output rows.
+constexpr int64_t kNarrowSegments = 256;
+constexpr int64_t kRowBlockBytes = 128 << 10;
+
+// concat of many narrow inputs: read in turn row by row, they would be as many interleaved
+// streams of a few bytes each. Instead each block of output rows (kRowBlockBytes) takes every
+// input's rows in one sweep (a long run per input), assembled in an L2 stage when streaming.
+void concat_narrow(std::byte* dst, int64_t outer, std::span<const ConcatSource> sources,
+                   const std::vector<int64_t>& start, int64_t item, bool stream) {
+  const int64_t row_bytes = start.back() * item, rows = std::max<int64_t>(1, kRowBlockBytes / row_bytes);
+  const int64_t blocks = (outer + rows - 1) / rows;
+  const int64_t parts = std::min<int64_t>(blocks, get_num_threads());
+  const Tensor stages = Tensor::empty({stream ? parts * rows * row_bytes : 0}, DType::UINT8);
+  parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t part = lo; part < hi; ++part) {
+      std::byte* stage = stream ? stages.data_as<std::byte>() + part * rows * row_bytes : nullptr;
+      for (int64_t b = blocks * part / parts; b < blocks * (part + 1) / parts; ++b) {
+        const int64_t o0 = b * rows, o1 = std::min(outer, o0 + rows);
+        std::byte* out = stream ? stage : dst + o0 * row_bytes;
+        for (size_t s = 0; s < sources.size(); ++s) {
+          const int64_t bytes = sources[s].len * item, step = sources[s].outer_stride * item;
+          const std::byte* in = sources[s].data + o0 * step;
+          std::byte* to = out + start[s] * item;
+          for (int64_t o = o0; o < o1; ++o, in += step, to += row_bytes) copy_bytes(to, in, bytes);
+        }
+        if (stream) stream_copy<Isa::Baseline>(dst + o0 * row_bytes, stage, (o1 - o0) * row_bytes);
+      }
+    }
+    if (stream) stream_fence();
+  });
+}
+
 void concat(std::byte* dst, int64_t outer, std::span<const ConcatSource> sources, size_t itemsize) {
   const int64_t item = static_cast<int64_t>(itemsize);
   std::vector<int64_t> start(sources.size() + 1, 0);  // each source's first column in a row
@@ -343,7 +406,7 @@ void concat(std::byte* dst, int64_t outer, std::span<const ConcatSource> sources
     while (p < end) {
       const ConcatSource& src = sources[s];
       const int64_t k = c - start[s], n = std::min(src.len - k, end - p);
-      std::memcpy(out, src.data + (o * src.outer_stride + k) * item, static_cast<size_t>(n * item));
+      copy_bytes(out, src.data + (o * src.outer_stride + k) * item, n * item);
       out += n * item;
       p += n;
       c += n;
@@ -355,7 +418,32 @@ void concat(std::byte* dst, int64_t outer, std::span<const ConcatSource> sources
     }
   };
   const bool stream = streams(total * item);
+  if (outer > 1 && row * item < kNarrowSegments * static_cast<int64_t>(sources.size())) {
+    concat_narrow(dst, outer, sources, start, item, stream);
+    return;
+  }
+  if (total < 2 * min_chunk(item)) return write_range(dst, 0, total, item, stream, emit);  // no thread pool
   parallel_for(total, min_chunk(item), [&](int64_t lo, int64_t hi) { write_range(dst, lo, hi, item, stream, emit); });
+}
+
+void fill_rows(std::byte* dst, const std::byte* values, int64_t rows, int64_t len, size_t itemsize) {
+  const int64_t item = static_cast<int64_t>(itemsize), total = rows * len;
+  if (total == 0) return;
+  const bool stream = streams(total * item);
+  visit_width(itemsize, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* v = reinterpret_cast<const T*>(values);
+    const auto emit = [&](int64_t p, int64_t end, std::byte* to) {
+      T* o = reinterpret_cast<T*>(to);
+      while (p < end) {
+        const int64_t n = std::min(len - p % len, end - p);
+        fill_run(o, v[p / len], n);
+        o += n;
+        p += n;
+      }
+    };
+    parallel_for(total, min_chunk(item), [&](int64_t lo, int64_t hi) { write_range(dst, lo, hi, item, stream, emit); });
+  });
 }
 
 void triangle(const Tensor& dst, const Tensor& src, int64_t diagonal, bool upper) {

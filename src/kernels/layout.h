@@ -27,6 +27,10 @@ void concat(std::byte* dst, int64_t outer, std::span<const ConcatSource> sources
 // Returns false, touching nothing, for any other layout (the strided-copy engine's cases).
 bool transposed_copy(const Tensor& dst, const Tensor& src);
 
+// dst (dense, rows x len elements) row r = len copies of values[r] (dense): expand_clone's
+// expanded trailing axes.
+void fill_rows(std::byte* dst, const std::byte* values, int64_t rows, int64_t len, size_t itemsize);
+
 // tril / triu over the last two axes of src (any strides): element [.., i, j] is kept when
 // j - i <= diagonal (lower) or j - i >= diagonal (upper), otherwise multiplied by 0 as the
 // device's mask multiply does (floats: +-0 with the element's sign, NaN for NaN and +-inf;

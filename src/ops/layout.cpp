@@ -231,6 +231,21 @@ Tensor permuted_copy(const Tensor& input, const Axes& axes) {
 
 constexpr size_t kMaxConcatInputs = 128;
 
+// "tensors[i]" for concat's messages: made once for the first kMaxConcatInputs (concat of many
+// small tensors is common and every input is checked), on demand past them.
+std::string list_item_name(size_t i) { return "tensors[" + std::to_string(i) + "]"; }
+
+const char* list_item_name(size_t i, std::string& spare) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (size_t k = 0; k < kMaxConcatInputs; ++k) v.push_back(list_item_name(k));
+    return v;
+  }();
+  if (i < names.size()) return names[i].c_str();
+  spare = list_item_name(i);
+  return spare.c_str();
+}
+
 // The element stride between t's blocks of dims [d, rank) when each block is dense and the outer
 // dims step by one stride (0 for a single block); nullopt otherwise.
 std::optional<int64_t> block_stride(const Tensor& t, int d) {
@@ -408,12 +423,13 @@ Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) {
   int64_t joined = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
-    const std::string name = "tensors[" + std::to_string(i) + "]";
-    checks::check_same_dtype(op, name.c_str(), t.dtype(), "tensors[0]", first.dtype());
+    std::string spare;
+    const char* name = list_item_name(i, spare);
+    checks::check_same_dtype(op, name, t.dtype(), "tensors[0]", first.dtype());
     if (t.ndim() != r)
       fail<ArgumentError>(op, ": ", name, " rank ", t.ndim(), " (shape ", shape_to_string(t.shape()),
                           ") must equal tensors[0] rank ", r, " (shape ", shape_to_string(first.shape()), ")");
-    checks::check_extent(op, name.c_str(), t.shape(), true);
+    checks::check_extent(op, name, t.shape(), true);
     for (int a = 0; a < r; ++a) {
       if (a != d && t.shape(a) != first.shape(a))
         fail<ArgumentError>(op, ": ", name, " shape ", shape_to_string(t.shape()), " differs from tensors[0] shape ",
@@ -452,6 +468,7 @@ Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) {
   for (int a = 0; a < d; ++a) outer *= shape[a];
   for (int a = d + 1; a < r; ++a) inner *= shape[a];
   std::vector<kernels::ConcatSource> sources;
+  sources.reserve(tensors.size());
   std::vector<Tensor> copies;  // inputs whose blocks are not dense, made contiguous first
   for (const Tensor& t : tensors) {
     if (t.numel() == 0) continue;
@@ -485,6 +502,20 @@ Tensor expand_clone(const Tensor& input, const Shape& shape, const std::optional
   checks::check_extent(op, "shape", shape, false);
   if (valid_shape) check_valid_shape(op, *valid_shape, shape);
   if (const Shape* tile = tile_of_rank(op, r, "output")) check_in_out_ub(op, *tile, input.shape(), shape, input.itemsize());
+  // A fully valid input whose trailing axes expand: a fill of each row by its value.
+  int trailing = r;
+  while (trailing > 0 && shape[trailing - 1] != input.shape(trailing - 1)) --trailing;
+  if (trailing < r && !input.partially_valid()) {
+    const Shape lead(shape.begin(), shape.begin() + trailing);
+    Strides lead_strides(input.strides().begin(), input.strides().begin() + trailing);
+    for (int i = 0; i < trailing; ++i)
+      if (shape[i] != input.shape(i)) lead_strides[i] = 0;
+    const Tensor values = input.as_strided(lead, lead_strides, 0).contiguous();
+    Tensor out = Tensor::empty(shape, input.dtype());
+    kernels::fill_rows(static_cast<std::byte*>(out.data()), static_cast<const std::byte*>(values.data()),
+                       shape_numel(lead), shape_numel(shape) / std::max<int64_t>(1, shape_numel(lead)), input.itemsize());
+    return valid_shape ? out.with_valid_shape(*valid_shape) : out;
+  }
   // The valid part, its expanded axes read with stride 0.
   const Tensor v = input.valid_part();
   Shape region(r);

@@ -800,7 +800,8 @@ def _calls(rng):
         lambda: ptocpu.transpose(x, 0, 1), lambda: ptocpu.transpose(y, 2, 3), lambda: ptocpu.permute(y, [0, 2, 1, 3]),
         lambda: ptocpu.concat(pieces, 1), lambda: ptocpu.concat([x, x, x], 0), lambda: ptocpu.pad(x, [0, 7, 0, 3], value=1.0),
         lambda: ptocpu.fillpad(partly_valid(x, (200, 1000)), value=2.0), lambda: ptocpu.tril(x, 3),
-        lambda: ptocpu.triu(y, -2), lambda: ptocpu.expand_clone(x[:1], [300, 1200]), lambda: ptocpu.clone(x.T),
+        lambda: ptocpu.triu(y, -2), lambda: ptocpu.expand_clone(x[:1], [300, 1200]),
+        lambda: ptocpu.expand_clone(x[:, :1], [300, 1200]), lambda: ptocpu.clone(x.T),
         lambda: ptocpu.pack(y), lambda: ptocpu.reshape(x.T, [1200, 300]),
     ]
 
@@ -896,3 +897,53 @@ def test_bytes_moved_counts_views_as_free():
         ptocpu.transpose(x, 1, 1)
         ptocpu.concat([x, x])
     assert [r.bytes_moved for r in log.ops] == [0, 2 * x.nbytes, 2 * x.nbytes, 0, 4 * x.nbytes]
+
+
+def _run_program(kernel, params, inputs, out_shape):
+    """Records kernel(params, *tensors, out) in a function, as upstream's TestBuilder does, and
+    runs it once on the given data; the output array."""
+    x = [ptocpu.tensor(list(a.shape), ptocpu.DT_FP32, f"IN_{i}") for i, a in enumerate(inputs)]
+    out = ptocpu.tensor(list(out_shape), ptocpu.DT_FP32, "OUT")
+    with ptocpu.function("MAIN", *x, out):
+        kernel(params, *x, out)
+    result = np.zeros(out_shape, np.float32)
+    ptocpu.runtime._device_run_once_data_from_host(*[ptocpu.asarray(a) for a in inputs], ptocpu.asarray(result))
+    return result
+
+
+@pytest.mark.parametrize("params", [((32, 32), (16, 16), (16, 16), 0.0), ((32, 32), (16, 16), (20, 24), 0.0),
+                                    ((16, 16), (8, 8), (8, 8), -1.5)])
+def test_upstream_fillpad_kernels(params):
+    # hicann/pypto test_fillpad.py's kernel: a view with a valid shape, fillpad, assemble.
+    def op_fillpad(params, a, b):
+        view_shape, tile_shape, valid_shape, pad_val = params
+        for _ in ptocpu.loop(1, name="LOOP_FILLPAD_L0", idx_name="b_idx"):
+            tile_a = ptocpu.view(a, view_shape, [0, 0], valid_shape=list(valid_shape))
+            ptocpu.set_vec_tile_shapes(*tile_shape)
+            ptocpu.assemble(tile_a.fillpad(mode="constant", value=pad_val), [0, 0], b)
+    a = (np.random.default_rng(18).random(params[0]) * 10).astype(np.float32)
+    want = a.copy()
+    want[params[2][0]:, :] = params[3]
+    want[:, params[2][1]:] = params[3]
+    with ptocpu.platform("ascend950"):
+        assert_same_bits(_run_program(op_fillpad, params, [a], params[0]), want)
+
+
+def test_upstream_pad_kernel():
+    # hicann/pypto test_pad.py's kernel: symbolic valid shapes, Tensor.pad, assemble.
+    def op_pad(params, a, b):
+        view_shape, tile_shape, padding, pad_val = params
+        n_in, m_in = a.shape
+        for b_idx in ptocpu.loop(int(np.ceil(n_in / view_shape[0])), name="LOOP_PAD_L0", idx_name="b_idx"):
+            for s_idx in ptocpu.loop(int(np.ceil(m_in / view_shape[1])), name="LOOP_PAD_L1", idx_name="s_idx"):
+                offset_x, offset_y = b_idx * view_shape[0], s_idx * view_shape[1]
+                valid_x = ptocpu.min(ptocpu.symbolic_scalar(n_in) - offset_x, ptocpu.symbolic_scalar(view_shape[0]))
+                valid_y = ptocpu.min(ptocpu.symbolic_scalar(m_in) - offset_y, ptocpu.symbolic_scalar(view_shape[1]))
+                tile_a = ptocpu.view(a, view_shape, [offset_x, offset_y], valid_shape=[valid_x, valid_y])
+                ptocpu.set_vec_tile_shapes(tile_shape[0], tile_shape[1])
+                ptocpu.assemble(tile_a.pad(padding, mode="constant", value=pad_val), [offset_x, offset_y], b)
+    params = ((16, 16), (8, 8), (0, 4, 0, 4), 0)
+    a = (np.random.default_rng(19).random((16, 16)) * 10).astype(np.float32)
+    with ptocpu.platform("ascend950"):
+        got = _run_program(op_pad, params, [a], (20, 20))
+    assert_same_bits(got, torch.nn.functional.pad(torch.from_numpy(a), params[2], value=0.0).numpy())

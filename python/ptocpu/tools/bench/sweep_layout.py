@@ -24,11 +24,11 @@ def _shape(s) -> str:
 
 
 def _case(id_: str, op: str, call: str, dtype: str, shapes: list, run: Callable, peer: Callable,
-          strided: bool = False, out_elems: int | None = None, tiny: bool = False) -> Case:
-    """run(*ptocpu tensors) and peer(*torch tensors) over random inputs of `shapes`; the bytes are
-    the inputs' plus an output of out_elems (default: the inputs' element count)."""
+          strided: bool = False, out_elems: int | None = None, tiny: bool = False, lo: float = -1.0) -> Case:
+    """run(*ptocpu tensors) and peer(*torch tensors) over random inputs of `shapes` (values in
+    [lo, 1)); the bytes are the inputs' plus an output of out_elems (default: the inputs' count)."""
     def build(rng):
-        arrays = [_random(rng, s, dtype) for s in shapes]
+        arrays = [_random(rng, s, dtype, lo) for s in shapes]
         return {"arrays": [padded(a) for a in arrays] if strided else arrays}
 
     def tools(inp):
@@ -154,9 +154,11 @@ def fillpad_cases() -> list[Case]:
 
 
 def triangle_cases() -> list[Case]:
+    # Values in [0, 1): the device's mask multiply and torch's zeros agree there (a masked
+    # negative is -0.0 on the device, docs/ops/tril.md), so torch's own tril / triu is the peer.
     def tri(id_, op, shape, diagonal, dtype="fp32"):
-        return _case(id_, op, f"x {_shape(shape)}, diagonal {diagonal}", dtype, [shape],
-                     lambda x: getattr(ptocpu, op)(x, diagonal), lambda x: getattr(torch, op)(x, diagonal))
+        return _case(id_, op, f"x {_shape(shape)} in [0, 1), diagonal {diagonal}", dtype, [shape],
+                     lambda x: getattr(ptocpu, op)(x, diagonal), lambda x: getattr(torch, op)(x, diagonal), lo=0.0)
     return [
         tri("SW-TRIL-2d", "tril", (4096, 4096), 0),
         tri("SW-TRIL-3d-fp16", "tril", (64, 512, 512), -1, "fp16"),
