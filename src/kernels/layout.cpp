@@ -158,13 +158,20 @@ void transpose_tile(const Matrix2d& g, int64_t i0, int64_t j0, int64_t tj, std::
   for (int64_t jj = 0; jj < cols; ++jj) {
     std::byte* d = g.dst + ((j0 + jj) * g.dst_ld + i0) * W;
     const std::byte* from = stage + jj * piece;
-    if (row_bytes == kRowBurst) {  // whole pieces; d is then 64-byte aligned when streaming
-      std::byte* to = stream ? burst : d;
+    // The row's pieces side by side: straight into dst, or through `burst` for the streaming
+    // stores (its whole lines streamed, a partial line at either end stored as usual).
+    std::byte* to = stream ? burst : d;
+    if (row_bytes == kRowBurst) {
       for (int64_t b = 0; b < D / kBand; ++b) std::memcpy(to + b * piece, from + b * tj * piece, piece);
-      if (stream) stream_lines<Isa::Baseline>(d, burst, kRowBurst);
     } else {
-      for (int64_t b = 0; b < bands; ++b)
-        std::memcpy(d + b * piece, from + b * tj * piece, static_cast<size_t>(std::min(piece, row_bytes - b * piece)));
+      for (int64_t b = 0; b < bands; ++b) copy_bytes(to + b * piece, from + b * tj * piece, std::min(piece, row_bytes - b * piece));
+    }
+    if (stream) {
+      const int64_t head = std::min(row_bytes, (64 - static_cast<int64_t>(reinterpret_cast<uintptr_t>(d) & 63)) & 63);
+      const int64_t body = (row_bytes - head) & ~int64_t(63);
+      copy_bytes(d, burst, head);
+      stream_lines<Isa::Baseline>(d + head, burst + head, body);
+      copy_bytes(d + head + body, burst + head + body, row_bytes - head - body);
     }
   }
 }
@@ -327,10 +334,11 @@ bool transposed_copy(const Tensor& dst, const Tensor& src) {
   // i runs along dst's last dim (src rows), j along `across` (src's contiguous dim).
   const Matrix2d base{static_cast<const std::byte*>(src.data()), static_cast<std::byte*>(dst.data()), inner.size,
                       across.size, inner.ss, across.ds};
-  const bool stream = streams(dst.numel() * item) && dst.is_contiguous() &&
-                      (reinterpret_cast<uintptr_t>(dst.data()) & 63) == 0 && (across.ds * item) % 64 == 0;
-  // Tiles in source order (batch, i tile, j tile), split into parts, one per thread at most,
-  // each with its own L2 stage (allocated here, before any work starts).
+  const bool stream = streams(dst.numel() * item);
+  // Tiles in destination order (batch, j tile, i tile): a destination row's consecutive bursts
+  // come from consecutive tiles, so the line two of them share is still cached for the second.
+  // Split into parts, one per thread at most, each with its own L2 stage (allocated here,
+  // before any work starts).
   const int64_t depth = kRowBurst / item, tile_j = std::min(kSweepBytes / item, across.size);
   const int64_t ti = (inner.size + depth - 1) / depth, tj = (across.size + tile_j - 1) / tile_j;
   const int64_t tiles = ti * tj, total = batches * tiles;
@@ -353,7 +361,7 @@ bool transposed_copy(const Tensor& dst, const Tensor& src) {
           g.src += soff * item;
           g.dst += doff * item;
           const int64_t tile = w % tiles;
-          transpose_tile<W>(g, tile / tj * depth, tile % tj * tile_j, tile_j, stage, stream);
+          transpose_tile<W>(g, tile % ti * depth, tile / ti * tile_j, tile_j, stage, stream);
         }
       }
       if (stream) stream_fence();

@@ -611,10 +611,15 @@ def test_fillpad_every_dtype(platform):
 def test_fillpad_page_example():
     data = np.array([[1, 2, 0, 0], [3, 4, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], np.float32)
     a = ptocpu.view(ptocpu.asarray(data), [4, 4], [0, 0], valid_shape=[2, 2])
-    out = ptocpu.fillpad(a, "constant", float("-inf"))
+    out = ptocpu.fillpad(a, "constant", "-inf")  # the page passes the value as a string (upstream: float(value))
     inf = float("-inf")
     assert out.tolist() == [[1.0, 2.0, inf, inf], [3.0, 4.0, inf, inf], [inf] * 4, [inf] * 4]
     assert a.fillpad(value=5).tolist()[3] == [5.0] * 4
+    assert ptocpu.pad(np.zeros(2, np.float32), [0, 1], value="1e3").tolist() == [0.0, 0.0, 1000.0]
+    with pytest.raises(ptocpu.ArgumentError, match="fillpad: value 'abc' is not a number"):
+        ptocpu.fillpad(a, value="abc")
+    with pytest.raises(ptocpu.DTypeError, match="value must be an int or a float"):
+        ptocpu.fillpad(a, value=[1.0])
 
 
 # ---- tril / triu ---------------------------------------------------------------------------------
