@@ -1,8 +1,8 @@
-// The layout family's own kernels (docs/ops/layout.md): concat's segment copy and tril / triu.
-// Both write a dense output in flat ranges, one per thread (the split depends only on the
-// size, so results never depend on the thread count); outputs from kernel_tuning().stream_bytes
-// on are assembled in an L1 stage and written with streaming stores, so even outputs made of
-// short runs never read their lines before writing them.
+// The layout family's own kernels (docs/ops/layout.md): the blocked transpose, concat, the row
+// fills of expand_clone and tril / triu. Each writes disjoint parts of its output per thread
+// (split by size alone, so results never depend on the thread count); outputs from
+// kernel_tuning().stream_bytes on are assembled in an L1 or L2 stage and written with streaming
+// stores, so even outputs made of short runs do not read their lines before writing them.
 #include "kernels/layout.h"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
-// Kernels of the layout family (docs/ops/layout.md) that the strided-copy engine does not cover:
-// concat's segment copy and tril / triu's mask multiply. No checks, no exceptions; the arguments
-// are validated by src/ops/layout.cpp.
+// Kernels of the layout family (docs/ops/layout.md) where the strided-copy engine is slow or does
+// not apply: transposing copies, concat, row fills and tril / triu's mask multiply. No checks;
+// the arguments are validated by src/ops/layout.cpp. Scratch space is allocated before any
+// parallel work starts (an allocation failure is the only exception they let through).
 #pragma once
 #include <cstddef>
 #include <cstdint>
