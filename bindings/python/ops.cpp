@@ -102,8 +102,17 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
       if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()) || nb::isinstance<pto::Tensor>(obj))
         pto::fail<pto::DTypeError>(op, ": ", name, " must be a sequence of tensors, got ", nb::type_name(obj.type()).c_str());
       std::vector<pto::Tensor> out;
+      const Py_ssize_t count = PySequence_Size(obj.ptr());
+      if (count > 0) out.reserve(static_cast<size_t>(count));
+      else PyErr_Clear();
       size_t i = 0;
       for (nb::handle item : nb::iter(obj)) {
+        pto::Tensor* t = nullptr;
+        if (nb::try_cast<pto::Tensor*>(item, t) && t && t->defined()) {  // no message to name it for
+          out.push_back(*t);
+          ++i;
+          continue;
+        }
         const std::string where = std::string(name) + "[" + std::to_string(i++) + "]";
         out.push_back(to_tensor(item, op, where.c_str(), Access::Read));
       }
@@ -127,6 +136,14 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
     }
     case K::Scalar:
       if (std::optional<pto::Scalar> s = to_scalar(obj)) return *s;
+      if (p.number_from_str && PyUnicode_Check(obj.ptr())) {
+        nb::object f = nb::steal(PyFloat_FromString(obj.ptr()));
+        if (!f.is_valid()) {
+          PyErr_Clear();
+          pto::fail<pto::ArgumentError>(op, ": ", name, " ", nb::repr(obj).c_str(), " is not a number");
+        }
+        return pto::Scalar::of_float(PyFloat_AsDouble(f.ptr()));
+      }
       pto::fail<pto::DTypeError>(op, ": ", name, " must be an int or a float, got ", nb::type_name(obj.type()).c_str(),
                                  " ", nb::repr(obj).c_str());
     case K::Int: return to_int(obj, op, name);

@@ -56,6 +56,8 @@ struct Param {
   // arguments as one list; a single list or tuple argument is that list (zeros(2, 3) and
   // zeros([2, 3]) alike). Never passed by keyword.
   bool variadic = false;
+  // A Scalar that also takes a str, read as Python's float(str) does ("-inf", "1e-3").
+  bool number_from_str = false;
 };
 
 // A (tensor, offsets) pair: one part of assemble's list form.

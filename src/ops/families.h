@@ -20,6 +20,7 @@ void add_arithmetic(std::vector<OpDef>& table);    // add, sub, mul, div, maximu
 void add_creation(std::vector<OpDef>& table);      // full, zeros, ones, arange, one_hot, uniform, normal
 void add_composite(std::vector<OpDef>& table);     // softmax, rms_norm, online_softmax*, expand_exp_dif, sort, quant
 void add_math(std::vector<OpDef>& table);          // exp, log, trig, hyperbolic, erf, sigmoid, rounding, ... (src/ops/math.cpp)
+void add_layout(std::vector<OpDef>& table);        // reshape, transpose, concat, pad, tril, pack, ... (src/ops/layout.cpp)
 
 // One family per line (merges of new families touch only their own line).
 inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
@@ -36,6 +37,7 @@ inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_creation,
     add_composite,
     add_math,
+    add_layout,
 };
 
 }  // namespace pto::families
