@@ -648,7 +648,8 @@ int64_t view_or_copy_bytes(const OpDef&, const Args& a, const Outputs& out) {
 
 const Param kMode{"mode", ParamKind::Str, "'constant'", false, "'constant'"};
 // pad / fillpad take "-inf" too: upstream converts a non-int value with float().
-const Param kValue{"value", ParamKind::Scalar, "0", false, nullptr, "int | float | str", true};
+const Param kValue{.name = "value", .kind = ParamKind::Scalar, .default_value = "0", .type_hint = "int | float | str",
+                   .number_from_str = true};
 const Param kDiagonal{"diagonal", ParamKind::Int, "0"};
 
 template <Tensor (*Fn)(const Tensor&, int64_t)>
