@@ -6,7 +6,6 @@ into the arrays the caller passed. The checks themselves live in the C++ core.
 """
 from __future__ import annotations
 
-import enum
 import functools
 import inspect
 import sys
@@ -15,9 +14,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import _core
-from .engine import debug
+from .engine import config, debug
 from .engine.golden import is_array as _is_array
 from .error import as_fe_error
+from .lang.enums import NamedIntEnum
+from .lang.kernel_source import refusal
+from .lang.options import section_values
 
 __all__ = ["jit", "function", "RunMode", "JIT_OPTIONS"]
 
@@ -29,8 +31,9 @@ _BOOL_OPTIONS = ("new_ir", "create_new_logical_tensor")
 JIT_OPTIONS = _DICT_OPTIONS + _BOOL_OPTIONS
 
 
-class RunMode(enum.IntEnum):
-    """PyPTO's `runtime_options={"run_mode": ...}` values (accepted; the CPU always runs eagerly)."""
+class RunMode(NamedIntEnum):
+    """PyPTO's `runtime_options={"run_mode": ...}` values: NPU runs on the device, SIM in PyPTO's
+    CPU simulator; on ptocpu both run the kernel eagerly on the CPU, with the chip's checks."""
     NPU = 0
     SIM = 1
 
@@ -47,16 +50,24 @@ def _check_options(options: dict) -> dict:
     return dict(options)
 
 
-def _to_tensor(obj) -> _core.Tensor:
-    if type(obj).__module__.startswith("torch") and getattr(obj, "requires_grad", False):
-        obj = obj.detach()  # same memory; DLPack refuses tensors that require grad
+def _to_tensor(kernel: str, param: str, obj) -> _core.Tensor:
+    if type(obj).__module__.startswith("torch") and hasattr(obj, "is_contiguous") and not obj.is_contiguous():
+        # PyPTO's runtime takes torch tensors as they lie in memory: contiguous ones only
+        raise as_fe_error(_core.ArgumentError(
+            f"jit: kernel {kernel} argument {param!r}: not all tensors are contiguous (a torch tensor of shape "
+            f"{list(obj.shape)} with strides {list(obj.stride())}); pass .contiguous()"))
     # A kernel may write any array argument, so an array must be the caller's memory (no copy);
-    # a list given for a tensor parameter can only be an input.
-    return _core.asarray(obj, copy=False if _is_array(obj) else None)
+    # a list given for a tensor parameter can only be an input. A torch tensor that requires grad
+    # comes in read-only: writing it would bypass autograd (ArgumentError, docs/tensors.md).
+    requires_grad = getattr(obj, "requires_grad", False) is True
+    return _core.asarray(obj, copy=False if _is_array(obj) and not requires_grad else None)
 
 
 def _is_tensor_annotation(annotation) -> bool:
     return annotation is _core.Tensor or isinstance(annotation, _core.Tensor)
+
+
+_UNCHECKED = object()
 
 
 class _Kernel:
@@ -65,6 +76,7 @@ class _Kernel:
     def __init__(self, func: Callable, options: dict, scope: Optional[dict] = None):
         self.func = func
         self.options = options
+        self._refusal: Any = _UNCHECKED
         self.name = getattr(func, "__qualname__", getattr(func, "__name__", "kernel"))
         self._scope = scope or {}  # the decorating scope's locals, for string annotations
         self._signature: Optional[inspect.Signature] = None
@@ -95,25 +107,33 @@ class _Kernel:
     def convert(self, param: inspect.Parameter, value: Any) -> Any:
         tensor_param = _is_tensor_annotation(param.annotation)
         if _is_array(value) or (tensor_param and isinstance(value, (list, tuple))):
-            value = _to_tensor(value)
+            value = _to_tensor(self.name, param.name, value)
         if tensor_param:
             annotation = param.annotation if isinstance(param.annotation, _core.Tensor) else None
             _core._check_kernel_argument(self.name, param.name, value, annotation)
         return value
 
+    def refusal(self) -> Optional[BaseException]:
+        """What PyPTO's parser refuses in this kernel's source (found once), or None."""
+        if self._refusal is _UNCHECKED:
+            self._refusal = refusal(self.func, self.signature(), self.name, bool(self.options.get("new_ir", True)),
+                                    _is_tensor_annotation)
+        return self._refusal
+
     def __call__(self, *args, **kwargs):
-        # Tile shape and platform set inside the kernel end with the call.
+        # Tile shape, platform and options set inside the kernel end with the call.
         tile, platform = _core.get_vec_tile_shapes(), _core.get_platform()
+        scoped = False
         try:
             bound = self.signature().bind(*args, **kwargs)
-            for name, value in bound.arguments.items():
-                param = self.signature().parameters[name]
-                if param.kind is inspect.Parameter.VAR_POSITIONAL:
-                    bound.arguments[name] = tuple(self.convert(param, v) for v in value)
-                elif param.kind is inspect.Parameter.VAR_KEYWORD:
-                    bound.arguments[name] = {k: self.convert(param, v) for k, v in value.items()}
-                else:
-                    bound.arguments[name] = self.convert(param, value)
+            for name, value in bound.arguments.items():  # the arguments first, as PyPTO's runtime
+                bound.arguments[name] = self.convert(self.signature().parameters[name], value)
+            refusal = self.refusal()
+            if refusal is not None:
+                raise refusal
+            config.push(self.name, section_values({kind[:-len("_options")]: self.options.get(kind)
+                                                   for kind in _DICT_OPTIONS}))
+            scoped = True
             _core._enter_kernel()
             try:
                 return self.func(*bound.args, **bound.kwargs)
@@ -122,6 +142,8 @@ class _Kernel:
         except _core.Error as e:  # a failed check of a kernel is also a pypto.error.FeError
             raise as_fe_error(e) from None
         finally:
+            if scoped:
+                config.pop()
             _core.set_platform(platform)
             if tile:
                 _core.set_vec_tile_shapes(*tile)

@@ -1,12 +1,13 @@
 """pypto.loop and pypto.loop_unroll (docs/kernel_model.md#loops): the iteration values as
-symbolic scalars; a trace recording gets a span per iteration."""
+symbolic scalars; a trace recording gets a span per iteration; tile shapes and options set in a
+loop's body end with the loop."""
 from __future__ import annotations
 
 import builtins
 from typing import Iterator
 
 from .. import _core
-from ..engine import trace
+from ..engine import config, trace
 from .symbolic import SymbolicScalar, int_arg
 
 __all__ = ["loop", "loop_unroll"]
@@ -23,7 +24,18 @@ def loop(*args, **kwargs) -> Iterator[SymbolicScalar]:
         s = SymbolicScalar(i)
         s._loop_first, s._loop_last = first, last
         return s
-    return trace.iterations(map(value, values), kwargs.get("name") or kwargs.get("idx_name") or "loop")
+    return _scoped(trace.iterations(map(value, values), kwargs.get("name") or kwargs.get("idx_name") or "loop"))
+
+
+def _scoped(iterations: Iterator) -> Iterator:
+    """A loop's body is a scope, as in PyPTO: tile shapes and options set in it end with the loop."""
+    tiles = _core.get_vec_tile_shapes()
+    config.push("loop", {})
+    try:
+        yield from iterations
+    finally:
+        config.pop()
+        _core.set_vec_tile_shapes(*tiles) if tiles else _core.reset_vec_tile_shapes()
 
 
 def loop_unroll(*args, unroll_list=(1,), **kwargs) -> Iterator[tuple]:
