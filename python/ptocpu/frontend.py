@@ -70,6 +70,19 @@ def _is_tensor_annotation(annotation) -> bool:
 _UNCHECKED = object()
 
 
+def _address(t: _core.Tensor) -> int:
+    return t.numpy().__array_interface__["data"][0] if t.numel else 0
+
+
+def _write_back_moved(tensors: list) -> None:
+    """`out.move(value)` in a kernel rebinds out; as on the device, value lands in the argument's
+    memory (`kept`, a second handle on it), padding included when value has out's shape."""
+    for argument, kept in tensors:
+        if _address(argument) != _address(kept):
+            whole = argument._whole
+            _core.assemble(whole if whole.shape == kept.shape else argument, [0] * argument.ndim, kept)
+
+
 class _Kernel:
     """A jit kernel: the signature (annotations resolved on the first call) and the options."""
 
@@ -125,7 +138,10 @@ class _Kernel:
         tile, platform = _core.get_vec_tile_shapes(), _core.get_platform()
         scoped = False
         try:
-            bound = self.signature().bind(*args, **kwargs)
+            try:
+                bound = self.signature().bind(*args, **kwargs)
+            except TypeError as e:  # a missing or surplus argument: PyPTO's FeError
+                raise _core.ArgumentError(f"jit: kernel {self.name}: {e}") from None
             for name, value in bound.arguments.items():  # the arguments first, as PyPTO's runtime
                 bound.arguments[name] = self.convert(self.signature().parameters[name], value)
             refusal = self.refusal()
@@ -134,11 +150,15 @@ class _Kernel:
             config.push(self.name, section_values({kind[:-len("_options")]: self.options.get(kind)
                                                    for kind in _DICT_OPTIONS}))
             scoped = True
+            tensors = [(t, t._whole) for t in bound.arguments.values()
+                       if isinstance(t, _core.Tensor) and not _core._is_placeholder(t)]
             _core._enter_kernel()
             try:
-                return self.func(*bound.args, **bound.kwargs)
+                result = self.func(*bound.args, **bound.kwargs)
             finally:
                 _core._exit_kernel()
+            _write_back_moved(tensors)
+            return result
         except _core.Error as e:  # a failed check of a kernel is also a pypto.error.FeError
             raise as_fe_error(e) from None
         finally:

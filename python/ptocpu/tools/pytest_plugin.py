@@ -89,6 +89,17 @@ def pytest_collection_modifyitems(session, config, items):
                                                     "ptocpu runs one process on the CPU"))
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """Under xdist every worker collects every file; the controller shows a file's collection
+    error once only when the workers' reports compare equal, which holds for text. As text, an
+    import-time UnsupportedError is listed once, as in a serial run."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and hasattr(collector.config, "workerinput") and not isinstance(report.longrepr, str):
+        report.longrepr = str(report.longrepr)
+
+
 # --- the report -----------------------------------------------------------------------------
 
 _MISSING = [  # (pattern on an "E" line of a failure, how the PyPTO name is written)

@@ -65,6 +65,11 @@ def _is_npu(device) -> bool:
     return isinstance(device, str) and (device == "npu" or device.startswith("npu:"))
 
 
+def _is_index(device) -> bool:
+    """A bare device index (device=0), which means the accelerator: the NPU under torch_npu."""
+    return isinstance(device, int) and not isinstance(device, bool)
+
+
 def _soc() -> tuple:
     import ptocpu
     return PLATFORM_SOC.get(ptocpu.get_platform(), PLATFORM_SOC["cpu"])
@@ -134,7 +139,10 @@ def _install_npu_on_cpu() -> None:
 
         def __torch_function__(self, func, types_, args=(), kwargs=None):
             args = tuple("cpu" if _is_npu(a) else a for a in args)
-            kwargs = {k: ("cpu" if _is_npu(v) else v) for k, v in (kwargs or {}).items()}
+            kwargs = {k: ("cpu" if _is_npu(v) or (k == "device" and _is_index(v)) else v)
+                      for k, v in (kwargs or {}).items()}
+            if getattr(func, "__name__", "") == "to" and len(args) > 1 and _is_index(args[1]):
+                args = (args[0], "cpu", *args[2:])  # tensor.to(0): device 0, the NPU with torch_npu
             return func(*args, **kwargs)
 
     if not hasattr(torch, "npu"):
@@ -144,6 +152,7 @@ def _install_npu_on_cpu() -> None:
         sys.modules["torch_npu"] = _torch_npu_module(torch)
     if not hasattr(torch.Tensor, "npu"):
         torch.Tensor.npu = lambda self, *a, **k: self
+        torch.nn.Module.npu = lambda self, *a, **k: self
     NpuIsCpu().__enter__()  # for the rest of the process
 
 
