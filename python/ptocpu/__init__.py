@@ -44,7 +44,7 @@ from .lang.symbolic import (  # noqa: E402,F401
     bytes_of,
 )
 from .lang.unsupported import module_getattr as _module_getattr, upstream_names as _upstream_names  # noqa: E402
-from . import experimental, pypto_impl  # noqa: E402,F401
+from . import _controller, experimental, pypto_impl  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, Optional
 from .. import _core
 from .dispatch import on_reset
 
-__all__ = ["Option", "SCHEMA", "value", "section", "explicit", "set_values", "push", "pop", "reset", "set_root",
+__all__ = ["Option", "SCHEMA", "value", "section", "explicit", "checked", "set_values", "push", "pop", "reset", "set_root",
            "global_value", "set_global", "external_error"]
 
 INT_MAX = 2**31 - 1
@@ -219,7 +219,8 @@ def explicit(prefix: str) -> dict:
     return found
 
 
-def _checked(values: dict) -> dict:
+def checked(values: dict) -> dict:
+    """values ("section.name" -> value) as the store keeps them, or PyPTO's type / range error."""
     out = {}
     for key, obj in values.items():
         if isinstance(obj, enum.Enum):
@@ -232,12 +233,12 @@ def _checked(values: dict) -> dict:
 
 def set_values(values: dict) -> None:
     """Sets options ("section.name" -> value) in the innermost scope, all or none."""
-    _scopes[-1].values.update(_checked(values))
+    _scopes[-1].values.update(checked(values))
 
 
 def push(name: str, values: dict) -> None:
     """Opens a scope (a pypto.options block, a jit kernel's options) with these options set."""
-    _scopes.append(_Scope(name, _checked(values)))
+    _scopes.append(_Scope(name, checked(values)))
 
 
 def pop() -> None:
@@ -252,7 +253,7 @@ def set_root(values: dict) -> None:
         if key.startswith("global."):
             _global[key[len("global."):]] = obj
         else:
-            _root.update(_checked({key: obj}))
+            _root.update(checked({key: obj}))
 
 
 def global_value(key: str) -> Any:

@@ -1,5 +1,5 @@
 """`pypto.Element(dtype, value)` (also `pypto.element`): a scalar constant with a dtype, for the
-operators that take scalars (docs/running_pypto_programs.md#scalars)."""
+operators that take scalars (docs/running_pypto_programs.md#loops-and-scalars)."""
 from __future__ import annotations
 
 import math

@@ -7,8 +7,9 @@ PyPTO has two front ends, chosen by jit's `new_ir` (default True):
   `break` / `continue` / `return` inside a `pypto.loop` body, `for`-`else` / `while`-`else`, and
   statements it has no rule for (with, try, import, global, class, ...): "Unsupported syntax";
 - the parser (new_ir=False) refuses *args / **kwargs, any `return`, every statement but
-  assignments, calls, for, if, assert, del and pass (so break, continue, while, raise too), and
-  rebinding a tensor parameter's name (write into it with `x[:] = ...` or `x.move(...)`).
+  assignments, calls, for, if, assert, del and pass (so break, continue, while, raise too),
+  `for`-`else`, and rebinding a tensor parameter's name (write into it with `x[:] = ...` or
+  `x.move(...)`).
 Functions defined inside a kernel are helpers: their bodies are not checked here.
 """
 from __future__ import annotations
@@ -81,9 +82,9 @@ def _ir_refusal(func: Callable, signature: inspect.Signature, name: str) -> Opti
         return PyptoGeneralError(SyntaxError(f"Failed to compile function '{name}'.\nUnsupported syntax "
                                              f"{type(node)}: {what} ({_where(func, node)})"))
 
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()):
-        return refused(func, "vararg and kwarg not supported: give each argument its own parameter")
     kernel = _kernel_ast(func)
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature.parameters.values()):
+        return refused(kernel or func, "vararg and kwarg not supported: give each argument its own parameter")
     for stmt, in_device_loop, innermost_device in _walk(kernel.body if kernel else []):
         if not isinstance(stmt, _IR_STATEMENTS):
             return refused(stmt, "no rule for this statement in a kernel")
@@ -101,14 +102,15 @@ def _parser_refusal(func: Callable, signature: inspect.Signature, is_tensor: Cal
     def refused(node, error: BaseException) -> ParserError:
         return ParserError(node, type(error)(f"{error} ({_where(func, node)})"))
 
+    kernel = _kernel_ast(func)
     for param in signature.parameters.values():
+        node = kernel or func  # the node PyPTO's ParserError points at
         if param.kind is param.VAR_POSITIONAL:
-            return refused(func, NotImplementedError(f"Variable-length arguments (*{param.name}) are not supported "
+            return refused(node, NotImplementedError(f"Variable-length arguments (*{param.name}) are not supported "
                                                      f"in a kernel: give each argument its own parameter"))
         if param.kind is param.VAR_KEYWORD:
-            return refused(func, NotImplementedError(f"Keyword argument packing (**{param.name}) is not supported "
+            return refused(node, NotImplementedError(f"Keyword argument packing (**{param.name}) is not supported "
                                                      f"in a kernel: name each keyword parameter"))
-    kernel = _kernel_ast(func)
     statements = [stmt for stmt, _, _ in _walk(kernel.body if kernel else [])]
     for stmt in statements:
         if isinstance(stmt, ast.Return):
@@ -120,6 +122,9 @@ def _parser_refusal(func: Callable, signature: inspect.Signature, is_tensor: Cal
             return refused(stmt, NotImplementedError(f"{type(stmt).__name__} is not supported by the PTO parser: a "
                                                      f"kernel's statements are assignments, calls, for, if, assert, "
                                                      f"del and pass"))
+        if isinstance(stmt, ast.For) and stmt.orelse:
+            return refused(stmt, NotImplementedError("For-else clauses are not supported in a kernel: test after "
+                                                     "the loop instead"))
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
         for node in (n for target in targets for n in _bound_names(target)):
             if node.id in tensors:

@@ -309,7 +309,7 @@ class _Options:
 
     def __init__(self, name: str, sections: dict, shapes: tuple):
         self.name = name
-        self.values = section_values(sections)
+        self.values = config.checked(section_values(sections))
         self.shapes = shapes
         self._saved: list = []
 

@@ -1,4 +1,4 @@
-"""PyPTO's scalars (docs/kernel_model.md#scalars): symbolic scalars and the scalar helpers
+"""PyPTO's scalars (docs/running_pypto_programs.md#symbolic-scalars): symbolic scalars and the scalar helpers
 (min, max, ceildiv, cond, is_loop_begin / is_loop_end, bytes_of).
 
 A scalar whose value is known -- a literal, a loop value, a named scalar given a value, and
