@@ -543,8 +543,10 @@ def test_jit_annotation_forms():
         k(np.zeros(3, np.int32), 1, 2, 3)
     with pytest.raises(pypto.DTypeError, match=r"parameter 'b' is annotated as a pypto.Tensor but got int"):
         k(np.zeros(2, np.int32), 1, np.zeros(1), 3)
-    with pytest.raises(TypeError):
-        k(np.zeros(2, np.int32))  # missing arguments: Python's own TypeError
+    # missing arguments: PyPTO's FeError (python/tests/st/frontend/test_annotation_check.py)
+    with pytest.raises(pypto.ArgumentError, match="missing a required argument: 'b'") as caught:
+        k(np.zeros(2, np.int32))
+    assert isinstance(caught.value, pypto.error.FeError)
 
 
 def test_jit_string_annotations(tmp_path):

@@ -13,10 +13,13 @@ from .symbolic import SymbolicScalar, int_arg
 __all__ = ["loop", "loop_unroll"]
 
 
-def loop(*args, **kwargs) -> Iterator[SymbolicScalar]:
-    """`pypto.loop(stop)` / `loop(start, stop, step=1, name=..., idx_name=...)`: the iteration
-    values as symbolic scalars (an int subclass) that know the loop's first and last value
-    (is_loop_begin / is_loop_end). The core checks the arguments at the call."""
+def loop(*args, parallel: bool = False, **kwargs) -> Iterator[SymbolicScalar]:
+    """`pypto.loop(stop)` / `loop(start, stop, step=1, name=..., idx_name=..., parallel=...)`: the
+    iteration values as symbolic scalars (an int subclass) that know the loop's first and last
+    value (is_loop_begin / is_loop_end). The core checks the arguments at the call; `parallel`
+    (iterations the device may run at once) changes nothing on the CPU."""
+    if not isinstance(parallel, bool):
+        raise _core.DTypeError(f"loop: parallel must be a bool, got {type(parallel).__name__}")
     values = _core.loop(*args, **kwargs)
     first, last = (values[0], values[-1]) if len(values) else (None, None)
 
