@@ -1,8 +1,9 @@
 """PyPTO's kernel front end on the CPU (docs/kernel_model.md): `@pypto.frontend.jit` kernels run eagerly.
 
 There is no compilation: calling a jit kernel runs its Python body once, on ptocpu tensors that
-share memory with the caller's arrays, so `pypto.assemble(..., out)` and `out[:] = ...` write
-into the arrays the caller passed. The checks themselves live in the C++ core.
+share memory with the caller's arrays, so `pypto.assemble(..., out)`, `out[:] = ...` and
+`out.move(...)` write into the arrays the caller passed. The operators' checks live in the C++
+core; what PyPTO's front end refuses in a kernel's source is refused first (lang/kernel_source.py).
 """
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ from .lang.options import section_values
 
 __all__ = ["jit", "function", "RunMode", "JIT_OPTIONS"]
 
-# The keywords PyPTO's frontend.jit takes. They configure the device compiler and runtime, so
-# here they are accepted (and kept on the kernel as `.options`) but change nothing.
+# The keywords PyPTO's frontend.jit takes, kept on the kernel as `.options`. The option dicts
+# configure PyPTO's compiler and runtime: at each call they open the kernel's option scope
+# (engine/config.py checks them there); only docs/tracing.md's switches change what runs.
 _DICT_OPTIONS = ("host_options", "codegen_options", "pass_options", "runtime_options", "verify_options",
                  "debug_options")
 _BOOL_OPTIONS = ("new_ir", "create_new_logical_tensor")
@@ -174,13 +176,15 @@ class _Kernel:
 def jit(func: Optional[Callable] = None, /, **options):
     """`@pypto.frontend.jit`, `@pypto.frontend.jit()` or `@pypto.frontend.jit(debug_options={...})`.
 
-    The kernel `def k(a: pypto.Tensor(...), ..., *scalars)` is called with numpy arrays, torch CPU
+    The kernel `def k(a: pypto.Tensor(...), ..., n)` is called with numpy arrays, torch CPU
     tensors or ptocpu tensors; each array argument reaches the body as a zero-copy ptocpu tensor,
     other arguments as they are. A `pypto.Tensor(shape, dtype)` annotation is checked
     (ArgumentError / DTypeError naming the parameter); `pypto.Tensor()` only says "a tensor".
     Options: host_options, codegen_options, pass_options, runtime_options, verify_options,
-    debug_options, new_ir, create_new_logical_tensor (accepted, no effect on the CPU); any other
-    keyword is a TypeError. The body runs eagerly; the kernel's return value is returned.
+    debug_options (the kernel's option scope), new_ir (which PyPTO front end's rules the source
+    follows, docs/kernel_model.md#what-a-kernel-may-contain), create_new_logical_tensor; any
+    other keyword is a TypeError. The body runs eagerly and writes its results into its tensor
+    arguments.
     """
     options = _check_options(options)
     caller = sys._getframe(1)

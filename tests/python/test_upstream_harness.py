@@ -97,6 +97,9 @@ def test_a_name_ptocpu_lacks():
 
 def test_a_typo_is_a_plain_attribute_error():
     pypto.get_lats_function()
+
+def test_a_module_ptocpu_lacks():
+    import pypto.frontend.parser
 '''
 
 ST_TEST = '''
@@ -160,16 +163,19 @@ def test_an_upstream_shaped_checkout_runs_with_its_own_conftest(checkout, tmp_pa
     report = tmp_path / "report.json"
     r = run_checkout(checkout, "--report", str(report), "python/tests")
     assert "no soc version" not in r.stdout + r.stderr
-    assert "2 failed, 4 passed, 1 skipped" in r.stdout, r.stdout + r.stderr
+    assert "3 failed, 4 passed, 1 skipped" in r.stdout, r.stdout + r.stderr
     assert "needs 2 NPU cards (world_size)" in r.stdout
     assert "UnsupportedError: pypto.get_last_function is not offered by ptocpu" in r.stdout
     assert "AttributeError: module 'ptocpu' has no attribute 'get_lats_function'" in r.stdout
     data = json.loads(report.read_text())
-    assert data["platform"] == "ascend950" and data["outcomes"] == {"passed": 4, "failed": 2, "skipped": 1}
+    assert data["platform"] == "ascend950" and data["outcomes"] == {"passed": 4, "failed": 3, "skipped": 1}
     tests = {k.split("::")[-1]: v for k, v in data["tests"].items()}
     assert tests["test_a_name_ptocpu_lacks"]["missing"] == "pypto.get_last_function"
     assert tests["test_a_typo_is_a_plain_attribute_error"]["missing"] == "pypto.get_lats_function"
-    assert data["failures_by_missing_name"] == {"pypto.get_last_function": 1, "pypto.get_lats_function": 1}
+    assert tests["test_a_module_ptocpu_lacks"]["missing"] == "pypto.frontend.parser"
+    assert "UnsupportedError: pypto.frontend.parser is not offered by ptocpu" in r.stdout
+    assert data["failures_by_missing_name"] == {"pypto.get_last_function": 1, "pypto.get_lats_function": 1,
+                                                "pypto.frontend.parser": 1}
     assert "failures by the first PyPTO name ptocpu lacks" in r.stdout
 
 
@@ -184,7 +190,7 @@ def test_xdist_gives_the_serial_outcomes(checkout, tmp_path):
     serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"
     run_checkout(checkout, "--report", str(serial), "python/tests")
     r = run_checkout(checkout, "-n", "2", "--report", str(parallel), "python/tests")
-    assert "2 failed, 4 passed, 1 skipped" in r.stdout, r.stdout + r.stderr
+    assert "3 failed, 4 passed, 1 skipped" in r.stdout, r.stdout + r.stderr
     outcomes = [{k: v["outcome"] for k, v in json.loads(p.read_text())["tests"].items()} for p in (serial, parallel)]
     assert outcomes[0] == outcomes[1]
 
@@ -206,6 +212,8 @@ def test_first_missing_name():
             "pypto.frontend.parser",
         "E   AttributeError: 'Tensor' object has no attribute 'exp'": "Tensor.exp",
         "E   AttributeError: module 'torch_npu' has no attribute 'profiler'": "torch_npu.profiler",
+        "E   TypeError: unsupported operand type(s) for ** or pow(): 'Tensor' and 'float'": "Tensor.__pow__",
+        "E   TypeError: unsupported operand type(s) for @: 'Tensor' and 'Tensor'": "Tensor.__matmul__",
         "E   AssertionError: assert 1 == 2": None,
     }
     for text, name in cases.items():

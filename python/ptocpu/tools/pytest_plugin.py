@@ -115,6 +115,12 @@ _MISSING = [  # (pattern on an "E" line of a failure, how the PyPTO name is writ
 ]
 
 
+# Tensor operators ptocpu's Tensor lacks: Python says "unsupported operand type(s) for **".
+_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
+              "@": "matmul", "&": "and", "|": "or", "^": "xor", "<<": "lshift", ">>": "rshift"}
+_OPERATOR = re.compile(r"unsupported operand type\(s\) for (\S+?)(?: or pow\(\))?: '(?:Tensor|\w+)' and '(?:Tensor|\w+)'")
+
+
 def first_missing_name(text: str) -> Optional[str]:
     """The first PyPTO name ptocpu lacks that a failure's text shows (its "E" lines, first
     exception first), or None."""
@@ -125,6 +131,9 @@ def first_missing_name(text: str) -> Optional[str]:
             match = pattern.search(line)
             if match:
                 return form.format(*match.groups())
+        match = _OPERATOR.search(line)
+        if match and "Tensor" in line and match.group(1) in _OPERATORS:
+            return f"Tensor.__{_OPERATORS[match.group(1)]}__"
     return None
 
 

@@ -36,6 +36,8 @@ PLATFORM_SOC = {
 # PyPTO modules whose name is also an attribute of the package (pypto.symbolic_scalar is the
 # SymbolicScalar class, `from pypto.symbolic_scalar import SymInt` the module).
 MODULE_ALIASES = {"pypto.symbolic_scalar": "ptocpu.lang.symbolic"}
+# PyPTO packages that are modules in ptocpu (pypto.frontend holds pypto.frontend.parser).
+PACKAGES = ("ptocpu.frontend",)
 
 
 class _PyptoAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -171,6 +173,10 @@ def install_alias() -> None:
     sys.meta_path.insert(0, _PyptoAlias())
     for name, target in MODULE_ALIASES.items():  # registered, so importing them rebinds no attribute
         sys.modules[name] = importlib.import_module(target)
+    for name in PACKAGES:  # so that `import pypto.frontend.parser` reaches the finder, which names it
+        module = importlib.import_module(name)
+        if not hasattr(module, "__path__"):
+            module.__path__ = []
     _install_npu_on_cpu()
     os.environ.setdefault("TILE_FWK_DEVICE_ID", "0")
     _installed = True
