@@ -19,8 +19,8 @@ from typing import Any, NamedTuple, Optional
 from .. import _core
 from .dispatch import on_reset
 
-__all__ = ["Option", "SCHEMA", "value", "section", "explicit", "checked", "set_values", "push", "pop", "reset", "set_root",
-           "global_value", "set_global", "external_error"]
+__all__ = ["Option", "SCHEMA", "value", "section", "explicit", "checked", "set_values", "push", "pop", "reset",
+           "set_root", "global_value", "set_global", "forget_global", "external_error"]
 
 INT_MAX = 2**31 - 1
 
@@ -194,7 +194,7 @@ class _Scope:
 
 
 _root: dict = {}  # the defaults PyPTO's SetGlobalConfig changed; reset_options keeps them
-_global: dict = {}  # get_global_config / set_global_config
+_global: dict = {}  # get_global_config / set_global_config (kept by reset, as _root)
 _scopes: list = [_Scope("global")]
 
 
@@ -269,8 +269,13 @@ def set_global(key: str, obj: Any) -> None:
     _global[key] = obj
 
 
+def forget_global(key: str) -> None:
+    """The global setting back to its default (for tests that must leave no trace)."""
+    _global.pop(key, None)
+
+
 @on_reset
 def reset() -> None:
-    """Every scope closed and every set option forgotten; the root's defaults stay."""
+    """Every scope closed and every set option forgotten; the root's defaults and the global
+    config stay (PyPTO keeps both in its root scope, which reset_options does not touch)."""
     _scopes[:] = [_Scope("global")]
-    _global.clear()
