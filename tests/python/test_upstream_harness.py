@@ -214,6 +214,7 @@ def test_first_missing_name():
         "E   AttributeError: module 'torch_npu' has no attribute 'profiler'": "torch_npu.profiler",
         "E   TypeError: unsupported operand type(s) for ** or pow(): 'Tensor' and 'float'": "Tensor.__pow__",
         "E   TypeError: unsupported operand type(s) for @: 'Tensor' and 'Tensor'": "Tensor.__matmul__",
+        "E   AttributeError: DT_FP4_E2M1": "pypto.DataType.DT_FP4_E2M1",
         "E   AssertionError: assert 1 == 2": None,
     }
     for text, name in cases.items():

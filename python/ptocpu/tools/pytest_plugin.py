@@ -110,6 +110,7 @@ _MISSING = [  # (pattern on an "E" line of a failure, how the PyPTO name is writ
     (re.compile(r"'(?:Tensor|Shape|SymbolicScalar|DType)' object has no attribute '(\w+)'"), "Tensor.{0}"),
     (re.compile(r"type object '(\w+)' has no attribute '(\w+)'"), "pypto.{0}.{1}"),
     (re.compile(r"module '(torch_npu|torch\.npu)' has no attribute '(\w+)'"), "{0}.{1}"),
+    (re.compile(r"AttributeError: (DT_\w+)$"), "pypto.DataType.{0}"),  # a dtype the DataType enum lacks
     (re.compile(r"UnsupportedError: (\w+): (?:not offered|the elementwise|.*not an operator ptocpu offers)"),
      "pypto.{0}"),
 ]
