@@ -136,6 +136,8 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("dim", &pto::Tensor::ndim, "The rank (PyPTO's name for ndim)")
       .def_prop_ro("_whole", [](const pto::Tensor& t) { return t.with_valid_shape(t.shape()); },
                    "This tensor with its valid shape cleared (what a move into an output copies)")
+      .def_prop_ro("_address", [](const pto::Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); },
+                   "Where the first element is (0 without storage); reads no values")
       .def("_rebind", [](pto::Tensor& self, const pto::Tensor& other) { self = other; },
            "This object now stands for other's value (a pypto.function replay rebinds its tensors)")
       .def("move",

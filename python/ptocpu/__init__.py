@@ -19,7 +19,7 @@ from . import _core  # noqa: E402
 # The core's public names: tensors and dtypes (docs/tensors.md, docs/dtypes.md), errors
 # (docs/errors.md), platforms, tiles and threads, and every operator of the op table (docs/ops/).
 from ._core import *  # noqa: E402,F401,F403
-from ._core import Tensor, get_platform, set_platform, get_vec_tile_shapes, set_vec_tile_shapes, reset_vec_tile_shapes  # noqa: E402,F401  (used below)
+from ._core import Tensor, get_vec_tile_shapes, set_vec_tile_shapes, reset_vec_tile_shapes  # noqa: E402,F401  (used below)
 
 _INTERNAL = ("OpCall", "dtype_from_name", "dtype_table")  # in the core for the engine and the tools
 for _name in _INTERNAL:
@@ -27,42 +27,30 @@ for _name in _INTERNAL:
 
 from . import error, experimental, frontend, runtime  # noqa: E402,F401
 from .engine import golden, trace  # noqa: E402,F401
-from .engine.debug import set_debug_options, get_debug_options  # noqa: E402,F401
-from .engine.golden import set_verify_options, get_verify_options, set_verify_golden_data  # noqa: E402,F401
+from .engine.golden import set_verify_golden_data  # noqa: E402,F401
 from .engine.record import function  # noqa: E402,F401
 from .frontend import RunMode  # noqa: E402,F401
 from .lang.convert import from_torch  # noqa: E402,F401
+from .lang.element import Element  # noqa: E402,F401
 from .lang.enums import (  # noqa: E402,F401
-    DataType, DT_DOUBLE, CompStage, StatusType, DYN, DYNAMIC, STATIC, ROUND_UP, ROUND_DOWN,
+    DataType, DT_DOUBLE, CompStage, StatusType, DYN, DYNAMIC, STATIC, AtomicRMWMode, ROUND_UP, ROUND_DOWN,
 )
 from .lang.loops import loop, loop_unroll  # noqa: E402,F401
-from .lang.options import (  # noqa: E402,F401
-    OPTION_KINDS as _OPTION_KINDS, option_getter as _option_getter, option_setter as _option_setter, options,
-    set_cube_tile_shapes, get_cube_tile_shapes, reset_options, set_semantic_label,
-)
+from .lang.options import *  # noqa: E402,F401,F403  (docs/running_pypto_programs.md#options)
+from .lang import options as _options_module  # noqa: E402
+from .lang.platform import platform  # noqa: E402,F401
 from .lang.symbolic import (  # noqa: E402,F401
-    SymbolicScalar, symbolic_scalar, min, max, ceildiv, ceil, cond, is_loop_begin, is_loop_end, bytes_of,
+    SymbolicScalar, SatStatus, SymInt, symbolic_scalar, min, max, ceildiv, ceil, cond, is_loop_begin, is_loop_end,
+    bytes_of,
 )
+from .lang.unsupported import module_getattr as _module_getattr, upstream_names as _upstream_names  # noqa: E402
+from . import _controller, experimental, pypto_impl  # noqa: E402,F401
 
 __version__ = "0.1.0"
 
-for _kind in _OPTION_KINDS:  # set_pass_options / get_pass_options / ...
-    globals()[f"set_{_kind}_options"] = _option_setter(_kind)
-    globals()[f"get_{_kind}_options"] = _option_getter(_kind)
 tensor = Tensor  # PyPTO: pypto.tensor is the class, so isinstance(t, pypto.tensor) holds
+element = Element
 jit = frontend.jit
-
-
-@_contextlib.contextmanager
-def platform(name: str) -> _Iterator[None]:
-    """`with ptocpu.platform("ascend950"):` -- the platform for this block (this thread); the
-    previous one is restored afterwards, also when the block raises. Names as for set_platform."""
-    previous = get_platform()
-    set_platform(name)
-    try:
-        yield
-    finally:
-        set_platform(previous)
 
 
 @_contextlib.contextmanager
@@ -80,16 +68,16 @@ def vec_tile_shapes(*dims: int) -> _Iterator[None]:
             reset_vec_tile_shapes()
 
 
+# pypto.<name> for a name PyPTO has and ptocpu does not: UnsupportedError (also an AttributeError).
+__getattr__ = _module_getattr(__name__, _upstream_names)
+
 __all__ = [
     *[name for name in _core.__all__ if name not in _INTERNAL],
-    "tensor", "platform", "vec_tile_shapes", "loop_unroll", "frontend", "RunMode",
+    "tensor", "element", "Element", "platform", "vec_tile_shapes", "loop_unroll", "frontend", "RunMode",
     # PyPTO's program surface (docs/running_pypto_programs.md)
-    "function", "from_torch", "runtime", "error", "jit", "options", "set_cube_tile_shapes", "get_cube_tile_shapes",
-    "reset_options", "set_semantic_label", *[f"{verb}_{kind}_options" for kind in _OPTION_KINDS for verb in ("set", "get")],
-    "SymbolicScalar", "symbolic_scalar", "min", "max", "cond", "is_loop_begin", "is_loop_end", "bytes_of", "ceildiv",
-    "ceil", "DataType", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE", "ROUND_UP", "ROUND_DOWN",
-    "experimental",
-    "trace", "golden", "set_debug_options", "get_debug_options", "set_verify_options", "get_verify_options",
-    "set_verify_golden_data",
+    "function", "from_torch", "runtime", "error", "jit", "experimental", "pypto_impl", *_options_module.__all__,
+    "SymbolicScalar", "SatStatus", "SymInt", "symbolic_scalar", "min", "max", "cond", "is_loop_begin", "is_loop_end",
+    "bytes_of", "ceildiv", "ceil", "DataType", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE",
+    "AtomicRMWMode", "ROUND_UP", "ROUND_DOWN", "trace", "golden", "set_verify_golden_data",
 ]
-del _kind, _name
+del _name

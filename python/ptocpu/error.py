@@ -8,15 +8,15 @@ exception that is an instance of both, so `except pypto.error.FeError` and
 from __future__ import annotations
 
 import functools
-from typing import Callable, Union
+from typing import Callable, Optional, Union
 
 __all__ = ["PyptoError", "PyptoGeneralError", "FeError", "PyptoRtError", "PassError", "VerifyError",
            "ParserError", "as_fe_error"]
 
-# PyPTO's codes: 0xF00000 | the category of the Python exception class.
+# PyPTO's codes: 0xF00000 | the category (pypto_impl.ExternalError) of the Python exception class.
 _CODES = {TypeError: 1, ValueError: 2, RuntimeError: 3, NameError: 4, NotImplementedError: 5, KeyError: 6,
-          IndexError: 7}
-_UNKNOWN = 0xF00000
+          IndexError: 8}
+_UNKNOWN = 0xF0FFFF
 
 
 def _code(error: Union[str, BaseException]) -> int:
@@ -86,24 +86,26 @@ def _catch_and_wrap_error(operation_name: str) -> Callable:
     return decorator
 
 
-_combined: dict[type, type] = {}
+_combined: dict[tuple, type] = {}
 
 
-def as_fe_error(error: BaseException) -> BaseException:
-    """`error` as an exception that is both a FeError and an instance of error's class (its
-    message unchanged); a PyptoError is returned as it is."""
+def as_fe_error(error: BaseException, pypto_class: Optional[type] = None) -> BaseException:
+    """`error` as an exception that is both a FeError (or pypto_class, e.g. PassError) and an
+    instance of error's class (its message unchanged); a PyptoError is returned as it is."""
     if isinstance(error, PyptoError):
         return error
+    pypto_class = pypto_class or FeError
     cls = type(error)
-    combined = _combined.get(cls)
+    combined = _combined.get((cls, pypto_class))
     if combined is None:
         try:
-            combined = type(cls.__name__, (cls, FeError), {"__module__": cls.__module__, "__init__": Exception.__init__})
+            combined = type(cls.__name__, (cls, pypto_class),
+                            {"__module__": cls.__module__, "__init__": Exception.__init__})
         except TypeError:  # an exception class that cannot be combined (layout conflict)
-            combined = FeError
-        _combined[cls] = combined
-    if combined is FeError:
-        converted = FeError(error)
+            combined = pypto_class
+        _combined[(cls, pypto_class)] = combined
+    if combined is pypto_class:
+        converted = pypto_class(error)
     else:
         converted = combined.__new__(combined, *error.args)
         Exception.__init__(converted, *error.args)

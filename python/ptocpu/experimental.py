@@ -1,10 +1,22 @@
-"""pypto.experimental: PyPTO's experimental names (upstream marks their interfaces unstable).
+"""`pypto.experimental`: PyPTO's experimental names (upstream marks their interfaces unstable).
 
 Every op of the op table whose entry names this submodule (`submodule = "experimental"`) is here
-under its own name, the same function as `ptocpu.<name>`; names that are not ops (option
-setters, helpers) are defined in this module beside them.
+under its own name, the same function as `ptocpu.<name>`; beside them the operation options
+(set_operation_options / get_operation_options). Experimental names PyPTO has and ptocpu does not
+offer are an UnsupportedError naming them (lang/unsupported.py).
 """
-from . import _core
+from __future__ import annotations
 
-__all__ = [row["name"] for row in _core.op_table() if row["submodule"] == "experimental"]
-globals().update({name: getattr(_core, name) for name in __all__})
+from . import _core
+from .lang.options import get_operation_options, set_operation_options
+from .lang.unsupported import module_getattr as _module_getattr
+
+_OPS = [row["name"] for row in _core.op_table() if row["submodule"] == "experimental"]
+globals().update({name: getattr(_core, name) for name in _OPS})
+__all__ = [*_OPS, "set_operation_options", "get_operation_options"]
+
+# PyPTO's experimental names; those that are not defined here are not offered yet.
+_UPSTREAM = frozenset({"gather_in_l1", "gather_in_ub", "nop", "online_softmax", "online_softmax_update",
+                       "shmem_load", "shmem_store", "transposed_batchmatmul"})
+
+__getattr__ = _module_getattr(__name__, lambda: _UPSTREAM - set(__all__))

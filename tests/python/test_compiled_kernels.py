@@ -209,17 +209,6 @@ def test_a_body_handing_tensors_to_torch_stays_eager(capsys):
     assert "runs eagerly" in capsys.readouterr().err
 
 
-def test_a_body_returning_a_value_stays_eager(capsys):
-    @pypto.frontend.jit
-    def returns(a: pypto.Tensor()):
-        return pypto.add(a, a)
-
-    a = np.ones((2, 2), np.float32)
-    for _ in range(2):
-        assert np.array_equal(returns(a).numpy(), a + a)
-    assert "returns a value" in capsys.readouterr().err
-
-
 @pytest.mark.parametrize("how", ["env", "debug_options"])
 def test_eager_can_be_forced(how, monkeypatch):
     options = {"debug_options": {"eager": True}} if how == "debug_options" else {}

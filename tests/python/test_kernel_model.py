@@ -474,9 +474,9 @@ def test_jit_forms_and_options():
 def test_jit_writes_land_in_the_callers_arrays(make):
     @pypto.frontend.jit
     def k(x: pypto.Tensor([2, 6], pypto.DT_FP32), out_a: pypto.Tensor([2, 6], pypto.DT_FP32),
-          out_b: pypto.Tensor([2, 3], pypto.DT_FP32), scale, *scalars, **named):
+          out_b: pypto.Tensor([2, 3], pypto.DT_FP32), scale, ratio, label, flag=False):
         assert isinstance(x, pypto.Tensor) and isinstance(out_a, pypto.Tensor)
-        assert scale == 2 and scalars == (1.5, "s") and named == {"flag": True}
+        assert scale == 2 and (ratio, label) == (1.5, "s") and flag is True
         pypto.assemble(pypto.view(x, [2, 3], [0, 3]), [0, 0], out_a)
         out_b[:] = pypto.view(x, [2, 3], [0, 0])
         out_a[1, 5] = 9.0
@@ -490,16 +490,22 @@ def test_jit_writes_land_in_the_callers_arrays(make):
     assert a[1, 5] == 9 and np.count_nonzero(a[:, 3:]) == 1
 
 
-def test_jit_torch_tensors_that_require_grad_and_returns():
+def test_jit_torch_tensors_that_require_grad_are_read_not_written():
+    # issue 27 F16 (docs/tensors.md): a tensor that requires grad is an input; writing it would
+    # bypass autograd, so it is an ArgumentError (and a FeError), not a silent write.
     @pypto.frontend.jit()
     def k(x: pypto.Tensor(), out: pypto.Tensor()):
         out[:] = x
-        return "done"
 
     x = torch.randn(3, 4, requires_grad=True)
     out = torch.zeros(3, 4)
-    assert k(x, out) == "done"
+    k(x, out)
     assert torch.equal(out, x.detach())
+    grad_out = torch.zeros(3, 4, requires_grad=True)
+    with pytest.raises(pypto.ArgumentError, match="read-only") as caught:
+        k(x, grad_out)
+    assert isinstance(caught.value, pypto.error.FeError)
+    assert not grad_out.detach().any()
 
 
 @pytest.mark.parametrize("annotation_shape, annotation_dtype, arg, error, pattern", [
@@ -537,8 +543,10 @@ def test_jit_annotation_forms():
         k(np.zeros(3, np.int32), 1, 2, 3)
     with pytest.raises(pypto.DTypeError, match=r"parameter 'b' is annotated as a pypto.Tensor but got int"):
         k(np.zeros(2, np.int32), 1, np.zeros(1), 3)
-    with pytest.raises(TypeError):
-        k(np.zeros(2, np.int32))  # missing arguments: Python's own TypeError
+    # missing arguments: PyPTO's FeError (python/tests/st/frontend/test_annotation_check.py)
+    with pytest.raises(pypto.ArgumentError, match="missing a required argument: 'b'") as caught:
+        k(np.zeros(2, np.int32))
+    assert isinstance(caught.value, pypto.error.FeError)
 
 
 def test_jit_string_annotations(tmp_path):
@@ -598,11 +606,14 @@ def test_jit_kernels_nest_and_keep_their_own_scope():
         pypto.set_vec_tile_shapes(2)
         pypto.set_platform("ascend950")
 
+    seen = []
+
     @pypto.frontend.jit
     def outer(x: pypto.Tensor()):
         pypto.set_vec_tile_shapes(4, 4)
         inner(x)
-        return pypto.get_vec_tile_shapes(), pypto.get_platform()
+        seen.append((pypto.get_vec_tile_shapes(), pypto.get_platform()))
 
-    assert outer(np.zeros(2)) == ((4, 4), "cpu")
+    outer(np.zeros(2))
+    assert seen == [((4, 4), "cpu")]
     assert pypto.get_vec_tile_shapes() == ()

@@ -182,11 +182,12 @@ def test_entering_the_same_function_object_twice_records_a_new_program():
 
 def test_reset_state_forgets_options_goldens_and_debug_switches():
     from ptocpu.engine.dispatch import reset_state
-    ptocpu.set_pass_options(vec_nbuffer_mode=1)
+    ptocpu.set_pass_options(vec_nbuffer_setting={-1: 2})
     ptocpu.set_debug_options(runtime_debug_mode=1)
     ptocpu.set_verify_golden_data(goldens=[None])
     reset_state()
-    assert ptocpu.get_pass_options() == {} and ptocpu.get_debug_options() == {}
+    assert ptocpu.get_pass_options()["vec_nbuffer_setting"] == {}
+    assert ptocpu.get_debug_options()["runtime_debug_mode"] == 0
     assert ptocpu.golden.take_goldens() is None
 
 

@@ -9,6 +9,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import typing
 
 import pytest
 
@@ -18,7 +19,9 @@ from ptocpu import _core
 CORE_DIR = pathlib.Path(_core.__file__).parent
 PKG_DIR = pathlib.Path(ptocpu.__file__).parent
 PATTERNS = pathlib.Path(__file__).resolve().parents[2] / "bindings" / "python" / "stub_patterns.txt"
-PUBLIC = [n for n in ptocpu.__all__ if callable(getattr(ptocpu, n)) and not isinstance(getattr(ptocpu, n), type)]
+# Functions: not classes, nor typing aliases such as PyPTO's SymInt (Union[int, SymbolicScalar]).
+PUBLIC = [n for n in ptocpu.__all__ if callable(getattr(ptocpu, n)) and not isinstance(getattr(ptocpu, n), type)
+          and typing.get_origin(getattr(ptocpu, n)) is None]
 
 
 def _stub_functions(path: pathlib.Path) -> dict[str, ast.FunctionDef]:

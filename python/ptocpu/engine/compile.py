@@ -16,7 +16,7 @@ import threading
 from typing import Any, Callable, Hashable, List, Optional, Tuple
 
 from .. import _core
-from . import trace
+from . import config, trace
 
 __all__ = ["Kernels", "begin", "end", "run", "loop_event", "signature", "eager_forced"]
 
@@ -35,8 +35,9 @@ def loop_event(event: str, count: int = 0) -> None:
         _state.tracer.loop(event, count)
 
 
-def eager_forced(options: Optional[dict] = None) -> bool:
-    return os.environ.get("PTOCPU_EAGER", "") not in ("", "0") or bool((options or {}).get("eager"))
+def eager_forced() -> bool:
+    """PTOCPU_EAGER=1, or debug_options={"eager": True} in force (a kernel's or set_debug_options)."""
+    return os.environ.get("PTOCPU_EAGER", "") not in ("", "0") or bool(config.value("debug.eager"))
 
 
 def _tensor_key(t: _core.Tensor) -> tuple:
@@ -67,8 +68,10 @@ class Kernels:
         self.programs: dict = {}
         self.eager_reason: Optional[str] = None
 
-    def call(self, key: Optional[Hashable], tensors: List[_core.Tensor], body: Callable[[], Any]) -> Any:
-        """Runs the kernel: its program for this key, or the body (traced the first time)."""
+    def call(self, key: Optional[Hashable], tensors: List[_core.Tensor], body: Callable[[], Any],
+             moved: Callable[[], List[Optional[_core.Tensor]]]) -> Any:
+        """Runs the kernel: its program for this key, or the body (traced the first time). moved():
+        after the body, each tensor's new value where the body rebound it with move(), else None."""
         if key is None or self.eager_reason is not None or _core._tracing():
             return body()  # (a kernel called by a body being traced is part of that trace)
         program = self.programs.get(key)
@@ -80,8 +83,7 @@ class Kernels:
         except BaseException:
             end(tracer, "")
             raise
-        program, reason = end(tracer, f"kernel {self.name}", [None] * len(tensors),
-                              "it returns a value" if result is not None else "")
+        program, reason = end(tracer, f"kernel {self.name}", moved())
         if program is None:
             self.eager_reason = reason
         else:

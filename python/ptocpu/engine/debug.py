@@ -15,47 +15,15 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Tuple
 
-from . import golden, trace
+from . import config, golden, trace
 from .golden import is_array as _is_array
-from .dispatch import on_reset
 
-__all__ = ["set_debug_options", "get_debug_options", "kernel_runner", "DEBUG_OPTIONS"]
+__all__ = ["kernel_runner"]
 
-DEBUG_OPTIONS = ("compile_debug_mode", "runtime_debug_mode", "dump_pass_graph")
 SWIMLANE = 1  # runtime_debug_mode 1: PyPTO's swimlane; here the Chrome trace of each call
-
-_global: dict = {}
-_swimlane_all = False
 _swimlane_files = 0
-
-
-def set_debug_options(*, compile_debug_mode: Optional[int] = None, runtime_debug_mode: Optional[int] = None,
-                      dump_pass_graph: Optional[list] = None) -> None:
-    """`pypto.set_debug_options(...)`: runtime_debug_mode 1 traces every kernel call; the other
-    modes and options are accepted and change nothing on the CPU."""
-    global _swimlane_all
-    for name, value in (("compile_debug_mode", compile_debug_mode), ("runtime_debug_mode", runtime_debug_mode)):
-        if value is not None and (not isinstance(value, int) or not 0 <= value <= 4):
-            raise ValueError(f"set_debug_options: {name} must be an int in 0..4, got {value!r}")
-        if value is not None:
-            _global[name] = value
-    if dump_pass_graph is not None:
-        _global["dump_pass_graph"] = list(dump_pass_graph)
-    _swimlane_all = _global.get("runtime_debug_mode") == SWIMLANE
-
-
-@on_reset
-def _forget() -> None:
-    global _swimlane_all
-    _global.clear()
-    _swimlane_all = False
-
-
-def get_debug_options() -> dict:
-    """The options set with set_debug_options, as a dict (only the keys that were set)."""
-    return dict(_global)
 
 
 def _swimlane_path(kernel_name: str) -> str:
@@ -91,7 +59,8 @@ def kernel_runner(kernel) -> Callable:
     verify = kernel.options.get("verify_options")
 
     def call(*args, **kwargs):
-        traced = trace._recorder is not None or swimlane == SWIMLANE or (swimlane is None and _swimlane_all)
+        traced = trace._recorder is not None or (swimlane if swimlane is not None
+                                                  else config.value("debug.runtime_debug_mode")) == SWIMLANE
         verifying = golden.wanted(verify)
         if not traced and not verifying:
             return kernel(*args, **kwargs)

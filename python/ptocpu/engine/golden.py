@@ -21,11 +21,12 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
+from . import config
 from .dispatch import on_reset
 
 asarray, to_dtype = _core.asarray, _core.dtype
 
-__all__ = ["set_verify_options", "get_verify_options", "set_verify_golden_data", "GoldenMismatchError",
+__all__ = ["set_verify_golden_data", "GoldenMismatchError",
            "Comparison", "compare", "check", "THRESHOLDS"]
 
 # cann-bench's T per dtype (docs/precision.md#cann-benchs-measure); fp64 has none there and uses fp32's.
@@ -33,38 +34,17 @@ THRESHOLDS = {"DT_FP16": 2**-10, "DT_BF16": 2**-7, "DT_FP32": 2**-13, "DT_FP64":
               "DT_FP8E4M3": 2**-3, "DT_FP8E5M2": 2**-2}
 _EPS = 1e-7  # cann-bench's guard in |a - g| / (|g| + eps)
 
-# PyPTO's verify_options keys (pass_verify_save_tensor and the rest are accepted; nothing is saved).
-VERIFY_OPTIONS = ("enable_pass_verify", "pass_verify_save_tensor", "pass_verify_save_tensor_dir",
-                  "pass_verify_pass_filter", "pass_verify_error_tol")
-
 
 class GoldenMismatchError(AssertionError):
     """An output differs from its golden beyond the tolerance (the message names the worst element)."""
 
 
-_global_options: dict = {}
 _pending: Optional[Tuple[Optional[list], list]] = None  # (in_out_tensors, goldens) for the next check
 
 
-def _check_options(options: dict, where: str) -> dict:
-    for key in options:
-        if key not in VERIFY_OPTIONS:
-            raise TypeError(f"{where}: unknown verify option {key!r}; accepted: {', '.join(VERIFY_OPTIONS)}")
-    tol = options.get("pass_verify_error_tol")
-    if tol is not None and (len(tol) != 2 or any(float(v) < 0 for v in tol)):
-        raise ValueError(f"{where}: pass_verify_error_tol must be [rtol, atol] with both >= 0, got {tol!r}")
-    return dict(options)
-
-
-def set_verify_options(**options) -> None:
-    """`pypto.set_verify_options(enable_pass_verify=True, pass_verify_error_tol=[rtol, atol], ...)`:
-    the options for kernels that give no verify_options of their own."""
-    _global_options.update(_check_options(options, "set_verify_options"))
-
-
-def get_verify_options() -> dict:
-    """The options set with set_verify_options, as a dict (only the keys that were set)."""
-    return dict(_global_options)
+def _set_options() -> dict:
+    """The verify options set_verify_options / set_options / pypto.options set (engine/config.py)."""
+    return config.explicit("verify")
 
 
 def set_verify_golden_data(in_out_tensors: Optional[Sequence] = None, goldens: Optional[Sequence] = None) -> None:
@@ -78,7 +58,6 @@ def set_verify_golden_data(in_out_tensors: Optional[Sequence] = None, goldens: O
 @on_reset
 def _forget() -> None:
     global _pending
-    _global_options.clear()
     _pending = None
 
 
@@ -91,7 +70,7 @@ def take_goldens() -> Optional[Tuple[Optional[list], list]]:
 
 def enabled(options: Optional[dict]) -> bool:
     """Whether a kernel with these verify_options checks goldens."""
-    merged = dict(_global_options, **(options or {}))
+    merged = dict(_set_options(), **(options or {}))
     return bool(merged.get("enable_pass_verify"))
 
 
@@ -193,7 +172,7 @@ def check(title: str, outputs: Sequence[Tuple[str, Any]], goldens: Sequence[Any]
         raise _core.ArgumentError(f"{title}: set_verify_golden_data gave {len(goldens)} goldens but the run has "
                                   f"{len(outputs)} tensors ({', '.join(n for n, _ in outputs)}); give one per "
                                   f"tensor, None to skip one")
-    tol = dict(_global_options, **(options or {})).get("pass_verify_error_tol")
+    tol = dict(_set_options(), **(options or {})).get("pass_verify_error_tol")
     rows = []
     for (name, value), golden in zip(outputs, goldens):
         if golden is None:

@@ -27,7 +27,7 @@ from . import compile as _compile
 from . import golden, trace
 from .dispatch import Handler, handling, on_reset
 
-__all__ = ["Program", "function", "run_program", "last_program"]
+__all__ = ["Program", "function", "run_program", "last_program", "forget_programs"]
 
 
 class _State(threading.local):
@@ -40,7 +40,8 @@ _state = _State()
 
 
 @on_reset
-def _forget_programs() -> None:
+def forget_programs() -> None:
+    """The programs recorded on this thread are forgotten."""
     _state.programs.clear()
 
 
@@ -74,6 +75,9 @@ class _Call:
     platform: str
     tile: tuple
 
+    def describe(self) -> str:
+        return f"{self.op} on {self.platform}" + (f", tile {list(self.tile)}" if self.tile else "")
+
     def replay(self, program: "Program") -> None:
         _core.set_platform(self.platform)
         if self.tile:
@@ -89,6 +93,9 @@ class _Create:
     shape: tuple
     dtype: Any
 
+    def describe(self) -> str:
+        return f"tensor {list(self.shape)} {getattr(self.dtype, 'name', self.dtype)}"
+
     def replay(self, program: "Program") -> None:
         self.tensor._rebind(_core.Tensor(list(self.shape), self.dtype))
 
@@ -97,6 +104,9 @@ class _Create:
 class _Move:
     tensor: _core.Tensor
     other: _core.Tensor
+
+    def describe(self) -> str:
+        return "move"
 
     def replay(self, program: "Program") -> None:
         self.tensor.move(self.other)
@@ -111,6 +121,11 @@ class Program:
     steps: list = field(default_factory=list)
     moved: set = field(default_factory=set)
     compiled: Optional[_core._Program] = None  # the body as a C++ program (docs/kernel_model.md#compiled-kernels)
+
+    def __iter__(self):
+        """`with pypto.function(...) as f: for _ in f:` records the body once (PyPTO may record a
+        body once per path through its dynamic branches; on the CPU one recording serves all)."""
+        yield self
 
     def _bind(self, data: List[Any]) -> List[_core.Tensor]:
         if len(data) != len(self.tensors):

@@ -5,15 +5,12 @@ import enum
 
 from .. import _core
 
-__all__ = ["DataType", "DT_DOUBLE", "TileOpFormat", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "ROUND_UP",
-           "ROUND_DOWN"]
+__all__ = ["DataType", "DT_DOUBLE", "TileOpFormat", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "AtomicRMWMode",
+           "NamedIntEnum", "ROUND_UP", "ROUND_DOWN"]
 
 TileOpFormat = _core.TileOpFormat
 DataType = _core.DType  # DT_FP32 and the others are its members
 DT_DOUBLE = _core.DT_FP64  # PyPTO's second name for fp64
-# PyPTO's module-level names of quant_mx's scale rounding modes
-ROUND_UP = _core.DequantScaleRoundingMode.ROUND_UP
-ROUND_DOWN = _core.DequantScaleRoundingMode.ROUND_DOWN
 
 
 class CompStage(enum.Enum):
@@ -40,3 +37,21 @@ DYNAMIC = StatusType.DYNAMIC
 STATIC = StatusType.STATIC
 
 
+
+
+class NamedIntEnum(enum.IntEnum):
+    """An IntEnum that prints as PyPTO's enums do ("AtomicRMWMode.ADD"), not as its number."""
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+
+class AtomicRMWMode(NamedIntEnum):
+    """An atomic read-modify-write's operation (PyPTO's atomic ops)."""
+    ADD = 0
+    MAX = 1
+    MIN = 2
+
+
+ROUND_UP = _core.DequantScaleRoundingMode.ROUND_UP
+ROUND_DOWN = _core.DequantScaleRoundingMode.ROUND_DOWN

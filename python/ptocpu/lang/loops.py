@@ -1,21 +1,25 @@
 """pypto.loop and pypto.loop_unroll (docs/kernel_model.md#loops): the iteration values as
-symbolic scalars; a trace recording gets a span per iteration."""
+symbolic scalars; a trace recording gets a span per iteration; tile shapes and options set in a
+loop's body end with the loop."""
 from __future__ import annotations
 
 import builtins
 from typing import Iterator
 
 from .. import _core
-from ..engine import compile, trace
+from ..engine import compile, config, trace
 from .symbolic import SymbolicScalar, int_arg
 
 __all__ = ["loop", "loop_unroll"]
 
 
-def loop(*args, **kwargs) -> Iterator[SymbolicScalar]:
-    """`pypto.loop(stop)` / `loop(start, stop, step=1, name=..., idx_name=...)`: the iteration
-    values as symbolic scalars (an int subclass) that know the loop's first and last value
-    (is_loop_begin / is_loop_end). The core checks the arguments at the call."""
+def loop(*args, parallel: bool = False, **kwargs) -> Iterator[SymbolicScalar]:
+    """`pypto.loop(stop)` / `loop(start, stop, step=1, name=..., idx_name=..., parallel=...)`: the
+    iteration values as symbolic scalars (an int subclass) that know the loop's first and last
+    value (is_loop_begin / is_loop_end). The core checks the arguments at the call; `parallel`
+    (iterations the device may run at once) changes nothing on the CPU."""
+    if not isinstance(parallel, bool):
+        raise _core.DTypeError(f"loop: parallel must be a bool, got {type(parallel).__name__}")
     values = _core.loop(*args, **kwargs)
     first, last = (values[0], values[-1]) if len(values) else (None, None)
 
@@ -23,8 +27,19 @@ def loop(*args, **kwargs) -> Iterator[SymbolicScalar]:
         s = SymbolicScalar(i)
         s._loop_first, s._loop_last = first, last
         return s
-    iterations = trace.iterations(map(value, values), kwargs.get("name") or kwargs.get("idx_name") or "loop")
+    iterations = _scoped(trace.iterations(map(value, values), kwargs.get("name") or kwargs.get("idx_name") or "loop"))
     return _traced(iterations, len(values)) if _core._tracing() else iterations
+
+
+def _scoped(iterations: Iterator) -> Iterator:
+    """A loop's body is a scope, as in PyPTO: tile shapes and options set in it end with the loop."""
+    tiles = _core.get_vec_tile_shapes()
+    config.push("loop", {})
+    try:
+        yield from iterations
+    finally:
+        config.pop()
+        _core.set_vec_tile_shapes(*tiles) if tiles else _core.reset_vec_tile_shapes()
 
 
 def _traced(iterations: Iterator, count: int) -> Iterator:

@@ -6,7 +6,8 @@
   ptocpu bench      the published cases (docs/benchmarks.md) against torch and numpy (--sweep: the shape grid against torch)
   ptocpu info       version, build, SIMD targets, threads, platform tables
   ptocpu run SCRIPT.py [ARGS]    a PyPTO script, unchanged (`import pypto` is ptocpu)
-  ptocpu test [PYTEST ARGS]      PyPTO test files, unchanged (pytest with ptocpu.tools.pytest_plugin)
+  ptocpu test [--report PATH.json] [PYTEST ARGS]   PyPTO test files, unchanged (pytest with
+                    ptocpu.tools.pytest_plugin; -n auto runs them on every core with pytest-xdist)
 """
 from __future__ import annotations
 
@@ -175,15 +176,17 @@ def main(argv: list[str] | None = None) -> int:
     add_trace_options(run)
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
-    test = sub.add_parser("test", help="run PyPTO test files unchanged with pytest (ptocpu.tools.pytest_plugin)",
-                          add_help=False)
+    test = sub.add_parser("test", help="run PyPTO test files unchanged with pytest (ptocpu.tools.pytest_plugin); "
+                          "other arguments go to pytest (-n auto: every core, with pytest-xdist)", add_help=False)
     test.add_argument("--platform", help="platform (default ascend950)")
+    test.add_argument("--report", metavar="PATH.json", help="write each test's outcome and, for failures, the first "
+                      "PyPTO name ptocpu lacks")
     add_trace_options(test)
     args, extra = parser.parse_known_args(argv)
     if args.command == "test":
         from . import runner
         with traced(args):
-            return runner.run_tests(extra, args.platform)
+            return runner.run_tests(extra, args.platform, args.report)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "run":
