@@ -91,6 +91,14 @@ std::shared_ptr<void> own_managed(Managed* m) {
   });
 }
 
+// An import of a torch producer also owns the producer's storage (own_torch_storage): the capsule
+// keeps only the torch tensor, which a later x.set_(other) would move off the memory.
+pto::Tensor with_torch_storage(const pto::Tensor& t, nb::handle producer) {
+  if (!is_torch_tensor(producer)) return t;
+  return pto::Tensor::from_blob(t.data(), t.shape(), t.strides(), t.dtype(),
+                                own_torch_storage(producer.attr("untyped_storage")(), t.owner()));
+}
+
 }  // namespace
 
 dlpack::DataType to_dl(pto::DType dt) {
@@ -221,15 +229,13 @@ pto::Tensor from_dlpack(nb::handle producer) {
       pto::fail<pto::ArgumentError>("from_dlpack: DLPack version ", m->version.major, ".", m->version.minor,
                                     " is not supported; ptocpu reads major version ", kMajorVersion);
     PyCapsule_SetName(cap.ptr(), "used_dltensor_versioned");
-    auto keep = own_managed(m);
-    pto::Tensor t = wrap_dl(m->dl_tensor, std::move(keep));
+    pto::Tensor t = with_torch_storage(wrap_dl(m->dl_tensor, own_managed(m)), obj);
     return (m->flags & kReadOnly) || requires_grad ? t.as_read_only() : t;
   }
   if (name && managed && std::strcmp(name, "dltensor") == 0) {
     auto* m = static_cast<dlpack::ManagedTensor*>(managed);
     PyCapsule_SetName(cap.ptr(), "used_dltensor");
-    auto keep = own_managed(m);
-    pto::Tensor t = wrap_dl(m->dl_tensor, std::move(keep));
+    pto::Tensor t = with_torch_storage(wrap_dl(m->dl_tensor, own_managed(m)), obj);
     return requires_grad ? t.as_read_only() : t;
   }
   pto::fail<pto::ArgumentError>("from_dlpack: __dlpack__ returned ", nb::type_name(cap.type()).c_str(),

@@ -244,6 +244,7 @@ Bound bind(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handl
 // ---- running a call ----------------------------------------------------------------------------
 
 nb::object result(const pto::OpDef& op, const Bound& b, pto::Outputs&& outputs) {
+  for (const pto::Tensor& t : outputs) pin_torch_memory(t);  // a view or in-place result over torch memory
   if (op.in_place()) {
     const int w = op.param_index(op.written, b.overload);
     note_written(b.slots[w]);
@@ -280,7 +281,11 @@ nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb
     outputs = pto::call_op(op, a);
   }
   if (outermost)
-    if (pto::program::Tracer* tracer = pto::program::Tracer::active()) tracer->record(op, a, outputs);
+    if (pto::program::Tracer* tracer = pto::program::Tracer::active()) {
+      pto::Args kept = a;  // the program keeps the call's tensors: torch memory among them stays put
+      for (pto::Value& v : kept.values()) pto::program::for_each_tensor(v, pin_torch_memory);
+      tracer->record(op, a, outputs);
+    }
   return result(op, b, std::move(outputs));
 }
 

@@ -210,7 +210,13 @@ void bind_tensor(nb::module_& m) {
         return "Tensor(" + std::string(nb::str(body).c_str()) + ", dtype=" + pto::dtype_name(t.dtype()) + ")";
       });
 
-  m.def("from_dlpack", &from_dlpack, nb::arg("x").none(), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
+  m.def("from_dlpack",
+        [](nb::handle x) {
+          pto::Tensor t = from_dlpack(x);
+          pin_torch_memory(t);
+          return t;
+        },
+        nb::arg("x").none(), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
   m.def("asarray",
         [](nb::handle obj, nb::handle dtype, nb::handle copy) -> nb::object {
           if (!copy.is_none() && !PyBool_Check(copy.ptr()))
@@ -229,6 +235,7 @@ void bind_tensor(nb::module_& m) {
             pto::copy_into(copied, t);
             return nb::cast(std::move(copied));
           }
+          pin_torch_memory(t);
           return nb::cast(std::move(t));
         },
         nb::arg("obj").none(), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("copy").none() = nb::none(),
