@@ -72,7 +72,7 @@ pto::DType to_dtype(nb::handle obj);
 int64_t to_int(nb::handle obj, const char* op, const char* param);
 // A dim argument: as to_int, but a value beyond int64 is an IndexOutOfRange like any
 // out-of-range dim (docs/errors.md).
-int64_t to_dim(nb::handle obj, const char* op);
+int64_t to_dim(nb::handle obj, const char* op, const char* param = "dim");
 std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* param);
 // A Python int / float / bool or a real numpy scalar, else nullopt (complex numbers are not
 // scalars here: the caller's tensor conversion then names them as a dtype without a ptocpu dtype).

@@ -429,9 +429,9 @@ int64_t to_int(nb::handle obj, const char* op, const char* param) {
   return v;
 }
 
-int64_t to_dim(nb::handle obj, const char* op) {
+int64_t to_dim(nb::handle obj, const char* op, const char* param) {
   try {
-    return to_int(obj, op, "dim");
+    return to_int(obj, op, param);
   } catch (const pto::ArgumentError& e) {
     pto::fail<pto::IndexError>(e.what(), ", so it is outside [-rank, rank) for every rank");
   }
