@@ -386,8 +386,12 @@ pto::Tensor asarray(nb::handle obj, std::optional<bool> copy, std::optional<pto:
   } else if (has_dlpack) {
     try {
       t = from_dlpack(obj);
-    } catch (const pto::Error&) {
-      if (is_torch_tensor(obj)) throw;
+    } catch (const pto::Error& e) {
+      if (is_torch_tensor(obj)) {
+        // A dtype ptocpu lacks, by torch's name (complex64) rather than by DLPack's type code.
+        if (dynamic_cast<const pto::DTypeError*>(&e)) to_dtype(obj.attr("dtype"));
+        throw;
+      }
       std::exception_ptr refused = std::current_exception();
       try {  // other producers may still convert through numpy
         t = from_numpy(numpy_asarray(obj), std::nullopt);

@@ -3,6 +3,7 @@
 #include <Python.h>
 
 #include <cstring>
+#include <iterator>
 #include <optional>
 
 #include "bind.h"
@@ -17,6 +18,13 @@ constexpr uint64_t kReadOnly = 1;   // DLPACK_FLAG_BITMASK_READ_ONLY
 constexpr uint64_t kIsCopied = 2;   // DLPACK_FLAG_BITMASK_IS_COPIED
 constexpr uint32_t kMajorVersion = 1;
 
+// DLPack's type codes by name, for messages (complex64 is code 5, 64 bits).
+std::string dl_name(dlpack::DataType t) {
+  static const char* const names[] = {"int", "uint", "float", "opaque_handle", "bfloat", "complex", "bool"};
+  if (t.code >= std::size(names)) return "";
+  return names[t.code] + std::to_string(t.bits) + (t.lanes == 1 ? "" : "x" + std::to_string(t.lanes)) + " ";
+}
+
 DType from_dl(dlpack::DataType t) {
   if (t.lanes == 1) {
     for (int i = 0; i < pto::kNumDTypes; ++i) {
@@ -25,8 +33,8 @@ DType from_dl(dlpack::DataType t) {
       if (d.code == t.code && d.bits == t.bits) return dt;
     }
   }
-  pto::fail<pto::DTypeError>("from_dlpack: DLPack dtype (code ", int(t.code), ", bits ", int(t.bits), ", lanes ",
-                             t.lanes, ") has no ptocpu dtype");
+  pto::fail<pto::DTypeError>("from_dlpack: DLPack dtype ", dl_name(t), "(code ", int(t.code), ", bits ", int(t.bits),
+                             ", lanes ", t.lanes, ") has no ptocpu dtype");
 }
 
 // What an exported capsule owns: the tensor (keeping its storage alive) and the arrays

@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <sstream>
 
@@ -126,7 +127,17 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
       return out;
     }
     case K::Scalar:
-      if (std::optional<pto::Scalar> s = to_scalar(obj)) return *s;
+      if (std::optional<pto::Scalar> s = to_scalar(obj)) {
+        // to_scalar gives an int past float64's range as an infinity; a parameter that is stored
+        // or computed with (alpha, a fill value) must not take it for one.
+        if (PyLong_Check(obj.ptr()) && !std::isfinite(s->f)) {
+          const int64_t bits = nb::cast<int64_t>(obj.attr("bit_length")());
+          pto::fail<pto::ArgumentError>(op, ": ", name, " ", s->f < 0 ? "-" : "", "2^", bits - 1, " or beyond (an integer of ",
+                                        bits, " bits) is out of range: no dtype holds a value past float64's largest "
+                                        "finite value (about 1.8e308)");
+        }
+        return *s;
+      }
       pto::fail<pto::DTypeError>(op, ": ", name, " must be an int or a float, got ", nb::type_name(obj.type()).c_str(),
                                  " ", nb::repr(obj).c_str());
     case K::Int: return to_int(obj, op, name);

@@ -109,8 +109,10 @@ void bind_tensor(nb::module_& m) {
              // ori_shape=None). No shape, or a shape of PyPTO markers (STATIC, DYNAMIC, ...) instead of
              // ints, is an annotation placeholder that accepts any shape.
              if (shape.is_none() || is_marker_shape(shape)) new (self) pto::Tensor();
-             else new (self) pto::Tensor(pto::Tensor::zeros(to_int_list(shape, "Tensor", "shape"),
-                                                           dtype.is_none() ? pto::DType::FP32 : to_dtype(dtype)));
+             else new (self) pto::Tensor(pto::with_op_named("Tensor", [&] {
+               return pto::Tensor::zeros(to_int_list(shape, "Tensor", "shape"),
+                                         dtype.is_none() ? pto::DType::FP32 : to_dtype(dtype));
+             }));
              nb::handle obj = nb::find(self);
              nb::setattr(obj, "name", name);
              if (!format.is_none()) nb::setattr(obj, "format", format);  // kept; the CPU stores every tensor ND
