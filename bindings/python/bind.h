@@ -46,6 +46,15 @@ nb::object numpy_dtype(pto::DType dt);
 bool torch_fast_path(nb::handle obj, Access access, pto::Tensor& out);
 // Keeps a Python object alive while a tensor views its memory; safe to release from any thread.
 std::shared_ptr<void> keep_python_alive(nb::handle owner);
+// An instance of torch.Tensor (false when torch is not imported).
+bool is_torch_tensor(nb::handle obj);
+// The owner of an import of torch memory: keeps the torch storage alive (and `also`), so that the
+// import outlives a later x.set_(other) that points the torch tensor at other memory.
+std::shared_ptr<void> own_torch_storage(nb::handle storage, std::shared_ptr<void> also = nullptr);
+// A tensor over torch memory (own_torch_storage) that outlives the call importing it (returned
+// to Python, kept by a compiled program) makes that storage non-resizable, as torch's x.numpy()
+// does, so that its owner cannot grow it into other memory (x.resize_(n)). Others: nothing.
+void pin_torch_memory(const pto::Tensor& t);
 // What an in-place op (scatter_, scatter_update, index_add_) returns: the very object it was
 // given when that is a ptocpu.Tensor, else `written`, a tensor over the caller's memory.
 nb::object in_place_result(nb::handle input, pto::Tensor written);
@@ -63,7 +72,7 @@ pto::DType to_dtype(nb::handle obj);
 int64_t to_int(nb::handle obj, const char* op, const char* param);
 // A dim argument: as to_int, but a value beyond int64 is an IndexOutOfRange like any
 // out-of-range dim (docs/errors.md).
-int64_t to_dim(nb::handle obj, const char* op);
+int64_t to_dim(nb::handle obj, const char* op, const char* param = "dim");
 std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* param);
 // A Python int / float / bool or a real numpy scalar, else nullopt (complex numbers are not
 // scalars here: the caller's tensor conversion then names them as a dtype without a ptocpu dtype).

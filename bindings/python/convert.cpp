@@ -131,7 +131,7 @@ bool torch_tensor_attributes(PyObject* obj, Access access, pto::Tensor& out) {
   void* ptr = PyLong_AsVoidPtr(data_ptr.ptr());
   if (PyErr_Occurred() || (!ptr && pto::shape_numel(dims) > 0)) return false;
   out = pto::Tensor::from_blob(ptr, dims, strides, nb::cast<pto::DType>(nb::handle(ptodtype)),
-                              keep_python_alive(storage));
+                              own_torch_storage(storage));
   if (requires_grad.ptr() == Py_True) out = out.as_read_only();  // a write would bypass autograd
   return true;
 }
@@ -169,15 +169,48 @@ bool torch_fast_path(nb::handle obj, Access access, pto::Tensor& out) {
   return false;
 }
 
+namespace {
+
+void release_python(void* owner) {
+  if (!owner || !Py_IsInitialized()) return;
+  PyGILState_STATE s = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(owner));
+  PyGILState_Release(s);
+}
+
+// The deleter of an import of torch memory: it releases the torch storage (and `also`, e.g. the
+// DLPack capsule the import came through). Its type marks such imports (pin_torch_memory).
+struct TorchStorageOwner {
+  std::shared_ptr<void> also;
+  void operator()(void* storage) const { release_python(storage); }
+};
+
+PyObject* g_torch_empty = nullptr;
+PyObject* g_torch_uint8 = nullptr;
+
+}  // namespace
+
 std::shared_ptr<void> keep_python_alive(nb::handle owner) {
   PyObject* p = owner.ptr();
   Py_XINCREF(p);
-  return std::shared_ptr<void>(p, [](void* q) {
-    if (!q || !Py_IsInitialized()) return;
-    PyGILState_STATE s = PyGILState_Ensure();
-    Py_DECREF(static_cast<PyObject*>(q));
-    PyGILState_Release(s);
-  });
+  return std::shared_ptr<void>(p, release_python);
+}
+
+std::shared_ptr<void> own_torch_storage(nb::handle storage, std::shared_ptr<void> also) {
+  return std::shared_ptr<void>(storage.inc_ref().ptr(), TorchStorageOwner{std::move(also)});
+}
+
+// torch grows a storage (x.resize_(n), x.untyped_storage().resize_(n)) by moving it to new memory
+// and freeing the old, which an import over it would go on using. torch's own x.numpy() makes
+// the storage non-resizable for that reason; this does the same through that very call on a byte
+// tensor over the storage (torch offers no other way, and no way back: the flag stays, as it does
+// after x.numpy()). Shrinking, which moves nothing, still works (docs/tensors.md).
+void pin_torch_memory(const pto::Tensor& t) {
+  if (!std::get_deleter<TorchStorageOwner>(t.owner())) return;
+  nb::handle storage(static_cast<PyObject*>(t.owner().get()));
+  if (storage.attr("resizable")().ptr() == Py_False) return;
+  nb::object bytes = cached(g_torch_empty, "torch", "empty")(0, nb::arg("dtype") = cached(g_torch_uint8, "torch", "uint8"));
+  bytes.attr("set_")(storage).attr("numpy")();
 }
 
 pto::Tensor to_tensor(nb::handle obj, const char* op, const char* param, Access access) {
@@ -318,13 +351,13 @@ nb::object numpy_asarray(nb::handle obj) {
   }
 }
 
+}  // namespace
+
 bool is_torch_tensor(nb::handle obj) {
   PyObject* torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");
   if (!torch) return false;
   return PyObject_IsInstance(obj.ptr(), nb::handle(torch).attr("Tensor").ptr()) == 1;
 }
-
-}  // namespace
 
 pto::Tensor asarray(nb::handle obj, std::optional<bool> copy, std::optional<pto::DType> dtype) {
   pto::Tensor t;
@@ -353,8 +386,12 @@ pto::Tensor asarray(nb::handle obj, std::optional<bool> copy, std::optional<pto:
   } else if (has_dlpack) {
     try {
       t = from_dlpack(obj);
-    } catch (const pto::Error&) {
-      if (is_torch_tensor(obj)) throw;
+    } catch (const pto::Error& e) {
+      if (is_torch_tensor(obj)) {
+        // A dtype ptocpu lacks, by torch's name (complex64) rather than by DLPack's type code.
+        if (dynamic_cast<const pto::DTypeError*>(&e)) to_dtype(obj.attr("dtype"));
+        throw;
+      }
       std::exception_ptr refused = std::current_exception();
       try {  // other producers may still convert through numpy
         t = from_numpy(numpy_asarray(obj), std::nullopt);
@@ -396,9 +433,9 @@ int64_t to_int(nb::handle obj, const char* op, const char* param) {
   return v;
 }
 
-int64_t to_dim(nb::handle obj, const char* op) {
+int64_t to_dim(nb::handle obj, const char* op, const char* param) {
   try {
-    return to_int(obj, op, "dim");
+    return to_int(obj, op, param);
   } catch (const pto::ArgumentError& e) {
     pto::fail<pto::IndexError>(e.what(), ", so it is outside [-rank, rank) for every rank");
   }

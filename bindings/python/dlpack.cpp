@@ -3,6 +3,7 @@
 #include <Python.h>
 
 #include <cstring>
+#include <iterator>
 #include <optional>
 
 #include "bind.h"
@@ -17,6 +18,13 @@ constexpr uint64_t kReadOnly = 1;   // DLPACK_FLAG_BITMASK_READ_ONLY
 constexpr uint64_t kIsCopied = 2;   // DLPACK_FLAG_BITMASK_IS_COPIED
 constexpr uint32_t kMajorVersion = 1;
 
+// DLPack's type codes by name, for messages (complex64 is code 5, 64 bits).
+std::string dl_name(dlpack::DataType t) {
+  static const char* const names[] = {"int", "uint", "float", "opaque_handle", "bfloat", "complex", "bool"};
+  if (t.code >= std::size(names)) return "";
+  return names[t.code] + std::to_string(t.bits) + (t.lanes == 1 ? "" : "x" + std::to_string(t.lanes)) + " ";
+}
+
 DType from_dl(dlpack::DataType t) {
   if (t.lanes == 1) {
     for (int i = 0; i < pto::kNumDTypes; ++i) {
@@ -25,8 +33,8 @@ DType from_dl(dlpack::DataType t) {
       if (d.code == t.code && d.bits == t.bits) return dt;
     }
   }
-  pto::fail<pto::DTypeError>("from_dlpack: DLPack dtype (code ", int(t.code), ", bits ", int(t.bits), ", lanes ",
-                             t.lanes, ") has no ptocpu dtype");
+  pto::fail<pto::DTypeError>("from_dlpack: DLPack dtype ", dl_name(t), "(code ", int(t.code), ", bits ", int(t.bits),
+                             ", lanes ", t.lanes, ") has no ptocpu dtype");
 }
 
 // What an exported capsule owns: the tensor (keeping its storage alive) and the arrays
@@ -89,6 +97,14 @@ std::shared_ptr<void> own_managed(Managed* m) {
     mm->deleter(mm);
     PyGILState_Release(s);
   });
+}
+
+// An import of a torch producer also owns the producer's storage (own_torch_storage): the capsule
+// keeps only the torch tensor, which a later x.set_(other) would move off the memory.
+pto::Tensor with_torch_storage(const pto::Tensor& t, nb::handle producer) {
+  if (!is_torch_tensor(producer)) return t;
+  return pto::Tensor::from_blob(t.data(), t.shape(), t.strides(), t.dtype(),
+                                own_torch_storage(producer.attr("untyped_storage")(), t.owner()));
 }
 
 }  // namespace
@@ -221,15 +237,13 @@ pto::Tensor from_dlpack(nb::handle producer) {
       pto::fail<pto::ArgumentError>("from_dlpack: DLPack version ", m->version.major, ".", m->version.minor,
                                     " is not supported; ptocpu reads major version ", kMajorVersion);
     PyCapsule_SetName(cap.ptr(), "used_dltensor_versioned");
-    auto keep = own_managed(m);
-    pto::Tensor t = wrap_dl(m->dl_tensor, std::move(keep));
+    pto::Tensor t = with_torch_storage(wrap_dl(m->dl_tensor, own_managed(m)), obj);
     return (m->flags & kReadOnly) || requires_grad ? t.as_read_only() : t;
   }
   if (name && managed && std::strcmp(name, "dltensor") == 0) {
     auto* m = static_cast<dlpack::ManagedTensor*>(managed);
     PyCapsule_SetName(cap.ptr(), "used_dltensor");
-    auto keep = own_managed(m);
-    pto::Tensor t = wrap_dl(m->dl_tensor, std::move(keep));
+    pto::Tensor t = with_torch_storage(wrap_dl(m->dl_tensor, own_managed(m)), obj);
     return requires_grad ? t.as_read_only() : t;
   }
   pto::fail<pto::ArgumentError>("from_dlpack: __dlpack__ returned ", nb::type_name(cap.type()).c_str(),

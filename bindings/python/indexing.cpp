@@ -67,7 +67,7 @@ pto::IndexKey to_index_key(nb::handle key) {
     if (!step.is_none())
       pto::fail<pto::ArgumentError>("gather: t[dim:index] takes no step, got ", nb::repr(step).c_str());
     out.by_index_tensor = true;
-    out.dim = to_int(key.attr("start"), "gather", "dim (the slice start of t[dim:index])");
+    out.dim = to_dim(key.attr("start"), "gather", "dim (the slice start of t[dim:index])");
     out.index = to_tensor(key.attr("stop"), "gather", "index");
     return out;
   }

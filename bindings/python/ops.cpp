@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <sstream>
 
@@ -135,7 +136,17 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
       return out;
     }
     case K::Scalar:
-      if (std::optional<pto::Scalar> s = to_scalar(obj)) return *s;
+      if (std::optional<pto::Scalar> s = to_scalar(obj)) {
+        // to_scalar gives an int past float64's range as an infinity; a parameter that is stored
+        // or computed with (alpha, a fill value) must not take it for one.
+        if (PyLong_Check(obj.ptr()) && !std::isfinite(s->f)) {
+          const int64_t bits = nb::cast<int64_t>(obj.attr("bit_length")());
+          pto::fail<pto::ArgumentError>(op, ": ", name, " ", s->f < 0 ? "-" : "", "2^", bits - 1, " or beyond (an integer of ",
+                                        bits, " bits) is out of range: no dtype holds a value past float64's largest "
+                                        "finite value (about 1.8e308)");
+        }
+        return *s;
+      }
       if (p.number_from_str && PyUnicode_Check(obj.ptr())) {
         nb::object f = nb::steal(PyFloat_FromString(obj.ptr()));
         if (!f.is_valid()) {
@@ -261,6 +272,7 @@ Bound bind(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handl
 // ---- running a call ----------------------------------------------------------------------------
 
 nb::object result(const pto::OpDef& op, const Bound& b, pto::Outputs&& outputs) {
+  for (const pto::Tensor& t : outputs) pin_torch_memory(t);  // a view or in-place result over torch memory
   if (op.in_place()) {
     const int w = op.param_index(op.written, b.overload);
     note_written(b.slots[w]);
@@ -297,7 +309,11 @@ nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb
     outputs = pto::call_op(op, a);
   }
   if (outermost)
-    if (pto::program::Tracer* tracer = pto::program::Tracer::active()) tracer->record(op, a, outputs);
+    if (pto::program::Tracer* tracer = pto::program::Tracer::active()) {
+      pto::Args kept = a;  // the program keeps the call's tensors: torch memory among them stays put
+      for (pto::Value& v : kept.values()) pto::program::for_each_tensor(v, pin_torch_memory);
+      tracer->record(op, a, outputs);
+    }
   return result(op, b, std::move(outputs));
 }
 

@@ -109,8 +109,10 @@ void bind_tensor(nb::module_& m) {
              // ori_shape=None). No shape, or a shape of PyPTO markers (STATIC, DYNAMIC, ...) instead of
              // ints, is an annotation placeholder that accepts any shape.
              if (shape.is_none() || is_marker_shape(shape)) new (self) pto::Tensor();
-             else new (self) pto::Tensor(pto::Tensor::zeros(to_int_list(shape, "Tensor", "shape"),
-                                                           dtype.is_none() ? pto::DType::FP32 : to_dtype(dtype)));
+             else new (self) pto::Tensor(pto::with_op_named("Tensor", [&] {
+               return pto::Tensor::zeros(to_int_list(shape, "Tensor", "shape"),
+                                         dtype.is_none() ? pto::DType::FP32 : to_dtype(dtype));
+             }));
              nb::handle obj = nb::find(self);
              nb::setattr(obj, "name", name);
              if (!format.is_none()) nb::setattr(obj, "format", format);  // kept; the CPU stores every tensor ND
@@ -212,7 +214,13 @@ void bind_tensor(nb::module_& m) {
         return "Tensor(" + std::string(nb::str(body).c_str()) + ", dtype=" + pto::dtype_name(t.dtype()) + ")";
       });
 
-  m.def("from_dlpack", &from_dlpack, nb::arg("x").none(), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
+  m.def("from_dlpack",
+        [](nb::handle x) {
+          pto::Tensor t = from_dlpack(x);
+          pin_torch_memory(t);
+          return t;
+        },
+        nb::arg("x").none(), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
   m.def("asarray",
         [](nb::handle obj, nb::handle dtype, nb::handle copy) -> nb::object {
           if (!copy.is_none() && !PyBool_Check(copy.ptr()))
@@ -231,6 +239,7 @@ void bind_tensor(nb::module_& m) {
             pto::copy_into(copied, t);
             return nb::cast(std::move(copied));
           }
+          pin_torch_memory(t);
           return nb::cast(std::move(t));
         },
         nb::arg("obj").none(), nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("copy").none() = nb::none(),

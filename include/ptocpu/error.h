@@ -1,9 +1,11 @@
 // Errors of docs/errors.md. Every message starts with the op name and names the parameter,
 // the offending value and what was allowed.
 #pragma once
+#include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace pto {
 
@@ -36,6 +38,40 @@ class UnsupportedError : public Error {
  public:
   using Error::Error;
 };
+
+// Memory for a tensor could not be allocated: a std::bad_alloc (code that catches that still
+// does, and Python sees a MemoryError) whose message says how many bytes (0: unknown) and, once
+// an op's call passed it on (with_op_named), which op asked.
+class OutOfMemory : public std::bad_alloc {
+ public:
+  explicit OutOfMemory(size_t bytes, std::string op = {})
+      : bytes_(bytes),
+        op_(std::move(op)),
+        message_((op_.empty() ? "" : op_ + ": ") + "out of memory" +
+                 (bytes ? ": cannot allocate " + std::to_string(bytes) + " bytes" : std::string())) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+  size_t bytes() const { return bytes_; }
+  const std::string& op() const { return op_; }
+
+ private:
+  size_t bytes_;
+  std::string op_;
+  std::string message_;
+};
+
+// f(), with a failed allocation inside it reported as an OutOfMemory naming `op` (unless an op
+// inside f named itself already).
+template <class F>
+decltype(auto) with_op_named(const std::string& op, F&& f) {
+  try {
+    return f();
+  } catch (const OutOfMemory& e) {
+    if (!e.op().empty()) throw;
+    throw OutOfMemory(e.bytes(), op);
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory(0, op);
+  }
+}
 
 // Builds a message from streamable parts: fail<ArgumentError>("op: ", x, " must be ...").
 template <class E, class... Parts>

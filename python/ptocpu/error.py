@@ -8,6 +8,7 @@ exception that is an instance of both, so `except pypto.error.FeError` and
 from __future__ import annotations
 
 import functools
+import types
 from typing import Callable, Optional, Union
 
 __all__ = ["PyptoError", "PyptoGeneralError", "FeError", "PyptoRtError", "PassError", "VerifyError",
@@ -89,10 +90,30 @@ def _catch_and_wrap_error(operation_name: str) -> Callable:
 _combined: dict[tuple, type] = {}
 
 
+def _copy_slots(source: BaseException, target: BaseException) -> None:
+    """The attributes built-in exception classes keep outside __dict__ (an OSError's errno and
+    filename, a UnicodeDecodeError's reason, a StopIteration's value), copied."""
+    for klass in type(source).__mro__:
+        for name, attr in vars(klass).items():
+            if name.startswith("__") or name == "args" or not isinstance(
+                    attr, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+                continue
+            value = getattr(source, name, None)
+            if value is None:  # unset (what a fresh exception holds too)
+                continue
+            try:
+                setattr(target, name, value)
+            except (AttributeError, TypeError, ValueError):  # read-only
+                pass
+
+
 def as_fe_error(error: BaseException, pypto_class: Optional[type] = None) -> BaseException:
     """`error` as an exception that is both a FeError (or pypto_class, e.g. PassError) and an
-    instance of error's class (its message unchanged); a PyptoError is returned as it is."""
-    if isinstance(error, PyptoError):
+    instance of error's class: its
+    arguments and attributes kept (an OSError's errno and filename, a StopIteration's value), the
+    original chained as its __cause__. A PyptoError is returned as it is, and so is a BaseException
+    that is no Exception (KeyboardInterrupt, SystemExit): `except Exception` must not catch Ctrl-C."""
+    if isinstance(error, PyptoError) or not isinstance(error, Exception):
         return error
     pypto_class = pypto_class or FeError
     cls = type(error)
@@ -109,7 +130,9 @@ def as_fe_error(error: BaseException, pypto_class: Optional[type] = None) -> Bas
     else:
         converted = combined.__new__(combined, *error.args)
         Exception.__init__(converted, *error.args)
+        _copy_slots(error, converted)
         converted.__dict__.update(getattr(error, "__dict__", {}))
     converted.err_code = _code(error)
     converted.__traceback__ = error.__traceback__
+    converted.__cause__ = error
     return converted

@@ -12,6 +12,7 @@
 #include <new>
 #include <vector>
 
+#include "ptocpu/error.h"
 #include "ptocpu/parallel.h"
 
 namespace pto {
@@ -118,7 +119,7 @@ void zero_fill(void* p, size_t bytes) {
 std::shared_ptr<void> allocate_storage(size_t bytes, bool zero) {
   if (bytes < kLargeBlock) {
     void* p = std::aligned_alloc(64, round_up(std::max<size_t>(bytes, 64), 64));
-    if (!p) throw std::bad_alloc();
+    if (!p) throw OutOfMemory(bytes);
     if (zero) std::memset(p, 0, bytes);
     return std::shared_ptr<void>(p, std::free);
   }
@@ -129,7 +130,7 @@ std::shared_ptr<void> allocate_storage(size_t bytes, bool zero) {
     if (!p) {  // give the cached blocks back and try once more
       BlockCache::instance().clear();
       p = std::aligned_alloc(kHugePage, block);
-      if (!p) throw std::bad_alloc();
+      if (!p) throw OutOfMemory(bytes);
     }
     madvise(p, block, MADV_HUGEPAGE);
   }

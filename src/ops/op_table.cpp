@@ -86,7 +86,9 @@ const OpLimits& require_offered(const OpDef& op) {
   return limits;
 }
 
-Outputs call_op(const OpDef& op, const Args& args) { return op.run(op, args); }
+Outputs call_op(const OpDef& op, const Args& args) {
+  return with_op_named(op.name, [&] { return op.run(op, args); });
+}
 
 int64_t bytes_read_written(const OpDef&, const Args& args, const Outputs& outputs) {
   int64_t bytes = 0;

@@ -10,7 +10,8 @@ a GoldenMismatchError naming the output and its worst element.
 
 Pass rule per output: with `pass_verify_error_tol=[rtol, atol]` given, every element within
 atol + rtol * |golden|; otherwise the cann-bench rule of docs/precision.md for floating dtypes
-(MERE < T and MARE < 10 T; fp64 uses fp32's T) and equality for integers and bool.
+(MERE < T and MARE < 10 T; fp64 uses fp32's T) and equality for integers and bool (exact, 64-bit
+values included). A NaN tolerance and a complex golden are refused.
 """
 from __future__ import annotations
 
@@ -45,6 +46,12 @@ _pending: Optional[Tuple[Optional[list], list]] = None  # (in_out_tensors, golde
 def _set_options() -> dict:
     """The verify options set_verify_options / set_options / pypto.options set (engine/config.py)."""
     return config.explicit("verify")
+
+
+def check_tolerance(tol: Any, where: str) -> None:
+    """NaN compares false with everything: as a tolerance it would pass every element."""
+    if tol is not None and (len(tol) != 2 or not all(float(v) >= 0 for v in tol)):
+        raise ValueError(f"{where}: pass_verify_error_tol must be [rtol, atol] with both >= 0 (not nan), got {tol!r}")
 
 
 def set_verify_golden_data(in_out_tensors: Optional[Sequence] = None, goldens: Optional[Sequence] = None) -> None:
@@ -112,17 +119,41 @@ class Comparison:
     reason: str = ""
 
 
+def _integer_distance(a: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """|a - g| of two integer (or bool) arrays, exact: 64-bit values are not rounded through
+    float64 (2^53 and 2^53 + 1 differ). As float64, in which a nonzero distance stays nonzero."""
+    signed = "i" in (a.dtype.kind, g.dtype.kind)
+    if signed and np.dtype(np.uint64) in (a.dtype, g.dtype):  # their distance fits neither 64-bit type
+        return np.abs(a.astype(object) - g.astype(object)).astype(np.float64)
+    wide = np.int64 if signed else np.uint64
+    a_wide, g_wide = a.astype(wide), g.astype(wide)
+    # In uint64 arithmetic, which wraps, the larger minus the smaller is the exact distance.
+    a_bits, g_bits = a_wide.view(np.uint64), g_wide.view(np.uint64)
+    return np.where(a_wide >= g_wide, a_bits - g_bits, g_bits - a_bits).astype(np.float64)
+
+
 def compare(name: str, got: Any, golden: Any, tol: Optional[Sequence[float]] = None) -> Comparison:
     """One output against its golden (see the module docstring for the pass rule)."""
-    a, g = _numpy(got), _numpy(golden)
+    a = _numpy(got)
     dtype = to_dtype(a.dtype).name
+    if not is_array(golden):
+        golden = np.asarray(golden)
+    if getattr(golden.dtype, "is_complex", False) is True or getattr(golden.dtype, "kind", "") == "c":
+        # No output is complex, and dropping the imaginary part would hide a difference.
+        raise _core.DTypeError(f"golden of output {name!r} is {golden.dtype} but the output is {dtype}; ptocpu has "
+                               f"no complex dtype: give a real golden (golden.real when its imaginary part is 0)")
+    g = _numpy(golden)
     if a.shape != g.shape:
         return Comparison(name, dtype, a.shape, "FAIL", rule="same shape",
                           reason=f"shape {list(a.shape)} but the golden has {list(g.shape)}")
     a64, g64 = a.astype(np.float64), g.astype(np.float64)
-    same = (a64 == g64) | (np.isnan(a64) & np.isnan(g64))
-    diff = np.where(same, 0.0, np.abs(a64 - g64))
-    diff = np.where(np.isnan(diff), np.inf, diff)  # NaN against a number: as far apart as can be
+    if a.dtype.kind in "iub" and g.dtype.kind in "iub":
+        diff = _integer_distance(a, g)
+        same = diff == 0
+    else:
+        same = (a64 == g64) | (np.isnan(a64) & np.isnan(g64))
+        diff = np.where(same, 0.0, np.abs(a64 - g64))
+        diff = np.where(np.isnan(diff), np.inf, diff)  # NaN against a number: as far apart as can be
     with np.errstate(divide="ignore", invalid="ignore"):
         rel_guarded = np.where(diff == 0, 0.0, diff / (np.abs(g64) + _EPS))
         rel = np.where(diff == 0, 0.0, diff / np.abs(g64))
@@ -173,6 +204,7 @@ def check(title: str, outputs: Sequence[Tuple[str, Any]], goldens: Sequence[Any]
                                   f"{len(outputs)} tensors ({', '.join(n for n, _ in outputs)}); give one per "
                                   f"tensor, None to skip one")
     tol = dict(_set_options(), **(options or {})).get("pass_verify_error_tol")
+    check_tolerance(tol, title)
     rows = []
     for (name, value), golden in zip(outputs, goldens):
         if golden is None:

@@ -191,9 +191,9 @@ def set_verify_options(*, enable_pass_verify: Optional[bool] = None, pass_verify
     """`pypto.set_verify_options(enable_pass_verify=True, pass_verify_error_tol=[rtol, atol], ...)`:
     golden checks for the kernels that give no verify_options of their own (docs/tracing.md)."""
     if isinstance(pass_verify_error_tol, (list, tuple)) and (
-            len(pass_verify_error_tol) != 2 or any(not isinstance(v, (int, float)) or v < 0 for v in pass_verify_error_tol)):
+            len(pass_verify_error_tol) != 2 or any(not isinstance(v, (int, float)) or not v >= 0 for v in pass_verify_error_tol)):
         raise _fe(_core.ArgumentError(f"set_verify_options: pass_verify_error_tol must be [rtol, atol] with both "
-                                      f">= 0, got {pass_verify_error_tol!r}"))
+                                      f">= 0 (not nan), got {pass_verify_error_tol!r}"))
     config.set_values(_given(dict(enable_pass_verify=enable_pass_verify, pass_verify_save_tensor=pass_verify_save_tensor,
                                   pass_verify_save_tensor_dir=pass_verify_save_tensor_dir,
                                   pass_verify_pass_filter=pass_verify_pass_filter,
