@@ -73,6 +73,11 @@ def _is_tensor_annotation(annotation) -> bool:
 _UNCHECKED = object()
 
 
+def _pypto_options(options: Optional[dict]) -> Optional[dict]:
+    """A kernel's options without ptocpu's own keys (debug_options' "eager")."""
+    return {k: v for k, v in options.items() if k != "eager"} if options else options
+
+
 def _address(t: _core.Tensor) -> int:
     return t._address if t.numel else 0
 
@@ -151,12 +156,13 @@ class _Kernel:
             refusal = self.refusal()
             if refusal is not None:
                 raise refusal
-            config.push(self.name, section_values({kind[:-len("_options")]: self.options.get(kind)
+            config.push(self.name, section_values({kind[:-len("_options")]: _pypto_options(self.options.get(kind))
                                                    for kind in _DICT_OPTIONS}))
             scoped = True
             tensors = [(t, t._whole) for t in bound.arguments.values()
                        if isinstance(t, _core.Tensor) and not _core._is_placeholder(t)]
-            key = None if _compile.eager_forced() else _compile.signature(list(bound.arguments.values()))
+            eager = _compile.eager_forced(self.options.get("debug_options"))
+            key = None if eager else _compile.signature(list(bound.arguments.values()))
             _core._enter_kernel()
             try:
                 result = self.compiled.call(key, [t for t, _ in tensors], lambda: self.func(*bound.args, **bound.kwargs),

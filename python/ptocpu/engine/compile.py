@@ -16,7 +16,7 @@ import threading
 from typing import Any, Callable, Hashable, List, Optional, Tuple
 
 from .. import _core
-from . import config, trace
+from . import trace
 
 __all__ = ["Kernels", "begin", "end", "run", "loop_event", "signature", "eager_forced"]
 
@@ -35,9 +35,10 @@ def loop_event(event: str, count: int = 0) -> None:
         _state.tracer.loop(event, count)
 
 
-def eager_forced() -> bool:
-    """PTOCPU_EAGER=1, or debug_options={"eager": True} in force (a kernel's or set_debug_options)."""
-    return os.environ.get("PTOCPU_EAGER", "") not in ("", "0") or bool(config.value("debug.eager"))
+def eager_forced(debug_options: Optional[dict] = None) -> bool:
+    """PTOCPU_EAGER=1, or a kernel's debug_options={"eager": True} (ptocpu's own key: it is not one
+    of PyPTO's options, so the option store never sees it)."""
+    return os.environ.get("PTOCPU_EAGER", "") not in ("", "0") or bool((debug_options or {}).get("eager"))
 
 
 def _tensor_key(t: _core.Tensor) -> tuple:

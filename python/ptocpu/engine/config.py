@@ -9,8 +9,7 @@ its messages (its tests match them): a value of the wrong type is a DTypeError, 
 a value out of range an ArgumentError, each also a pypto.error.FeError.
 
 On the CPU these options configure nothing, except the ones docs/tracing.md names
-(debug.runtime_debug_mode, verify.*), which engine/debug.py and engine/golden.py read here, and
-ptocpu's debug.eager, which engine/compile.py reads.
+(debug.runtime_debug_mode, verify.*), which engine/debug.py and engine/golden.py read here.
 """
 from __future__ import annotations
 
@@ -78,8 +77,6 @@ SCHEMA = {
     "debug.compile_debug_mode": Option("int", 0, (0, 2)),
     "debug.runtime_debug_mode": Option("int", 0, (0, 4)),
     "debug.dump_pass_graph": Option("list[str]", []),
-    # ptocpu's own: every call of a kernel runs its body eagerly (docs/kernel_model.md#compiled-kernels)
-    "debug.eager": Option("bool", False),
     "operation.combine_axis": Option("bool", True),
     "print.edgeitems": Option("int", 3),
     "print.precision": Option("int", 4),
