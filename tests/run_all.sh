@@ -122,12 +122,12 @@ step "Python boundary, bad-argument and fuzz suites (AddressSanitizer + Undefine
 LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so.6)" \
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:alloc_dealloc_mismatch=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 PYTHONPATH="$root/python:$root/build/ci-asan" \
-  python -m pytest -q -rs -p no:cacheprovider tests/python/test_boundary.py tests/python/test_bad_arguments.py \
+  python -m pytest -q -rs -p no:cacheprovider -n auto tests/python/test_boundary.py tests/python/test_bad_arguments.py \
   tests/python/test_fuzz.py
 
 step "Python tests"
 # From tests/ so that `import ptocpu` is the installed package, not the source folder.
-(cd tests && python -m pytest -q -rs -p no:cacheprovider python)
+(cd tests && python -m pytest -q -rs -p no:cacheprovider -n auto python)
 
 step "Runtime dependencies at their lower bounds: ptocpu verify --quick and test_dtype.py"
 # pyproject.toml's `name>=X` dependencies pinned to X; the other pins as above.
