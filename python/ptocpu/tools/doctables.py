@@ -16,6 +16,7 @@ and this module rewrites what lies between the two marker lines. Kinds:
     dtypes                      every dtype with its size and numpy / ml_dtypes dtype
     bench-cases                 the cases `ptocpu bench` runs (ptocpu.tools.bench.cases.CASES)
     op-index                    every op of the op table: its entry's file, its forms, its page
+    op-pages                    each docs/ops page with the ops it documents
     signature OP                OP's Python forms as the binding gives them (function, method, operators)
 
 Everything comes from the op table (`ptocpu.op_table()`, `ptocpu.platform_table()`) and the
@@ -164,6 +165,17 @@ def op_index() -> str:
     return _table(["op", "entry and checks", "Python", "page"], rows)
 
 
+def op_pages() -> str:
+    """The operator pages (docs/README.md): each page with the ops it documents, in table order."""
+    pages: dict[str, list[str]] = {}
+    for row in ptocpu.op_table():
+        if row["doc_page"].startswith("docs/ops/"):
+            pages.setdefault(row["doc_page"], []).append(f"`{row['name']}`")
+    rows = [[f"[{page.removeprefix('docs/')}]({page.removeprefix('docs/')})", ", ".join(ops)]
+            for page, ops in pages.items()]
+    return _table(["page", "ops"], rows)
+
+
 def signature(op: str) -> str:
     """The op's Python forms: the function's signature, its Tensor method and operators."""
     rows = {row["name"]: row for row in ptocpu.op_table()}
@@ -185,6 +197,7 @@ KINDS: dict[str, Callable[..., str]] = {
     "dtypes": dtypes,
     "bench-cases": bench_cases,
     "op-index": op_index,
+    "op-pages": op_pages,
     "signature": signature,
 }
 
