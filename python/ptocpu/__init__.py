@@ -33,7 +33,7 @@ from .engine.record import function  # noqa: E402,F401
 from .frontend import RunMode  # noqa: E402,F401
 from .lang.convert import from_torch  # noqa: E402,F401
 from .lang.enums import (  # noqa: E402,F401
-    DataType, DT_DOUBLE, CompStage, StatusType, DYN, DYNAMIC, STATIC, ROUND_UP, ROUND_DOWN,
+    DataType, DT_DOUBLE, DT_FP8, CompStage, StatusType, DYN, DYNAMIC, STATIC, ROUND_UP, ROUND_DOWN,
 )
 from .lang.loops import loop, loop_unroll  # noqa: E402,F401
 from .lang.options import (  # noqa: E402,F401
@@ -87,7 +87,7 @@ __all__ = [
     "function", "from_torch", "runtime", "error", "jit", "options", "set_cube_tile_shapes", "get_cube_tile_shapes",
     "reset_options", "set_semantic_label", *[f"{verb}_{kind}_options" for kind in _OPTION_KINDS for verb in ("set", "get")],
     "SymbolicScalar", "symbolic_scalar", "min", "max", "cond", "is_loop_begin", "is_loop_end", "bytes_of", "ceildiv",
-    "ceil", "DataType", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE", "ROUND_UP", "ROUND_DOWN",
+    "ceil", "DataType", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE", "DT_FP8", "ROUND_UP", "ROUND_DOWN",
     "experimental",
     "trace", "golden", "set_debug_options", "get_debug_options", "set_verify_options", "get_verify_options",
     "set_verify_golden_data",
