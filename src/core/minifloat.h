@@ -23,10 +23,12 @@ struct Format {
   uint32_t inf_code;    // Ieee
   uint32_t nan_code;    // the NaN written (sign bit added unless Specials::None)
   Specials specials;
-  bool nan_keeps_payload = false;  // bf16: the float32 NaN's top bits, quieted
+  // fp16, bf16: a NaN keeps the float32 NaN's sign and top payload bits, quieted (as the CPU's
+  // conversion instructions do); the others write nan_code.
+  bool nan_keeps_payload = false;
 };
 
-inline constexpr Format kFp16{5, 10, 15, 0x7BFF, 0x7C00, 0x7E00, Specials::Ieee};
+inline constexpr Format kFp16{5, 10, 15, 0x7BFF, 0x7C00, 0x7E00, Specials::Ieee, true};
 inline constexpr Format kBf16{8, 7, 127, 0x7F7F, 0x7F80, 0x7FC0, Specials::Ieee, true};
 inline constexpr Format kFp8E4M3{4, 3, 7, 0x7E, 0x7F, 0x7F, Specials::Fn};
 inline constexpr Format kFp8E5M2{5, 2, 15, 0x7B, 0x7C, 0x7E, Specials::Ieee};
@@ -68,7 +70,8 @@ inline uint32_t encode(uint32_t bits) {
   code = code > F.max_finite ? beyond : code;
   const uint32_t sign = neg << (F.E + F.M);
   if constexpr (F.specials == Specials::None) return nan ? F.nan_code : sign | code;
-  else if constexpr (F.nan_keeps_payload) return nan ? (bits >> 16) | 0x40u : sign | code;
+  else if constexpr (F.nan_keeps_payload)
+    return sign | (nan ? F.inf_code | 1u << (F.M - 1) | (abs & 0x7FFFFFu) >> (23 - F.M) : code);
   else return sign | (nan ? F.nan_code : code);
 }
 

@@ -48,6 +48,26 @@ double float_value(DType dt, const std::byte* p) {
   }
 }
 
+// A NaN element as the float32 NaN the conversion instructions make of it: its sign and top
+// payload bits, quieted (fp32 itself unchanged unless `quiet`; bf16 widens bit for bit).
+bool is_nan(DType dt, const std::byte* p) { return std::isnan(float_value(dt, p)); }
+float nan_of(DType dt, const std::byte* p, bool quiet) {
+  switch (dt) {
+    case DType::FP32: return std::bit_cast<float>(read<uint32_t>(p) | (quiet ? 0x400000u : 0u));
+    case DType::FP64: {
+      const uint64_t b = read<uint64_t>(p);
+      return std::bit_cast<float>(static_cast<uint32_t>(b >> 32 & 0x80000000u) | 0x7FC00000u |
+                                  static_cast<uint32_t>(b >> 29 & 0x3FFFFFu));
+    }
+    case DType::FP16: {
+      const uint32_t h = read<uint16_t>(p);
+      return std::bit_cast<float>((h & 0x8000u) << 16 | 0x7FC00000u | (h & 0x3FFu) << 13);
+    }
+    case DType::BF16: return std::bit_cast<float>(static_cast<uint32_t>(read<uint16_t>(p)) << 16 | (quiet ? 0x400000u : 0u));
+    default: return byte_code_values(dt)[read<uint8_t>(p)];
+  }
+}
+
 // An integer-valued element (bool, INT4 included).
 __int128 int_value(DType dt, const std::byte* p) {
   return visit_dtype(dt, [&](auto tag) -> __int128 {
@@ -72,10 +92,8 @@ double round_integral(double d, Round r) {
   __builtin_unreachable();
 }
 
-// double -> float32 rounded by r; saturate: overflow and inf give +-FLT_MAX.
-float round_to_float(double d, Round r, bool saturate) {
-  constexpr float kMax = std::numeric_limits<float>::max();
-  if (std::isnan(d)) return static_cast<float>(d);
+// double -> float32 rounded by r (NaN is handled before).
+float round_to_float(double d, Round r) {
   const double a = std::fabs(d);
   // The float32 magnitudes around |d|: below (rounded toward zero) and above.
   float below = static_cast<float>(a);
@@ -97,7 +115,6 @@ float round_to_float(double d, Round r, bool saturate) {
     case Round::ToOdd: m = exact || (std::bit_cast<uint32_t>(below) & 1) ? below : above; break;
   }
   if (std::isinf(a)) m = std::numeric_limits<float>::infinity();
-  if (saturate && std::isinf(m)) m = kMax;
   return neg ? -m : m;
 }
 
@@ -105,7 +122,7 @@ float round_to_float(double d, Round r, bool saturate) {
 void encode_float(double v, DType to, const Rule& rule, std::byte* dst) {
   switch (to) {
     case DType::FP64: return write(dst, v);
-    case DType::FP32: return write(dst, round_to_float(v, rule.round, rule.saturate));
+    case DType::FP32: return write(dst, round_to_float(v, rule.round));  // saturation is for narrower floats
     default: break;
   }
   // A float32 that rounds to odd keeps enough of v for one correct rounding to the narrow format.
@@ -141,13 +158,22 @@ void convert_element(DType from, const std::byte* src, DType to, std::byte* dst,
     if (to == DType::FP64) return write(dst, static_cast<double>(v));
     return encode_float(int_to_double_round_odd(v), to, rule, dst);
   }
+  if (is_nan(from, src)) {
+    const float nan = nan_of(from, src, rule.to_integral || (from != to && from != DType::BF16));
+    if (to == DType::BOOL) return write(dst, uint8_t{1});
+    if (integer_valued(to)) return encode_int(0, to, rule, dst);
+    if (to == DType::FP64) return write(dst, static_cast<double>(nan));
+    if (to == DType::FP32) return write(dst, nan);
+    const uint32_t code = float_to_code(to, nan, rule.round, rule.saturate);
+    if (dtype_size(to) == 2) return write(dst, static_cast<uint16_t>(code));
+    return write(dst, static_cast<uint8_t>(code));
+  }
   const double d = float_value(from, src);
   if (!integer_valued(to)) {
     if (rule.to_integral && std::isfinite(d)) return encode_float(round_integral(d, rule.round), to, rule, dst);
     return encode_float(d, to, rule, dst);
   }
   if (to == DType::BOOL) return write(dst, static_cast<uint8_t>(d != 0));
-  if (std::isnan(d)) return encode_int(0, to, rule, dst);
   // +-inf and values beyond +-2^127 hold the wide integer's extremes: clamped, or their low bits.
   const double r = round_integral(d, rule.round);
   constexpr double kWide = 0x1p127;

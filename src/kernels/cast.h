@@ -14,7 +14,9 @@ struct Rule {
   Round round = Round::NearestEven;
   // Float -> integer and integer -> integer: a value beyond the target's range clamps to it
   // (NaN gives 0); without, the value rounded to an integer (clamped to +-2^127, NaN 0) keeps
-  // its low bits. Float -> float: overflow and inf give the largest finite value.
+  // its low bits. Float -> a float narrower than fp32: overflow and inf give the largest finite
+  // value. A NaN stays a NaN with its sign (fp16 / bf16 / fp32 / fp64: and its top payload bits,
+  // quieted as the CPU's conversions do).
   bool saturate = false;
   // Float -> the same float dtype: round to an integral value (fp32 -> fp32 with a mode).
   bool to_integral = false;
