@@ -188,23 +188,20 @@ CastPlan plan_cast(const OpDef& op, const Args& a) {
   const D from = p.input.dtype();
   const auto cast_mode = static_cast<CastMode>(mode);
   p.out_shape = p.input.shape();
-  if (from == p.to) {
-    // Any dtype casts to itself; with CAST_NONE / CAST_RINT the input comes back unchanged, with
-    // another mode a float rounds to an integral value.
-    p.returns_input = cast_mode == CastMode::CAST_NONE || cast_mode == CastMode::CAST_RINT;
-    p.rule = {round_of(cast_mode), satmode == 0, is_floating(from)};
-    p.kind = Kind::Rounds;
-  } else {
-    const std::optional<Pair> pair = find_pair(from, p.to);
-    if (!pair)
-      fail<DTypeError>(name, ": platform ", current_platform().name, " does not cast ", dtype_name(from), " to ",
-                       dtype_name(p.to), "; from ", dtype_name(from), " it casts to ", targets_of(from));
-    p.kind = pair->kind;
-    const Round requested = round_of(cast_mode);
-    const bool honoured = cast_mode != CastMode::CAST_NONE && (pair->modes & bit(requested));
-    p.rule.round = pair->kind == Kind::Rounds && honoured ? requested : pair->fallback;
-    p.rule.saturate = satmode == 0 || !pair->satmode_honoured;
-  }
+  // Any dtype casts to itself; with CAST_NONE / CAST_RINT the input comes back unchanged, with
+  // another mode a float rounds to an integral value (an integer is copied).
+  p.returns_input = from == p.to && (cast_mode == CastMode::CAST_NONE || cast_mode == CastMode::CAST_RINT);
+  std::optional<Pair> pair = find_pair(from, p.to);
+  if (!pair && from == p.to) pair = rounds(from, from, kSix, kRint);
+  if (!pair)
+    fail<DTypeError>(name, ": platform ", current_platform().name, " does not cast ", dtype_name(from), " to ",
+                     dtype_name(p.to), "; from ", dtype_name(from), " it casts to ", targets_of(from));
+  p.kind = pair->kind;
+  const Round requested = round_of(cast_mode);
+  const bool honoured = cast_mode != CastMode::CAST_NONE && (pair->modes & bit(requested));
+  p.rule.round = pair->kind == Kind::Rounds && honoured ? requested : pair->fallback;
+  p.rule.saturate = satmode == 0 || !pair->satmode_honoured;
+  p.rule.to_integral = from == p.to && is_floating(from);
   if (p.kind == Kind::Packs) {
     const bool packing = is_packed_pair(p.to);
     if (p.input.ndim() == 0)
@@ -224,7 +221,8 @@ Outputs run_cast(const OpDef& op, const Args& a) {
   const CastPlan p = plan_cast(op, a);
   if (p.returns_input) return {a.tensor(0)};
   Tensor out = Tensor::empty(p.out_shape, p.to);
-  if (p.kind == Kind::Packs && is_packed_pair(p.to)) kc::pack_pairs(p.input, out);
+  if (p.input.dtype() == p.to && !p.rule.to_integral) copy_into(out, p.input, "cast");  // an integer (or pair) to itself
+  else if (p.kind == Kind::Packs && is_packed_pair(p.to)) kc::pack_pairs(p.input, out);
   else if (p.kind == Kind::Packs) kc::unpack_pairs(p.input, out);
   else kc::convert(p.input, out, p.rule);
   return {out};
