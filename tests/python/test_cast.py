@@ -399,7 +399,8 @@ def test_valid_shape_strided_and_zero_d_inputs():
 ])
 def test_one_and_two_threads_give_the_same_bits(src, dst, mode, sat):
     rng = np.random.default_rng(3)
-    a = (rng.normal(0, 3e4, 1 << 20)).astype(src)
+    with np.errstate(over="ignore"):  # fp16 overflows to inf: inputs of every kind
+        a = (rng.normal(0, 3e4, 1 << 20)).astype(src)
     x = ptocpu.asarray(a)
     results = []
     threads = ptocpu.get_num_threads()
