@@ -272,31 +272,38 @@ PTO_SIMD_CLONES void integral_fp32(const float* __restrict src, std::byte* __res
   for (int64_t i = 0; i < n; ++i) d[i] = rounded<R>(src[i]);
 }
 
-// fp32 -> an integer dtype, saturating (NaN gives 0).
+// fp32 -> an integer dtype, saturating (NaN gives 0). Written without branches: the value is
+// clamped before it converts, so the loop vectorises.
 template <class T, Round R>
 PTO_SIMD_CLONES void float_to_int_saturating(const float* __restrict src, std::byte* __restrict dst, int64_t n) {
   constexpr float lo = static_cast<float>(std::numeric_limits<T>::min());
-  // Just above the largest value: 2^(bits-1), or 2^bits unsigned (both exact in fp32).
+  // Just above the largest value: 2^(bits-1), or 2^bits unsigned (both exact in fp32); and the
+  // float below it, the largest that converts.
   constexpr float hi = std::is_signed_v<T> ? -lo : 2.0f * static_cast<float>(std::numeric_limits<T>::max() / 2 + 1);
+  const float below_hi = std::nextafter(hi, 0.0f);
   using Wide = std::conditional_t<(sizeof(T) < 4), int32_t, T>;
   auto* d = reinterpret_cast<T*>(dst);
   for (int64_t i = 0; i < n; ++i) {
     const float r = rounded<R>(src[i]);
-    d[i] = r != r ? T(0) : r >= hi ? std::numeric_limits<T>::max() : r < lo ? std::numeric_limits<T>::min()
-                                                                           : static_cast<T>(static_cast<Wide>(r));
+    const float c = r == r ? std::min(std::max(r, lo), below_hi) : 0.0f;
+    const T v = static_cast<T>(static_cast<Wide>(c));
+    d[i] = r >= hi ? std::numeric_limits<T>::max() : v;
   }
 }
 
-// fp32 -> an integer dtype of at most 32 bits keeping the low bits. The loop the compiler
-// vectorises covers |r| < 2^31; the rest (and NaN) is fixed after it.
+// fp32 -> an integer dtype keeping the low bits. The loop the compiler vectorises covers values
+// the widest convertible integer holds (|r| < 2^31, or 2^63 for 64-bit targets); the rest (and
+// NaN) is fixed after it.
 template <class T, Round R>
-PTO_SIMD_CLONES bool float_to_int_low_bits_fast(const float* __restrict src, T* __restrict d, int64_t n) {
-  bool outside = false;
+PTO_SIMD_CLONES int64_t float_to_int_low_bits_fast(const float* __restrict src, T* __restrict d, int64_t n) {
+  using Wide = std::conditional_t<(sizeof(T) == 8), int64_t, int32_t>;
+  constexpr float limit = sizeof(T) == 8 ? 0x1p63f : 0x1p31f;
+  int64_t outside = 0;
   for (int64_t i = 0; i < n; ++i) {
     const float r = rounded<R>(src[i]);
-    const bool in = std::fabs(r) < 0x1p31f;
-    outside |= !in;
-    d[i] = static_cast<T>(static_cast<int32_t>(in ? r : 0.0f));
+    const bool in = std::fabs(r) < limit;
+    outside += !in;
+    d[i] = static_cast<T>(static_cast<Wide>(in ? r : 0.0f));
   }
   return outside;
 }
@@ -304,9 +311,10 @@ PTO_SIMD_CLONES bool float_to_int_low_bits_fast(const float* __restrict src, T* 
 template <class T, Round R>
 void float_to_int_low_bits(const float* src, std::byte* dst, int64_t n) {
   auto* d = reinterpret_cast<T*>(dst);
-  if (!float_to_int_low_bits_fast<T, R>(src, d, n)) return;
+  if (float_to_int_low_bits_fast<T, R>(src, d, n) == 0) return;
+  constexpr float limit = sizeof(T) == 8 ? 0x1p63f : 0x1p31f;
   for (int64_t i = 0; i < n; ++i)
-    if (!(std::fabs(src[i]) < 0x1p31f))
+    if (!(std::fabs(rounded<R>(src[i])) < limit))
       convert_element(DType::FP32, reinterpret_cast<const std::byte*>(src + i), dtype_of<T>(), dst + i * sizeof(T),
                       {R, false});
 }
@@ -382,7 +390,10 @@ NarrowFn narrow_fn(DType to, const Rule& rule) {
     case DType::INT16: return sat ? by_round<Saturating, int16_t>(rule.round) : by_round<LowBits, int16_t>(rule.round);
     case DType::UINT16: return sat ? by_round<Saturating, uint16_t>(rule.round) : by_round<LowBits, uint16_t>(rule.round);
     case DType::INT32: return sat ? by_round<Saturating, int32_t>(rule.round) : by_round<LowBits, int32_t>(rule.round);
-    default: return nullptr;  // wider integers, FP64, BOOL, INT4, FP8E8M0: the exact path
+    case DType::UINT32: return sat ? by_round<Saturating, uint32_t>(rule.round) : by_round<LowBits, uint32_t>(rule.round);
+    case DType::INT64: return sat ? by_round<Saturating, int64_t>(rule.round) : by_round<LowBits, int64_t>(rule.round);
+    case DType::UINT64: return sat ? by_round<Saturating, uint64_t>(rule.round) : by_round<LowBits, uint64_t>(rule.round);
+    default: return nullptr;  // FP64, BOOL, INT4, FP8E8M0: the exact path
   }
 }
 
@@ -535,15 +546,29 @@ void pack_pairs(const Tensor& in, const Tensor& out) {
   const Tensor src = in.contiguous();
   const auto* values = static_cast<const std::byte*>(src.data());
   auto* pairs = static_cast<uint8_t*>(out.data());
+  const DType from = src.dtype();
   const int64_t fs = static_cast<int64_t>(src.itemsize());
-  const DType single = out.dtype() == DType::FP4_E2M1X2 ? DType::FP4_E2M1 : DType::FP4_E1M2;
+  const WidenFn widen = widen_fn(from);
+  const NarrowFn encode = out.dtype() == DType::FP4_E2M1X2
+                              ? narrow_float<minifloat::kFp4E2M1, Round::NearestEven, true, uint8_t>
+                              : narrow_float<minifloat::kFp4E1M2, Round::NearestEven, true, uint8_t>;
+  constexpr int64_t kPairs = kBlock / 2;
   parallel_for(out.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      uint8_t code[2];
-      for (int k = 0; k < 2; ++k)
-        code[k] = static_cast<uint8_t>(float_to_code(single, static_cast<float>(float_value(src.dtype(), values + (2 * i + k) * fs)),
-                                                     Round::NearestEven, true));
-      pairs[i] = static_cast<uint8_t>(code[0] | code[1] << 4);
+    alignas(64) float wide[kBlock];
+    alignas(64) uint8_t codes[kBlock];
+    for (int64_t b = begin; b < end; b += kPairs) {
+      const int64_t count = std::min(kPairs, end - b);
+      const std::byte* v = values + 2 * b * fs;
+      const float* f = reinterpret_cast<const float*>(v);
+      if (widen) {
+        widen(v, wide, 2 * count);
+        f = wide;
+      } else if (from != DType::FP32) {  // fp64: each value rounded to fp32 by odd first, then once to 4 bits
+        for (int64_t i = 0; i < 2 * count; ++i) wide[i] = double_to_float_round_odd(float_value(from, v + i * fs));
+        f = wide;
+      }
+      encode(f, reinterpret_cast<std::byte*>(codes), 2 * count);
+      for (int64_t i = 0; i < count; ++i) pairs[b + i] = static_cast<uint8_t>(codes[2 * i] | codes[2 * i + 1] << 4);
     }
   });
 }
