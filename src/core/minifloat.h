@@ -35,9 +35,12 @@ inline constexpr Format kFp8E5M2{5, 2, 15, 0x7B, 0x7C, 0x7E, Specials::Ieee};
 inline constexpr Format kFp4E2M1{2, 1, 1, 0x7, 0x7, 0x7, Specials::None};
 inline constexpr Format kFp4E1M2{1, 2, 1, 0x7, 0x7, 0x7, Specials::None};  // also HiFloat4
 
+// Always inlined: a vectorised caller (one clone per ISA) must see the whole body.
+#define PTO_MINIFLOAT_INLINE [[gnu::always_inline]] inline
+
 // v >> sh rounded by R (sh >= 1); neg is the value's sign, for the directed roundings.
 template <Round R>
-inline uint32_t shift_round(uint32_t v, uint32_t sh, uint32_t neg) {
+PTO_MINIFLOAT_INLINE uint32_t shift_round(uint32_t v, uint32_t sh, uint32_t neg) {
   const uint32_t s = sh > 31 ? 31 : sh;  // v < 2^24: beyond 31 only the rest changes, and it stays v
   const uint32_t kept = v >> s, rest = v & ((1u << s) - 1), half = 1u << (s - 1);
   if constexpr (R == Round::NearestEven) return kept + (rest > half || (rest == half && (kept & 1)));
@@ -50,7 +53,7 @@ inline uint32_t shift_round(uint32_t v, uint32_t sh, uint32_t neg) {
 
 // float32 bits -> the code of F, rounded by R; Sat: overflow and inf give the largest finite value.
 template <const Format& F, Round R, bool Sat>
-inline uint32_t encode(uint32_t bits) {
+PTO_MINIFLOAT_INLINE uint32_t encode(uint32_t bits) {
   constexpr uint32_t first_normal = 128 - F.bias;  // float32 biased exponent of F's smallest normal
   const uint32_t neg = bits >> 31, abs = bits & 0x7FFFFFFFu, e = abs >> 23;
   const bool normal = e >= first_normal;
@@ -83,7 +86,7 @@ inline uint32_t encode(uint32_t bits) {
 inline constexpr uint32_t kHf8Inf = 0x6F, kHf8MaxFinite = 0x6E, kHf8Nan = 0x80;
 
 template <bool Sat>
-inline uint32_t encode_hf8(uint32_t bits) {
+PTO_MINIFLOAT_INLINE uint32_t encode_hf8(uint32_t bits) {
   const uint32_t neg = bits >> 31, abs = bits & 0x7FFFFFFFu;
   const int u = static_cast<int>(abs >> 23) - 127;  // unbiased exponent before rounding
   const int a = u < 0 ? -u : u;

@@ -4,6 +4,11 @@
 // Large outputs are written with streaming stores.
 #include "kernels/cast.h"
 
+// The float -> integer loops select between converted and clamped values; GCC if-converts (and so
+// vectorises) them only when floating-point exceptions may be ignored. ptocpu never reads the
+// exception flags, and results do not change.
+#pragma GCC optimize("no-trapping-math")
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -251,7 +256,7 @@ PTO_SIMD_CLONES void narrow_hf8(const float* __restrict src, std::byte* __restri
 void narrow_fp16_nearest(const float* src, std::byte* dst, int64_t n) { half::narrow(src, reinterpret_cast<fp16_t*>(dst), n); }
 
 template <Round R>
-inline float rounded(float x) {
+[[gnu::always_inline]] inline float rounded(float x) {
   if constexpr (R == Round::NearestEven) return std::nearbyint(x);
   else if constexpr (R == Round::Down) return std::floor(x);
   else if constexpr (R == Round::Up) return std::ceil(x);
@@ -285,7 +290,7 @@ PTO_SIMD_CLONES void float_to_int_saturating(const float* __restrict src, std::b
   auto* d = reinterpret_cast<T*>(dst);
   for (int64_t i = 0; i < n; ++i) {
     const float r = rounded<R>(src[i]);
-    const float c = r == r ? std::min(std::max(r, lo), below_hi) : 0.0f;
+    const float c = r != r ? 0.0f : r < lo ? lo : r > below_hi ? below_hi : r;
     const T v = static_cast<T>(static_cast<Wide>(c));
     d[i] = r >= hi ? std::numeric_limits<T>::max() : v;
   }
