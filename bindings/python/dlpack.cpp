@@ -119,6 +119,9 @@ dlpack::DataType to_dl(pto::DType dt) {
     case DType::FP8E4M3: return {dlpack::kDLFloat8_e4m3fn, 8, 1};
     case DType::FP8E5M2: return {dlpack::kDLFloat8_e5m2, 8, 1};
     case DType::FP8E8M0: return {dlpack::kDLFloat8_e8m0fnu, 8, 1};
+    case DType::INT4: case DType::HF8: case DType::HF4: case DType::FP4_E2M1: case DType::FP4_E1M2:
+    case DType::FP4_E2M1X2: case DType::FP4_E1M2X2:
+      return {dlpack::kDLUInt, 8, 1};  // DLPack has none of these as one element per byte: their codes
     default: return {dlpack::kDLFloat, bits, 1};
   }
 }

@@ -137,7 +137,7 @@ inline constexpr Doc dtype_from_name{
 
 inline constexpr Doc dtype_table{
     "def dtype_table() -> list[dict[str, typing.Any]]",
-    "Per-dtype facts from the core's one table: dtype, itemsize, numpy name, and whether ml_dtypes provides it."};
+    "Per-dtype facts from the core's one table: dtype, itemsize, numpy name, whether ml_dtypes provides it, and whether it is a narrow storage format."};
 
 inline constexpr Doc itemsize{"def itemsize(dtype: DType | str | typing.Any) -> int",
                               "Bytes per element of a dtype (any spelling ptocpu.dtype accepts)."};

@@ -23,6 +23,7 @@ void bind_dtype(nb::module_& m) {
       d["itemsize"] = pto::dtype_size(dt);
       d["numpy"] = pto::dtype_numpy_name(dt);
       d["ml_dtypes"] = pto::dtype_from_ml_dtypes(dt);
+      d["storage_format"] = pto::DTypeSet::storage_formats().contains(dt);
       out.append(d);
     }
     return out;

@@ -3,6 +3,7 @@
 #include <nanobind/ndarray.h>
 
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "bind.h"
 #include "docstrings.h"
@@ -49,6 +50,21 @@ nb::object to_numpy(nb::handle self, const pto::Tensor& t) {
   if (ml_name) out = out.attr("view")(nb::module_::import_("ml_dtypes").attr(ml_name));
   if (t.read_only()) out.attr("flags").attr("writeable") = false;
   return out;
+}
+
+// The tensor's values as a numpy array: its memory (to_numpy), except for the formats numpy and
+// ml_dtypes lack (HF8, HF4, FP4_E1M2, the X2 pairs), whose memory holds codes: their float32
+// values then, an X2 pair's two values along a new last dim.
+nb::object values_of(nb::handle self, const pto::Tensor& t) {
+  nb::object a = to_numpy(self, t);
+  const pto::DType dt = t.dtype();
+  if (!pto::DTypeSet::storage_formats().contains(dt) || pto::dtype_from_ml_dtypes(dt)) return a;
+  nb::object np = nb::module_::import_("numpy");
+  const float* values = pto::byte_code_values(dt);
+  nb::object table = np.attr("array")(nb::list(nb::cast(std::vector<float>(values, values + 256))), "float32");
+  if (!pto::is_packed_pair(dt)) return table.attr("__getitem__")(a);
+  nb::object low = table.attr("__getitem__")(a.attr("__and__")(15)), high = table.attr("__getitem__")(a.attr("__rshift__")(4));
+  return np.attr("stack")(nb::make_tuple(low, high), nb::arg("axis") = -1);
 }
 
 // A jit annotation's shape written with PyPTO's markers, e.g. [pypto.STATIC, pypto.DYNAMIC].
@@ -188,7 +204,7 @@ void bind_tensor(nb::module_& m) {
              return a.attr("astype")(dtype, nb::arg("copy") = always);
            },
            nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
-      .def("tolist", [](nb::handle self) { return to_numpy(self, nb::cast<const pto::Tensor&>(self)).attr("tolist")(); })
+      .def("tolist", [](nb::handle self) { return values_of(self, nb::cast<const pto::Tensor&>(self)).attr("tolist")(); })
       .def("__len__",
            [](const pto::Tensor& t) {
              require_storage(t, "len");
@@ -209,7 +225,7 @@ void bind_tensor(nb::module_& m) {
         if (!numpy_can_hold(t))  // only empty tensors get here: there is no memory that large
           return "Tensor([], shape=" + pto::shape_to_string(t.shape()) + ", dtype=" + pto::dtype_name(t.dtype()) + ")";
         nb::object np = nb::module_::import_("numpy");
-        nb::object body = np.attr("array2string")(to_numpy(self, t), nb::arg("separator") = ", ",
+        nb::object body = np.attr("array2string")(values_of(self, t), nb::arg("separator") = ", ",
                                                   nb::arg("prefix") = "Tensor(");
         return "Tensor(" + std::string(nb::str(body).c_str()) + ", dtype=" + pto::dtype_name(t.dtype()) + ")";
       });

@@ -27,8 +27,9 @@ void encode_scalar(const Scalar& s, DType dt, void* out, const char* op, const c
 // Reads one element as double (NaN / inf kept).
 double element_to_double(DType dt, const void* element);
 
-// A copy of t converted to `to`. Supported when either dtype is floating (floats round to
-// nearest even through a float32 that rounds to odd, so no double rounding).
+// A copy of t converted to `to` (src/ops/cast.cpp, with cast's conversions). Supported when either
+// dtype is floating: floats round to nearest even (HF8 ties away), once; a float to an integer
+// truncates and saturates (NaN gives 0).
 Tensor astype(const Tensor& t, DType to);
 
 }  // namespace pto

@@ -33,7 +33,7 @@ from .frontend import RunMode  # noqa: E402,F401
 from .lang.convert import from_torch  # noqa: E402,F401
 from .lang.element import Element  # noqa: E402,F401
 from .lang.enums import (  # noqa: E402,F401
-    DataType, DT_DOUBLE, CompStage, StatusType, DYN, DYNAMIC, STATIC, AtomicRMWMode, ROUND_UP, ROUND_DOWN,
+    DataType, DT_DOUBLE, DT_FP8, CompStage, StatusType, DYN, DYNAMIC, STATIC, AtomicRMWMode, ROUND_UP, ROUND_DOWN,
 )
 from .lang.loops import loop, loop_unroll  # noqa: E402,F401
 from .lang.options import *  # noqa: E402,F401,F403  (docs/running_pypto_programs.md#options)
@@ -77,7 +77,7 @@ __all__ = [
     # PyPTO's program surface (docs/running_pypto_programs.md)
     "function", "from_torch", "runtime", "error", "jit", "experimental", "pypto_impl", *_options_module.__all__,
     "SymbolicScalar", "SatStatus", "SymInt", "symbolic_scalar", "min", "max", "cond", "is_loop_begin", "is_loop_end",
-    "bytes_of", "ceildiv", "ceil", "DataType", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE",
+    "bytes_of", "ceildiv", "ceil", "DataType", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE", "DT_FP8",
     "AtomicRMWMode", "ROUND_UP", "ROUND_DOWN", "trace", "golden", "set_verify_golden_data",
 ]
 del _name

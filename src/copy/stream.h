@@ -78,4 +78,13 @@ inline void stream_copy(std::byte* dst, const std::byte* src, int64_t n) {
   if (tail) std::memcpy(dst + head + body, src + head + body, tail);
 }
 
+// stream_copy with the instruction set kernel_tuning() allows.
+inline void stream_copy_tuned(std::byte* dst, const std::byte* src, int64_t n) {
+  switch (kernel_tuning().isa) {
+    case Isa::Avx512: return stream_copy<Isa::Avx512>(dst, src, n);
+    case Isa::Avx2: return stream_copy<Isa::Avx2>(dst, src, n);
+    default: return stream_copy<Isa::Baseline>(dst, src, n);
+  }
+}
+
 }  // namespace pto::kernels

@@ -1,9 +1,11 @@
 #include "ptocpu/dtype.h"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
 
+#include "core/minifloat.h"
 #include "ptocpu/error.h"
 
 namespace pto {
@@ -13,30 +15,39 @@ namespace {
 struct DTypeInfo {
   const char* name;
   size_t size;
-  // Other spellings accepted by dtype_from_name (numpy / torch / short forms); the first is the
-  // numpy / ml_dtypes name.
+  // The numpy dtype the tensor's memory is seen as (Tensor.numpy()); ml_dtypes provides it when
+  // ml_dtypes is true. Formats neither has are seen as their codes, uint8.
+  const char* numpy;
+  bool ml_dtypes;
+  // Spellings dtype_from_name accepts besides the DT_* name (numpy / ml_dtypes / torch / short forms).
   std::initializer_list<std::string_view> aliases;
-  bool ml_dtypes;  // numpy has no such type: ml_dtypes provides it
 };
 
 const DTypeInfo& info(DType dt) {
   static const DTypeInfo table[kNumDTypes] = {
-      {"DT_INT8", 1, {"int8", "i8"}, false},
-      {"DT_INT16", 2, {"int16", "i16", "short"}, false},
-      {"DT_INT32", 4, {"int32", "i32", "int"}, false},
-      {"DT_INT64", 8, {"int64", "i64", "long"}, false},
-      {"DT_UINT8", 1, {"uint8", "u8"}, false},
-      {"DT_UINT16", 2, {"uint16", "u16"}, false},
-      {"DT_UINT32", 4, {"uint32", "u32"}, false},
-      {"DT_UINT64", 8, {"uint64", "u64"}, false},
-      {"DT_BOOL", 1, {"bool", "bool_"}, false},
-      {"DT_FP16", 2, {"float16", "fp16", "half", "f16"}, false},
-      {"DT_BF16", 2, {"bfloat16", "bf16"}, true},
-      {"DT_FP32", 4, {"float32", "fp32", "float", "f32"}, false},
-      {"DT_FP64", 8, {"float64", "fp64", "double", "f64"}, false},
-      {"DT_FP8E4M3", 1, {"float8_e4m3fn", "fp8e4m3", "fp8_e4m3", "e4m3", "float8_e4m3"}, true},
-      {"DT_FP8E5M2", 1, {"float8_e5m2", "fp8e5m2", "fp8_e5m2", "e5m2"}, true},
-      {"DT_FP8E8M0", 1, {"float8_e8m0fnu", "fp8e8m0", "fp8_e8m0", "e8m0", "float8_e8m0"}, true},
+      {"DT_INT8", 1, "int8", false, {"int8", "i8"}},
+      {"DT_INT16", 2, "int16", false, {"int16", "i16", "short"}},
+      {"DT_INT32", 4, "int32", false, {"int32", "i32", "int"}},
+      {"DT_INT64", 8, "int64", false, {"int64", "i64", "long"}},
+      {"DT_UINT8", 1, "uint8", false, {"uint8", "u8"}},
+      {"DT_UINT16", 2, "uint16", false, {"uint16", "u16"}},
+      {"DT_UINT32", 4, "uint32", false, {"uint32", "u32"}},
+      {"DT_UINT64", 8, "uint64", false, {"uint64", "u64"}},
+      {"DT_BOOL", 1, "bool", false, {"bool", "bool_"}},
+      {"DT_FP16", 2, "float16", false, {"float16", "fp16", "half", "f16"}},
+      {"DT_BF16", 2, "bfloat16", true, {"bfloat16", "bf16"}},
+      {"DT_FP32", 4, "float32", false, {"float32", "fp32", "float", "f32"}},
+      {"DT_FP64", 8, "float64", false, {"float64", "fp64", "double", "f64", "DT_DOUBLE"}},
+      {"DT_FP8E4M3", 1, "float8_e4m3fn", true, {"float8_e4m3fn", "fp8e4m3", "fp8_e4m3", "e4m3", "float8_e4m3", "DT_FP8", "fp8"}},
+      {"DT_FP8E5M2", 1, "float8_e5m2", true, {"float8_e5m2", "fp8e5m2", "fp8_e5m2", "e5m2"}},
+      {"DT_FP8E8M0", 1, "float8_e8m0fnu", true, {"float8_e8m0fnu", "fp8e8m0", "fp8_e8m0", "e8m0", "float8_e8m0"}},
+      {"DT_INT4", 1, "int4", true, {"int4", "s4"}},
+      {"DT_HF8", 1, "uint8", false, {"hifloat8", "hf8", "hif8"}},
+      {"DT_HF4", 1, "uint8", false, {"hifloat4", "hf4", "hif4"}},
+      {"DT_FP4_E2M1", 1, "float4_e2m1fn", true, {"float4_e2m1fn", "fp4_e2m1", "fp4e2m1", "e2m1"}},
+      {"DT_FP4_E1M2", 1, "uint8", false, {"fp4_e1m2", "fp4e1m2", "e1m2"}},
+      {"DT_FP4_E2M1X2", 1, "uint8", false, {"float4_e2m1fn_x2", "fp4_e2m1x2", "e2m1x2"}},
+      {"DT_FP4_E1M2X2", 1, "uint8", false, {"fp4_e1m2x2", "e1m2x2"}},
   };
   return table[static_cast<int>(dt)];
 }
@@ -44,73 +55,113 @@ const DTypeInfo& info(DType dt) {
 uint32_t float_bits(float f) { return std::bit_cast<uint32_t>(f); }
 float bits_float(uint32_t b) { return std::bit_cast<float>(b); }
 
-// Round-to-nearest-even right shift of a non-negative integer.
-uint32_t shift_right_rne(uint32_t v, int shift) {
-  if (shift <= 0) return v << -shift;
-  if (shift >= 32) return 0;
-  uint32_t kept = v >> shift;
-  uint32_t rest = v & ((1u << shift) - 1);
-  uint32_t half = 1u << (shift - 1);
-  if (rest > half || (rest == half && (kept & 1))) ++kept;
-  return kept;
-}
-
-// float32 -> a sign/exponent/mantissa format with E exponent bits and M mantissa bits.
-// overflow_code is what a finite value too large becomes (inf for IEEE-like formats,
-// NaN for E4M3FN); max_finite is the largest finite magnitude code.
-template <int E, int M>
-uint32_t encode_minifloat(float f, uint32_t nan_code, uint32_t overflow_code, uint32_t max_finite) {
-  const uint32_t bits = float_bits(f);
-  const uint32_t sign = (bits >> 31) << (E + M);
-  const uint32_t abs = bits & 0x7FFFFFFFu;
-  if (abs > 0x7F800000u) return sign | nan_code;
-  if (abs == 0x7F800000u) return sign | overflow_code;
-  constexpr int bias = (1 << (E - 1)) - 1;
-  const int exp = static_cast<int>(abs >> 23) - 127;  // unbiased, -127 for float32 subnormals
-  uint32_t code;
-  if (exp >= 1 - bias) {
-    // Normal in the target: rebias, then round away the extra mantissa bits (carry into the exponent is right).
-    const uint32_t rebiased = abs - (static_cast<uint32_t>(127 - bias) << 23);
-    code = shift_right_rne(rebiased, 23 - M);
-  } else {
-    // Subnormal in the target: value = mant * 2^(e-23), quantum 2^(1-bias-M).
-    uint32_t mant = abs & 0x7FFFFFu;
-    int e = exp;
-    if (e == -127) e = -126; else mant |= 0x800000u;
-    code = shift_right_rne(mant, (1 - bias - M) - (e - 23));
-  }
-  if (code > max_finite) code = overflow_code;
-  return sign | code;
-}
-
-template <int E, int M>
-float decode_minifloat(uint32_t code, bool fn_nan /* E4M3FN: only S.1111.111 is NaN */) {
-  constexpr int bias = (1 << (E - 1)) - 1;
-  const bool neg = (code >> (E + M)) & 1;
-  const uint32_t ex = (code >> M) & ((1u << E) - 1);
-  const uint32_t man = code & ((1u << M) - 1);
+// A code of the sign / exponent / mantissa format F as float32, exactly.
+float decode(const minifloat::Format& F, uint32_t code) {
+  const bool neg = (code >> (F.E + F.M)) & 1;
+  const uint32_t ex = (code >> F.M) & ((1u << F.E) - 1), man = code & ((1u << F.M) - 1);
+  const uint32_t top = (1u << F.E) - 1;
   float v;
-  if (fn_nan) {
-    if (ex == (1u << E) - 1 && man == (1u << M) - 1) {
-      v = std::numeric_limits<float>::quiet_NaN();
-      return neg ? -v : v;
-    }
-  } else if (ex == (1u << E) - 1) {
+  if (F.specials == minifloat::Specials::Ieee && ex == top)
     v = man ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-    return neg ? -v : v;
-  }
-  if (ex == 0)
-    v = std::ldexp(static_cast<float>(man), 1 - bias - M);
+  else if (F.specials == minifloat::Specials::Fn && ex == top && man == (1u << F.M) - 1)
+    v = std::numeric_limits<float>::quiet_NaN();
+  else if (ex == 0)
+    v = std::ldexp(static_cast<float>(man), 1 - F.bias - F.M);
   else
-    v = bits_float(((ex - bias + 127) << 23) | (man << (23 - M)));
+    v = std::ldexp(static_cast<float>((1u << F.M) | man), static_cast<int>(ex) - F.bias - F.M);
   return neg ? -v : v;
+}
+
+// HiFloat8 (core/minifloat.h): the dot field is read as a prefix code from the top.
+float decode_hf8(uint32_t code) {
+  const bool neg = code & 0x80;
+  const uint32_t c = code & 0x7F;
+  float v;
+  if (c == 0) {
+    v = neg ? std::numeric_limits<float>::quiet_NaN() : 0.0f;  // 0x80 is NaN: there is no -0
+    return v;
+  }
+  if (c == minifloat::kHf8Inf) {
+    v = std::numeric_limits<float>::infinity();
+  } else if (c < 0x08) {  // dot 0000: 2^(m - 23)
+    v = std::ldexp(1.0f, static_cast<int>(c) - 23);
+  } else {
+    // dot 0001 / 001 / 01 / 10 / 11: exponent width 0 / 1 / 2 / 3 / 4, mantissa 3 / 3 / 3 / 2 / 1 bits.
+    const int width = c >= 0x60 ? 4 : c >= 0x40 ? 3 : c >= 0x20 ? 2 : c >= 0x10 ? 1 : 0;
+    const int mbits = width == 4 ? 1 : width == 3 ? 2 : 3;
+    const uint32_t man = c & ((1u << mbits) - 1);
+    int exponent = 0;
+    if (width > 0) {
+      const uint32_t field = (c >> mbits) & ((1u << width) - 1);  // sign bit, then the magnitude's lower bits
+      const int magnitude = (1 << (width - 1)) | static_cast<int>(field & ((1u << (width - 1)) - 1));
+      exponent = (field >> (width - 1)) ? -magnitude : magnitude;
+    }
+    v = std::ldexp(static_cast<float>((1u << mbits) | man), exponent - mbits);
+  }
+  return neg ? -v : v;
+}
+
+// The float32 values of a one-byte dtype's 256 codes (an X2 pair's: its low value).
+using ByteTable = std::array<float, 256>;
+ByteTable make_byte_table(DType dt) {
+  ByteTable t{};
+  for (uint32_t c = 0; c < 256; ++c) {
+    switch (dt) {
+      case DType::FP8E4M3: t[c] = decode(minifloat::kFp8E4M3, c); break;
+      case DType::FP8E5M2: t[c] = decode(minifloat::kFp8E5M2, c); break;
+      case DType::FP8E8M0: t[c] = c == 0xFF ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, static_cast<int>(c) - 127); break;
+      case DType::HF8: t[c] = decode_hf8(c); break;
+      case DType::INT4: t[c] = static_cast<float>(static_cast<int>(c & 0xF) - static_cast<int>((c & 0x8) << 1)); break;
+      case DType::FP4_E2M1: case DType::FP4_E2M1X2: t[c] = decode(minifloat::kFp4E2M1, c & 0xF); break;
+      default: t[c] = decode(minifloat::kFp4E1M2, c & 0xF); break;  // FP4_E1M2, HF4, FP4_E1M2X2
+    }
+  }
+  return t;
+}
+
+const ByteTable& byte_table(DType dt) {
+  static const auto tables = [] {
+    std::array<ByteTable, kNumDTypes> all{};
+    for (DType dt : {DType::FP8E4M3, DType::FP8E5M2, DType::FP8E8M0, DType::INT4, DType::HF8, DType::HF4,
+                     DType::FP4_E2M1, DType::FP4_E1M2, DType::FP4_E2M1X2, DType::FP4_E1M2X2})
+      all[static_cast<int>(dt)] = make_byte_table(dt);
+    return all;
+  }();
+  return tables[static_cast<int>(dt)];
+}
+
+template <Round R, bool Sat>
+uint32_t encode_as(DType dt, uint32_t bits) {
+  using namespace minifloat;
+  switch (dt) {
+    case DType::FP16: return encode<kFp16, R, Sat>(bits);
+    case DType::BF16: return encode<kBf16, R, Sat>(bits);
+    case DType::FP8E4M3: return encode<kFp8E4M3, R, Sat>(bits);
+    case DType::FP8E5M2: return encode<kFp8E5M2, R, Sat>(bits);
+    case DType::HF8: return encode_hf8<Sat>(bits);
+    case DType::FP4_E2M1: return encode<kFp4E2M1, R, Sat>(bits);
+    default: return encode<kFp4E1M2, R, Sat>(bits);  // FP4_E1M2, HF4
+  }
+}
+
+template <bool Sat>
+uint32_t encode_rounded(DType dt, uint32_t bits, Round round) {
+  switch (round) {
+    case Round::NearestEven: return encode_as<Round::NearestEven, Sat>(dt, bits);
+    case Round::NearestAway: return encode_as<Round::NearestAway, Sat>(dt, bits);
+    case Round::Down: return encode_as<Round::Down, Sat>(dt, bits);
+    case Round::Up: return encode_as<Round::Up, Sat>(dt, bits);
+    case Round::TowardZero: return encode_as<Round::TowardZero, Sat>(dt, bits);
+    case Round::ToOdd: return encode_as<Round::ToOdd, Sat>(dt, bits);
+  }
+  __builtin_unreachable();
 }
 
 }  // namespace
 
 size_t dtype_size(DType dt) { return info(dt).size; }
 const char* dtype_name(DType dt) { return info(dt).name; }
-const char* dtype_numpy_name(DType dt) { return info(dt).aliases.begin()->data(); }
+const char* dtype_numpy_name(DType dt) { return info(dt).numpy; }
 bool dtype_from_ml_dtypes(DType dt) { return info(dt).ml_dtypes; }
 
 DType dtype_from_name(std::string_view name) {
@@ -129,13 +180,14 @@ DType dtype_from_name(std::string_view name) {
 }
 
 bool is_floating(DType dt) {
-  return DTypeSet{DType::FP16, DType::BF16, DType::FP32, DType::FP64, DType::FP8E4M3,
-                  DType::FP8E5M2, DType::FP8E8M0}
+  return DTypeSet{DType::FP16, DType::BF16, DType::FP32, DType::FP64, DType::FP8E4M3, DType::FP8E5M2, DType::FP8E8M0,
+                  DType::HF8, DType::HF4, DType::FP4_E2M1, DType::FP4_E1M2}
       .contains(dt);
 }
 bool is_signed_integer(DType dt) {
-  return DTypeSet{DType::INT8, DType::INT16, DType::INT32, DType::INT64}.contains(dt);
+  return DTypeSet{DType::INT8, DType::INT16, DType::INT32, DType::INT64, DType::INT4}.contains(dt);
 }
+bool is_packed_pair(DType dt) { return dt == DType::FP4_E2M1X2 || dt == DType::FP4_E1M2X2; }
 bool is_integer(DType dt) {
   return is_signed_integer(dt) ||
          DTypeSet{DType::UINT8, DType::UINT16, DType::UINT32, DType::UINT64}.contains(dt);
@@ -148,15 +200,24 @@ std::string DTypeSet::to_string() const {
   return s;
 }
 
-uint16_t float_to_fp16_bits(float f) { return encode_minifloat<5, 10>(f, 0x7E00, 0x7C00, 0x7BFF); }
-uint8_t float_to_fp8e4m3_bits(float f) { return encode_minifloat<4, 3>(f, 0x7F, 0x7F, 0x7E); }
-uint8_t float_to_fp8e5m2_bits(float f) { return encode_minifloat<5, 2>(f, 0x7E, 0x7C, 0x7B); }
-
-uint16_t float_to_bf16_bits(float f) {
+uint32_t float_to_code(DType dt, float f, Round round, bool saturate) {
+  if (dt == DType::FP8E8M0) return float_to_fp8e8m0_bits(f);
   const uint32_t bits = float_bits(f);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);
-  return static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1)) >> 16);
+  return saturate ? encode_rounded<true>(dt, bits, round) : encode_rounded<false>(dt, bits, round);
 }
+
+const float* byte_code_values(DType dt) { return byte_table(dt).data(); }
+
+float code_to_float(DType dt, uint32_t code) {
+  if (dt == DType::FP16) return decode(minifloat::kFp16, code);
+  if (dt == DType::BF16) return bits_float(code << 16);
+  return byte_table(dt)[code & 0xFF];
+}
+
+uint16_t float_to_fp16_bits(float f) { return minifloat::encode<minifloat::kFp16, Round::NearestEven, false>(float_bits(f)); }
+uint16_t float_to_bf16_bits(float f) { return minifloat::encode<minifloat::kBf16, Round::NearestEven, false>(float_bits(f)); }
+uint8_t float_to_fp8e4m3_bits(float f) { return minifloat::encode<minifloat::kFp8E4M3, Round::NearestEven, false>(float_bits(f)); }
+uint8_t float_to_fp8e5m2_bits(float f) { return minifloat::encode<minifloat::kFp8E5M2, Round::NearestEven, false>(float_bits(f)); }
 
 uint8_t float_to_fp8e8m0_bits(float f) {
   // Unsigned powers of two 2^(c-127), c in [0, 254]; 0xFF is NaN (docs/dtypes.md#conversions).
@@ -172,14 +233,17 @@ uint8_t float_to_fp8e8m0_bits(float f) {
   return code > 0xFE ? 0xFF : static_cast<uint8_t>(code);
 }
 
-float fp16_bits_to_float(uint16_t b) { return decode_minifloat<5, 10>(b, false); }
-float fp8e4m3_bits_to_float(uint8_t b) { return decode_minifloat<4, 3>(b, true); }
-float fp8e5m2_bits_to_float(uint8_t b) { return decode_minifloat<5, 2>(b, false); }
-float bf16_bits_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
-float fp8e8m0_bits_to_float(uint8_t b) {
-  if (b == 0xFF) return std::numeric_limits<float>::quiet_NaN();
-  if (b == 0) return bits_float(0x00400000u);  // 2^-127, a float32 subnormal
-  return bits_float(static_cast<uint32_t>(b) << 23);
+float fp16_bits_to_float(uint16_t b) { return code_to_float(DType::FP16, b); }
+float fp8e4m3_bits_to_float(uint8_t b) { return code_to_float(DType::FP8E4M3, b); }
+float fp8e5m2_bits_to_float(uint8_t b) { return code_to_float(DType::FP8E5M2, b); }
+float bf16_bits_to_float(uint16_t b) { return code_to_float(DType::BF16, b); }
+float fp8e8m0_bits_to_float(uint8_t b) { return code_to_float(DType::FP8E8M0, b); }
+
+double int_to_double_round_odd(__int128 v) {
+  double d = static_cast<double>(v);
+  const __int128 back = static_cast<__int128>(d);
+  if (back != v && (std::bit_cast<uint64_t>(d) & 1) == 0) d = std::nextafter(d, back < v ? INFINITY : -INFINITY);
+  return d;
 }
 
 float double_to_float_round_odd(double d) {

@@ -108,23 +108,15 @@ S read(const std::byte* p) {
   return v;
 }
 
-float widen_fp8(DType dt, uint8_t bits) {
-  switch (dt) {
-    case DType::FP8E4M3: return fp8e4m3_bits_to_float(bits);
-    case DType::FP8E5M2: return fp8e5m2_bits_to_float(bits);
-    default: return fp8e8m0_bits_to_float(bits);
-  }
-}
-
-// One element of storage dtype `dt` as T: small floats widen through fp32, anything else converts
-// as C++ converts numbers (ops only ask for conversions whose values fit, e.g. bool -> float).
+// One element of storage dtype `dt` as T: small floats (and the narrow storage formats) widen
+// through fp32, anything else converts as C++ converts numbers (ops only ask for conversions whose
+// values fit, e.g. bool -> float).
 template <class T>
 T element(DType dt, const std::byte* p) {
   return visit_dtype(dt, [&](auto tag) -> T {
     using S = typename decltype(tag)::type;
     if constexpr (std::is_same_v<S, fp16_t> || std::is_same_v<S, bf16_t>) return static_cast<T>(half::widen(read<S>(p)));
-    else if constexpr (std::is_same_v<S, fp8e4m3_t> || std::is_same_v<S, fp8e5m2_t> || std::is_same_v<S, fp8e8m0_t>)
-      return static_cast<T>(widen_fp8(dt, read<uint8_t>(p)));
+    else if constexpr (kByteCoded<S> || kPackedPair<S>) return static_cast<T>(code_to_float(dt, read<uint8_t>(p)));
     else return static_cast<T>(read<S>(p));
   });
 }
@@ -174,9 +166,7 @@ void store(const T* src, std::byte* dst, int64_t stride, int64_t n) {
       switch (D) {
         case DType::FP16: h = half::to_fp16(src[i]).bits; std::memcpy(p, &h, 2); break;
         case DType::BF16: h = half::to_bf16(src[i]).bits; std::memcpy(p, &h, 2); break;
-        case DType::FP8E4M3: b = float_to_fp8e4m3_bits(src[i]); std::memcpy(p, &b, 1); break;
-        case DType::FP8E5M2: b = float_to_fp8e5m2_bits(src[i]); std::memcpy(p, &b, 1); break;
-        default: b = float_to_fp8e8m0_bits(src[i]); std::memcpy(p, &b, 1); break;
+        default: b = static_cast<uint8_t>(float_to_code(D, src[i], Round::NearestEven, false)); std::memcpy(p, &b, 1); break;
       }
     } else {
       std::memcpy(p, &src[i], sizeof(T));
@@ -205,7 +195,8 @@ StoreFn<T> storer(DType dtype) {
   StoreFn<T> fn = nullptr;
   visit_dtype(dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    if constexpr (computes_as<T, S>()) fn = &store<T, dtype_of<S>()>;
+    // INT4 and the X2 pairs are no op's result: their values are written by cast alone.
+    if constexpr (computes_as<T, S>() && !std::is_same_v<S, int4_t> && !kPackedPair<S>) fn = &store<T, dtype_of<S>()>;
   });
   return fn;
 }

@@ -21,6 +21,7 @@ void add_creation(std::vector<OpDef>& table);      // full, zeros, ones, arange,
 void add_composite(std::vector<OpDef>& table);     // softmax, rms_norm, online_softmax*, expand_exp_dif, sort, quant
 void add_math(std::vector<OpDef>& table);          // exp, log, trig, hyperbolic, erf, sigmoid, rounding, ... (src/ops/math.cpp)
 void add_layout(std::vector<OpDef>& table);        // reshape, transpose, concat, pad, tril, pack, ... (src/ops/layout.cpp)
+void add_cast(std::vector<OpDef>& table);          // cast (astype shares its conversions) (src/ops/cast.cpp)
 
 // One family per line (merges of new families touch only their own line).
 inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
@@ -38,6 +39,7 @@ inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_composite,
     add_math,
     add_layout,
+    add_cast,
 };
 
 }  // namespace pto::families

@@ -257,7 +257,8 @@ int64_t no_bytes(const OpDef&, const Args&, const Outputs&) { return 0; }
 }  // namespace
 
 void families::add_kernel_model(std::vector<OpDef>& table) {
-  const PlatformRows everywhere = platform_rows(DTypeSet::all(), DTypeSet::all(), DTypeSet::all(), DTypeSet::all(), 0, 8);
+  const DTypeSet every = DTypeSet::all().with(DTypeSet::storage_formats());  // data movement moves every dtype
+  const PlatformRows everywhere = platform_rows(every, every, every, every, 0, 8);
   table.push_back(OpDef{
       .name = "view",
       .params = {{"input", ParamKind::Memory},
@@ -354,7 +355,9 @@ broadcast to it assembles b's valid part there (docs/tensors.md#indexing).)",
       .name = "astype",
       .params = {{"self", ParamKind::Tensor}, {"dtype", ParamKind::DType}},
       .forms = kMethod,
-      .doc = R"(A copy of this tensor converted to dtype (floats round to nearest even; see docs/dtypes.md).)",
+      .doc = R"(A copy of this tensor converted to dtype (floats round to nearest even, HF8 ties away; a float
+to an integer truncates and saturates, NaN gives 0; one of the two dtypes is floating; see
+docs/dtypes.md). cast has the rounding and saturation modes.)",
       .doc_page = "docs/dtypes.md",
       .limits = everywhere,
       .run = [](const OpDef&, const Args& a) -> Outputs { return {astype(a.tensor(0), a.dtype(1))}; },

@@ -39,7 +39,7 @@ struct Format {
   uint32_t (*encode)(float);
   float (*decode)(uint32_t);
   uint32_t nan_code;  // the NaN the encoder writes for a positive NaN (docs/dtypes.md); 0: any
-                      // NaN of the input's sign (bf16 keeps the payload's top bits, made quiet)
+                      // NaN of the input's sign (fp16 and bf16 keep the payload's top bits, made quiet)
 
   int bias() const { return (1 << (E - 1)) - 1; }
   uint32_t sign_bit() const { return kind == Kind::E8M0 ? 0 : 1u << (E + M); }
@@ -82,7 +82,7 @@ void PrintTo(const Format& f, std::ostream* os) { *os << f.name; }
 
 const Format kFormats[] = {
     {"fp16", 5, 10, Kind::IEEE, [](float f) -> uint32_t { return pto::float_to_fp16_bits(f); },
-     [](uint32_t c) { return pto::fp16_bits_to_float(static_cast<uint16_t>(c)); }, 0x7E00},
+     [](uint32_t c) { return pto::fp16_bits_to_float(static_cast<uint16_t>(c)); }, 0},
     {"bf16", 8, 7, Kind::IEEE, [](float f) -> uint32_t { return pto::float_to_bf16_bits(f); },
      [](uint32_t c) { return pto::bf16_bits_to_float(static_cast<uint16_t>(c)); }, 0},
     {"fp8e4m3", 4, 3, Kind::FN, [](float f) -> uint32_t { return pto::float_to_fp8e4m3_bits(f); },

@@ -1,4 +1,5 @@
-"""docs/dtypes.md: the 16 dtypes, how Python names them, and the float conversions.
+"""docs/dtypes.md: the 16 dtypes ops compute with (test_cast.py has the narrow storage formats), how
+Python names them, and the float conversions.
 
 The narrow floats (fp16, bf16, fp8 e4m3 / e5m2 / e8m0) are checked against their definitions,
 written out here with Python integers and fractions (`Format`): every code decoded, a table of
@@ -33,8 +34,8 @@ class Format:
     Rounding (docs/dtypes.md#conversions): to the nearest value; a tie to the even code (E8M0:
     up); a magnitude that rounds beyond the largest finite value overflows (to inf; E4M3FN and
     E8M0: NaN). E8M0 has no zero, sign or inf: positive values below 2^-127 give 2^-127; zero,
-    negatives, inf and NaN give NaN. NaN stays NaN with its sign (bf16 also keeps the payload's
-    top bits, quieted: `nan` is None).
+    negatives, inf and NaN give NaN. NaN stays NaN with its sign (fp16 and bf16 also keep the
+    payload's top bits, quieted: `nan` is None; test_cast.py checks that rule).
     """
 
     def __init__(self, name, dt, ml, E, M, kind, nan):
@@ -130,7 +131,7 @@ class Format:
 
 FLT_MAX = float(np.finfo(np.float32).max)
 FORMATS = [
-    Format("float16", ptocpu.DT_FP16, np.float16, 5, 10, "ieee", 0x7E00),
+    Format("float16", ptocpu.DT_FP16, np.float16, 5, 10, "ieee", None),
     Format("bfloat16", ptocpu.DT_BF16, ml_dtypes.bfloat16, 8, 7, "ieee", None),
     Format("float8_e4m3fn", ptocpu.DT_FP8E4M3, ml_dtypes.float8_e4m3fn, 4, 3, "fn", 0x7F),
     Format("float8_e5m2", ptocpu.DT_FP8E5M2, ml_dtypes.float8_e5m2, 5, 2, "ieee", 0x7E),
@@ -619,10 +620,14 @@ def test_every_spelling_of_a_dtype(name, npt, tt, size):
         assert ptocpu.Tensor([1, 2], spelling).dtype == const
 
 
-def test_constants_are_sixteen_distinct_dtypes():
+STORAGE_FORMATS = ("DT_INT4", "DT_HF8", "DT_HF4", "DT_FP4_E2M1", "DT_FP4_E1M2", "DT_FP4_E2M1X2", "DT_FP4_E1M2X2")
+
+
+def test_constants_are_sixteen_computing_dtypes_and_seven_storage_formats():
     consts = [getattr(ptocpu, d[0]) for d in ALL_DTYPES]
     assert len(set(consts)) == 16
-    assert set(ptocpu.DType.__members__) == {d[0] for d in ALL_DTYPES}
+    assert set(ptocpu.DType.__members__) == {d[0] for d in ALL_DTYPES} | set(STORAGE_FORMATS)
+    assert [r["dtype"].name for r in ptocpu._core.dtype_table() if r["storage_format"]] == list(STORAGE_FORMATS)
 
 
 @pytest.mark.parametrize("spelling,expected", [

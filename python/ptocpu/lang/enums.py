@@ -5,12 +5,13 @@ import enum
 
 from .. import _core
 
-__all__ = ["DataType", "DT_DOUBLE", "TileOpFormat", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "AtomicRMWMode",
+__all__ = ["DataType", "DT_DOUBLE", "DT_FP8", "TileOpFormat", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "AtomicRMWMode",
            "NamedIntEnum", "ROUND_UP", "ROUND_DOWN"]
 
 TileOpFormat = _core.TileOpFormat
 DataType = _core.DType  # DT_FP32 and the others are its members
 DT_DOUBLE = _core.DT_FP64  # PyPTO's second name for fp64
+DT_FP8 = _core.DT_FP8E4M3  # PyPTO's generic 8-bit float: E4M3 here (docs/dtypes.md)
 
 
 class CompStage(enum.Enum):

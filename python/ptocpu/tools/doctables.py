@@ -47,19 +47,24 @@ _FIELD_TITLES = {"ub_bytes": "UB bytes (tile checks)", "max_extent": "largest di
                  "empty_inputs_allowed": "empty inputs", "scatter_scalar_must_be_finite": "scalar src must be finite"}
 
 
-def _all_dtypes() -> list[str]:
-    return list(ptocpu.DType.__members__)
+def _storage_formats() -> list[str]:
+    """The narrow storage formats (docs/dtypes.md#narrow-storage-formats)."""
+    return [row["dtype"].name for row in ptocpu._core.dtype_table() if row["storage_format"]]
 
 
 def _dtype_cell(text: str) -> str:
-    """A dtype list as "all", "all except ..." (a few missing) or the list itself."""
+    """A dtype list as "all", "all except ..." (a few of the dtypes ops compute with missing), and
+    the storage formats it has, or the list itself. "all" means the dtypes ops compute with."""
     given = [d.strip() for d in text.split(",") if d.strip()]
-    everything = _all_dtypes()
-    missing = [d for d in everything if d not in given]
+    storage = [d for d in given if d in _storage_formats()]
+    computing = [d for d in ptocpu.DType.__members__ if d not in _storage_formats()]
+    missing = [d for d in computing if d not in given]
+    extra = "" if not storage else (", every storage format" if len(storage) == len(_storage_formats())
+                                    else ", " + ", ".join(storage))
     if not missing:
-        return "all"
+        return "all" + extra
     if len(missing) <= 4:
-        return "all except " + ", ".join(missing)
+        return "all except " + ", ".join(missing) + extra
     return ", ".join(given)
 
 

@@ -210,3 +210,75 @@ GATHERMASK_LANES = {1: np.s_[..., 0::2], 2: np.s_[..., 1::2], 3: np.s_[..., 0::4
 def gathermask(x: np.ndarray, pattern_mode: int) -> np.ndarray:
     """docs/ops/gathermask.md in numpy: the lanes of the last axis the pattern picks."""
     return np.ascontiguousarray(x[GATHERMASK_LANES[pattern_mode]])
+
+
+# ---------------------------------------------------------------- HiFloat8 (docs/dtypes.md#hifloat8)
+
+def hifloat8_value(code: int) -> float:
+    """A HiFloat8 code's value, read bit by bit: sign, the dot prefix code (11, 10, 01, 001, 0001,
+    0000), the exponent in sign-magnitude with an implicit leading 1, the mantissa; 0x80 is NaN,
+    S_11_0111_1 inf, dot 0000 with mantissa m the power 2^(m - 23)."""
+    bits = format(code, "08b")
+    sign = -1.0 if bits[0] == "1" else 1.0
+    rest = bits[1:]
+    if rest == "0000000":
+        return math.nan if sign < 0 else 0.0
+    for dot, width, mbits in (("11", 4, 1), ("10", 3, 2), ("01", 2, 3), ("001", 1, 3), ("0001", 0, 3)):
+        if rest.startswith(dot):
+            field, man = rest[len(dot):len(dot) + width], rest[len(dot) + width:]
+            magnitude = int("1" + field[1:], 2) if width else 0
+            exponent = -magnitude if width and field[0] == "1" else magnitude
+            if dot == "11" and exponent == 15 and man == "1":
+                return sign * math.inf
+            return sign * (1 + int(man, 2) / 2 ** mbits) * 2.0 ** exponent
+    return sign * 2.0 ** (int(rest[4:], 2) - 23)
+
+
+HIFLOAT8_VALUES = np.array([hifloat8_value(c) for c in range(256)])
+
+
+def to_hifloat8(x: np.ndarray, saturate: bool = False) -> np.ndarray:
+    """float values (float64-exact) -> HiFloat8 codes: the nearest value, ties away from zero; from
+    1.25 * 2^15 on inf (the largest value 2^15 with saturate), NaN 0x80, zero and -0 0x00."""
+    finite = np.isfinite(HIFLOAT8_VALUES) & (HIFLOAT8_VALUES >= 0)
+    codes = np.flatnonzero(finite)
+    values = HIFLOAT8_VALUES[codes]
+    order = np.argsort(values)
+    codes, values = codes[order], values[order]
+    ladder = np.append(values, 1.5 * values[-1])  # where inf stands
+    a = np.abs(np.asarray(x, np.float64))
+    hi = np.clip(np.searchsorted(ladder, a), 1, len(ladder) - 1)
+    lo = hi - 1
+    pick = np.where(a - ladder[lo] < ladder[hi] - a, lo, hi)  # a tie goes up: away from zero
+    out = np.where(pick == len(ladder) - 1, 0x6E if saturate else 0x6F, codes[np.minimum(pick, len(codes) - 1)])
+    out = np.where(np.isinf(a), 0x6E if saturate else 0x6F, out)
+    out = np.where((out != 0) & np.signbit(x), out | 0x80, out)
+    return np.where(np.isnan(a), 0x80, out).astype(np.uint8)
+
+
+# ---------------------------------------------------------------- cast (docs/ops/cast.md)
+
+def round_integral(x: np.ndarray, mode: int) -> np.ndarray:
+    """float64 values rounded to integers by a CastMode (1 RINT .. 5 TRUNC)."""
+    x = np.asarray(x, np.float64)
+    if mode == 2:  # ties away from zero
+        t = np.trunc(x)
+        return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+    return {1: np.rint, 3: np.floor, 4: np.ceil, 5: np.trunc}[mode](x)
+
+
+def cast_to_integer(x: np.ndarray, dtype: np.dtype, mode: int, saturate: bool) -> np.ndarray:
+    """Float or integer values -> an integer dtype: rounded by mode (floats), then clamped
+    (saturate) or their low bits kept; NaN gives 0, +-inf the extremes of a 128-bit integer."""
+    info = np.iinfo(dtype)
+    if np.issubdtype(np.asarray(x).dtype, np.floating):
+        r = [0 if math.isnan(v) else (2**127 - 1 if v > 0 else -2**127) if math.isinf(v) else int(v)
+             for v in round_integral(x, mode).ravel()]
+    else:
+        r = [int(v) for v in np.asarray(x).ravel()]
+    bits = 8 * np.dtype(dtype).itemsize
+    if saturate:
+        out = [min(max(v, info.min), info.max) for v in r]
+    else:
+        out = [(v % 2**bits) - (2**bits if info.min < 0 and v % 2**bits > info.max else 0) for v in r]
+    return np.array(out, dtype=dtype).reshape(np.shape(x))
