@@ -36,9 +36,10 @@ from .lang.enums import (  # noqa: E402,F401
     DataType, DT_DOUBLE, CompStage, StatusType, DYN, DYNAMIC, STATIC, ROUND_UP, ROUND_DOWN,
 )
 from .lang.loops import loop, loop_unroll  # noqa: E402,F401
+from .lang.operators import install as _install_operators  # noqa: E402
 from .lang.options import (  # noqa: E402,F401
     OPTION_KINDS as _OPTION_KINDS, option_getter as _option_getter, option_setter as _option_setter, options,
-    set_cube_tile_shapes, get_cube_tile_shapes, reset_options, set_semantic_label,
+    set_cube_tile_shapes, get_cube_tile_shapes, set_matrix_size, reset_options, set_semantic_label,
 )
 from .lang.symbolic import (  # noqa: E402,F401
     SymbolicScalar, symbolic_scalar, min, max, ceildiv, ceil, cond, is_loop_begin, is_loop_end, bytes_of,
@@ -49,6 +50,7 @@ __version__ = "0.1.0"
 for _kind in _OPTION_KINDS:  # set_pass_options / get_pass_options / ...
     globals()[f"set_{_kind}_options"] = _option_setter(_kind)
     globals()[f"get_{_kind}_options"] = _option_getter(_kind)
+_install_operators()
 tensor = Tensor  # PyPTO: pypto.tensor is the class, so isinstance(t, pypto.tensor) holds
 jit = frontend.jit
 
@@ -85,6 +87,7 @@ __all__ = [
     "tensor", "platform", "vec_tile_shapes", "loop_unroll", "frontend", "RunMode",
     # PyPTO's program surface (docs/running_pypto_programs.md)
     "function", "from_torch", "runtime", "error", "jit", "options", "set_cube_tile_shapes", "get_cube_tile_shapes",
+    "set_matrix_size",
     "reset_options", "set_semantic_label", *[f"{verb}_{kind}_options" for kind in _OPTION_KINDS for verb in ("set", "get")],
     "SymbolicScalar", "symbolic_scalar", "min", "max", "cond", "is_loop_begin", "is_loop_end", "bytes_of", "ceildiv",
     "ceil", "DataType", "CompStage", "StatusType", "DYN", "DYNAMIC", "STATIC", "DT_DOUBLE", "ROUND_UP", "ROUND_DOWN",

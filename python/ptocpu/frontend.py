@@ -104,8 +104,8 @@ class _Kernel:
         return value
 
     def __call__(self, *args, **kwargs):
-        # Tile shape and platform set inside the kernel end with the call.
-        tile, platform = _core.get_vec_tile_shapes(), _core.get_platform()
+        # Tile shapes and platform set inside the kernel end with the call.
+        tile, platform, cube = _core.get_vec_tile_shapes(), _core.get_platform(), _core._get_cube_tile_shapes()
         try:
             bound = self.signature().bind(*args, **kwargs)
             for name, value in bound.arguments.items():
@@ -130,6 +130,7 @@ class _Kernel:
             raise as_fe_error(e) from None
         finally:
             _core.set_platform(platform)
+            _core._restore_cube_tile_shapes(cube)
             if tile:
                 _core.set_vec_tile_shapes(*tile)
             else:

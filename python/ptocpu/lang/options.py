@@ -9,7 +9,8 @@ from .. import _core
 from ..engine.dispatch import on_reset
 from .symbolic import int_arg
 
-__all__ = ["options", "set_cube_tile_shapes", "get_cube_tile_shapes", "reset_options", "set_semantic_label",
+__all__ = ["options", "set_cube_tile_shapes", "get_cube_tile_shapes", "set_matrix_size", "reset_options",
+           "set_semantic_label",
            "OPTION_KINDS", "option_setter", "option_getter"]
 
 
@@ -40,24 +41,33 @@ def option_getter(kind: str) -> Callable:
     return get_options
 
 
-_cube_tiles: list = []
+def _int_list(value, function: str, param: str) -> list:
+    if not isinstance(value, (list, tuple)):
+        raise _core.DTypeError(f"{function}: {param} must be a list of ints, got {type(value).__name__}")
+    return [int_arg(v, function, param) for v in value]
 
 
 def set_cube_tile_shapes(m, k, n, enable_split_k: bool = False) -> None:
-    """`pypto.set_cube_tile_shapes(m, k, n, enable_split_k=False)`: matmul tiling, kept for
-    get_cube_tile_shapes; ptocpu has no matmul, so it constrains nothing."""
-    def ints(value, param: str) -> list:
-        if not isinstance(value, (list, tuple)):
-            raise _core.DTypeError(f"set_cube_tile_shapes: {param} must be a list of ints, got {type(value).__name__}")
-        return [int_arg(v, "set_cube_tile_shapes", param) for v in value]
+    """`pypto.set_cube_tile_shapes(m, k, n, enable_split_k=False)`: the cube tile of matmul /
+    scaled_mm for this thread (docs/ops/matmul.md#tiles): m = [mL0, mL1], k = [kL0, kL1] or
+    [kL0, kAL1, kBL1], n = [nL0, nL1]. Wrong lengths are a TileError here; the values are checked
+    by each matmul against its operands and the platform's cube buffers."""
     if not isinstance(enable_split_k, bool):
         raise _core.DTypeError(f"set_cube_tile_shapes: enable_split_k must be a bool, got {type(enable_split_k).__name__}")
-    _cube_tiles[:] = [(ints(m, "m"), ints(k, "k"), ints(n, "n"), enable_split_k)]
+    _core._set_cube_tile_shapes(_int_list(m, "set_cube_tile_shapes", "m"), _int_list(k, "set_cube_tile_shapes", "k"),
+                                _int_list(n, "set_cube_tile_shapes", "n"), enable_split_k)
 
 
 def get_cube_tile_shapes() -> tuple:
-    """`pypto.get_cube_tile_shapes()`: (m, k, n, enable_split_k) as last set (empty lists before)."""
-    return _cube_tiles[0] if _cube_tiles else ([], [], [], False)
+    """`pypto.get_cube_tile_shapes()`: (m, k, n, enable_split_k) as last set, k with its three
+    entries [kL0, kAL1, kBL1] (empty lists before)."""
+    return _core._get_cube_tile_shapes()
+
+
+def set_matrix_size(size) -> None:
+    """`pypto.set_matrix_size([m, k, n])`: the sizes of NZ matmul operands before a reshape. Kept;
+    the CPU stores every tensor ND, so no op reads it."""
+    _core._set_matrix_size(_int_list(size, "set_matrix_size", "size"))
 
 
 def reset_options() -> None:
@@ -90,4 +100,5 @@ class _Options:
 
 
 on_reset(reset_options)
-on_reset(_cube_tiles.clear)
+on_reset(_core._reset_cube_tile_shapes)
+on_reset(lambda: _core._set_matrix_size([]))
