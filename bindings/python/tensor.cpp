@@ -101,7 +101,11 @@ void bind_tensor(nb::module_& m) {
       .value("TILEOP_NZ", TileOpFormat::NZ);
   nb::class_<pto::Tensor> cls(m, "Tensor", nb::dynamic_attr(), "A strided view over shared storage (docs/tensors.md)");
   cls.attr("name") = "";  // instances made with a name keep their own
-  cls.attr("format") = TileOpFormat::ND;
+  cls.def_prop_rw(
+      "format", [](const pto::Tensor& t) { return t.nz_format() ? TileOpFormat::NZ : TileOpFormat::ND; },
+      [](pto::Tensor& t, TileOpFormat f) { t = t.with_nz_format(f == TileOpFormat::NZ); },
+      "PyPTO's TileOpFormat: TILEOP_NZ marks the device's fractal layout (the cube's ops check its rules); "
+      "the CPU stores every tensor row-major");
   cls.def("__init__",
            [](pto::Tensor* self, nb::handle shape, nb::handle dtype, nb::handle name, nb::handle format, nb::handle,
               nb::handle, nb::handle) {
