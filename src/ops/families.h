@@ -19,11 +19,12 @@ void add_gathermask(std::vector<OpDef>& table);
 void add_arithmetic(std::vector<OpDef>& table);    // add, sub, mul, div, maximum, minimum, comparisons, ...
 void add_creation(std::vector<OpDef>& table);      // full, zeros, ones, arange, one_hot, uniform, normal
 void add_composite(std::vector<OpDef>& table);     // softmax, rms_norm, online_softmax*, expand_exp_dif, sort, quant
+void add_matmul(std::vector<OpDef>& table);        // matmul, scaled_mm, transposed_batchmatmul (src/ops/matmul.cpp)
 
 inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_kernel_model, add_index_select, add_interleave, add_scatter, add_strided_slice,
     add_gather,       add_scatter_update, add_index_add, add_gathermask, add_arithmetic,
-    add_creation,     add_composite,
+    add_creation,     add_composite,    add_matmul,
 };
 
 }  // namespace pto::families

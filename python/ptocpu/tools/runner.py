@@ -6,7 +6,8 @@
     nothing installed under that name;
   - torch's NPU plumbing maps to the CPU: `torch.npu.set_device / synchronize / ...` do nothing,
     device strings "npu" / "npu:N" mean "cpu" in torch calls, `Tensor.npu()` returns the tensor,
-    `import torch_npu` gives an empty stand-in;
+    `import torch_npu` gives a stand-in: `npu_format_cast` returns the tensor (the CPU keeps every
+    tensor ND), `npu_trans_quant_param` packs fp32 scales as matmul's scale_tensor reads them;
   - the platform is `ascend950` unless `--platform` (or PTOCPU_PLATFORM) names another;
 """
 from __future__ import annotations
@@ -68,10 +69,21 @@ def _install_npu_on_cpu() -> None:
     if "torch_npu" not in sys.modules:  # `import torch_npu` (the NPU extension) finds nothing to load
         torch_npu = types.ModuleType("torch_npu")
         torch_npu.npu = torch.npu
+        torch_npu.npu_format_cast = lambda tensor, acl_format, *args, **kwargs: tensor
+        torch_npu.npu_trans_quant_param = _trans_quant_param
         sys.modules["torch_npu"] = torch_npu
     if not hasattr(torch.Tensor, "npu"):
         torch.Tensor.npu = lambda self, *a, **k: self
     NpuIsCpu().__enter__()  # for the rest of the process
+
+
+def _trans_quant_param(scale, offset=None, *args, **kwargs):
+    """torch_npu.npu_trans_quant_param(scale): fp32 scales as int64 whose low 32 bits are the
+    scale's fp32 bits cut to the fixpipe's 19 (sign, exponent, 10 mantissa bits), the part
+    matmul's scale_tensor reads (docs/ops/matmul.md#scale); offsets are not modelled."""
+    import torch
+    bits = scale.to(torch.float32).contiguous().view(torch.int32).to(torch.int64) & 0xFFFFE000
+    return bits.reshape(scale.shape)
 
 
 _installed = False
