@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <unordered_map>
 #include <sstream>
 
 #include "bind.h"
@@ -69,12 +70,23 @@ bool accepts_none(const pto::Param& p) { return p.default_value && std::string_v
 
 pto::Value default_value(const pto::Param& p);
 
+// A Dict parameter's fields at their defaults, made once per parameter (with the GIL held).
+const pto::Fields& dict_defaults(const pto::Param& p) {
+  static std::unordered_map<const pto::Param*, pto::Fields> made;
+  auto it = made.find(&p);
+  if (it == made.end()) {
+    pto::Fields f;
+    for (const pto::Param& field : p.fields) f.values.push_back(default_value(field));
+    it = made.emplace(&p, std::move(f)).first;
+  }
+  return it->second;
+}
+
 // A Dict parameter's value: each key converted by its field's kind (`each`), the others their
 // defaults. ArgumentError for a key that is not a field, DTypeError for a value that is not a dict.
 pto::Fields convert_fields(const pto::Param& p, nb::handle obj, const char* op,
                            const std::function<pto::Value(const pto::Param&, nb::handle)>& each) {
-  pto::Fields out;
-  for (const pto::Param& f : p.fields) out.values.push_back(default_value(f));
+  pto::Fields out = dict_defaults(p);
   if (obj.is_none()) return out;
   if (!PyDict_Check(obj.ptr()))
     pto::fail<pto::DTypeError>(op, ": ", p.name, " must be a dict, got ", nb::type_name(obj.type()).c_str());
@@ -95,7 +107,7 @@ pto::Fields convert_fields(const pto::Param& p, nb::handle obj, const char* op,
 // A default as the value the op receives.
 pto::Value default_value(const pto::Param& p) {
   using K = pto::ParamKind;
-  if (p.kind == K::Dict) return convert_fields(p, nb::none(), "", {});
+  if (p.kind == K::Dict) return dict_defaults(p);
   const std::string_view d = p.default_value;
   if (d == "None") return std::monostate{};
   if (d == "True" || d == "False") return d == "True";

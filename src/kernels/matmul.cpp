@@ -7,7 +7,6 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <map>
 
 #ifdef PTOCPU_DNNL_OPENMP
 #include <omp.h>
@@ -38,10 +37,23 @@ class OneThreadPerCall {
 #endif
 };
 
-// Output blocks: their size depends on the problem's shape only (never on the thread count), and
-// they are large enough for the library to run at full speed.
-int64_t block_rows(int64_t m) { return m <= 384 ? m : 256; }
-int64_t block_cols(int64_t n) { return n <= 1024 ? n : 512; }
+// Output blocks of floating products: their size depends on the problem's shape only (never on
+// the thread count), and they are large enough for the library to run at full speed.
+struct Blocks {
+  int64_t rows, cols;
+};
+Blocks float_blocks(int64_t m, int64_t n) { return {m <= 384 ? m : 256, n <= 1024 ? n : 512}; }
+// int8 sums are exact, so any cut gives the same bits: one block per thread and batch, cut along
+// the longer side (the library's best case), none below a few million products (a thread's
+// wake-up costs more than it saves there).
+Blocks int8_blocks(int64_t m, int64_t n, int64_t k, int64_t batches) {
+  constexpr int64_t kMinProducts = int64_t(1) << 22;
+  const int64_t by_work = std::max<int64_t>(1, m * n * k / kMinProducts);
+  const int64_t per_batch =
+      std::min(by_work, std::max<int64_t>(1, get_num_threads() / std::max<int64_t>(batches, 1)));
+  if (m >= n) return {(m + per_batch - 1) / per_batch, n};
+  return {m, (n + per_batch - 1) / per_batch};
+}
 
 // Any exact integer sum of up to this many int8 products fits fp32's 24-bit significand.
 constexpr int64_t kExactInt8Piece = 1024;
@@ -73,10 +85,13 @@ Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, Trans
   const size_t itemsize = dtype_size(op.dtype);
   const bool native = (form == Form::Float && op.dtype == DType::FP32 && tf32 == TransMode::CAST_NONE && !op.scale) ||
                       (form == Form::Int8 && op.dtype == DType::INT8);
-  std::map<int64_t, View> done;
-  for (const int64_t offset : op.offsets) {
-    if (const auto it = done.find(offset); it != done.end()) {
-      out.views.push_back(it->second);
+  out.views.reserve(op.offsets.size());
+  for (size_t i = 0; i < op.offsets.size(); ++i) {
+    const int64_t offset = op.offsets[i];
+    // A broadcast batch repeats an earlier batch's matrix: one copy per distinct matrix.
+    const auto seen = std::find(op.offsets.begin(), op.offsets.begin() + static_cast<int64_t>(i), offset);
+    if (seen != op.offsets.begin() + static_cast<int64_t>(i)) {
+      out.views.push_back(out.views[seen - op.offsets.begin()]);
       continue;
     }
     const std::byte* base = op.data + offset;
@@ -109,7 +124,6 @@ Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, Trans
       });
       v = {packed.data(), cols, false};
     }
-    done.emplace(offset, v);
     out.views.push_back(v);
   }
   return out;
@@ -359,7 +373,8 @@ void run(const Problem& p) {
   } else {
     b = prepare(b_op, p.k, p.n, form, tf32);
   }
-  const int64_t mb = block_rows(p.m), nb = block_cols(p.n);
+  const Blocks blocks = int8 ? int8_blocks(p.m, p.n, p.k, p.batches) : float_blocks(p.m, p.n);
+  const int64_t mb = blocks.rows, nb = blocks.cols;
   const int64_t row_blocks = (p.m + mb - 1) / mb, col_blocks = (p.n + nb - 1) / nb;
   const int64_t per_batch = row_blocks * col_blocks;
   parallel_for(p.batches * per_batch, 1, [&](int64_t t0, int64_t t1) {

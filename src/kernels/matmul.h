@@ -3,10 +3,11 @@
 // s8s8s32 GEMM (exact int32 accumulation), then the fixpipe's steps on write-out: ReLU, the
 // 19-bit dequant / quant scale, one rounding to the output dtype. No checks, no exceptions.
 //
-// Thread-count invariance: the output is cut into blocks whose size depends on the problem's
+// Thread-count invariance: floating outputs are cut into blocks whose size depends on the problem's
 // shape only; each block is one single-threaded library call over the whole K (or over the same
 // split-K pieces), so every output element is summed in the same order whichever thread computes
-// its block and however many threads there are.
+// its block and however many threads there are. int8 sums are exact in any order: their blocks are
+// one per thread.
 #pragma once
 #include <cstddef>
 #include <cstdint>

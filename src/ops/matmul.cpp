@@ -146,10 +146,12 @@ void check_cube_tile(const Plan& p) {
                     platform.name, " needs one)");
   }
   const int64_t m0 = t.m[0], m1 = t.m[1], k0 = t.k[0], ka1 = t.k[1], kb1 = t.k[2], n0 = t.n[0], n1 = t.n[1];
-  std::ostringstream tile;
-  tile << "m=[" << m0 << ", " << m1 << "], k=[" << k0 << ", " << ka1 << ", " << kb1 << "], n=[" << n0 << ", " << n1
-       << "]";
-  const auto bad = [&](auto... why) { fail<TileError>(p.op, ": cube tile ", tile.str(), ": ", why...); };
+  const auto tile = [&] {  // for messages only
+    std::ostringstream s;
+    s << "m=[" << m0 << ", " << m1 << "], k=[" << k0 << ", " << ka1 << ", " << kb1 << "], n=[" << n0 << ", " << n1 << "]";
+    return s.str();
+  };
+  const auto bad = [&](auto... why) { fail<TileError>(p.op, ": cube tile ", tile(), ": ", why...); };
   if (std::min({m0, m1, k0, ka1, kb1, n0, n1}) <= 0) bad("every value must be > 0");
   if (k0 % 16 != 0 || n0 % 16 != 0) bad("kL0 and nL0 must be multiples of 16 elements");
   for (const auto& [l0, l1, names] : {std::tuple{k0, ka1, "kL0 <= kAL1 and kAL1 % kL0 == 0"},
@@ -183,15 +185,18 @@ void check_cube_tile(const Plan& p) {
   // accumulator 4 bytes per element (fp32, int32 for int8).
   if (platform.l0a_bytes == 0) return;
   const int64_t fa = sa == 1 ? 32 : 16, fb = sb == 1 ? 32 : 16, fc = std::max(fa, fb);
-  const auto need = [&](const char* buffer, int64_t bytes, int64_t limit, const std::string& formula) {
+  // formula(): the bytes' terms, for the message only.
+  const auto need = [&](const char* buffer, int64_t bytes, int64_t limit, const auto& formula) {
     if (bytes > limit)
-      fail<TileError>(p.op, ": cube tile ", tile.str(), " needs ", bytes, " bytes of ", buffer, " (", formula,
+      fail<TileError>(p.op, ": cube tile ", tile(), " needs ", bytes, " bytes of ", buffer, " (", formula(),
                       ") but platform ", platform.name, " has ", limit);
   };
   const auto str = [](auto... parts) {
-    std::ostringstream s;
-    (s << ... << parts);
-    return s.str();
+    return [=] {
+      std::ostringstream s;
+      (s << ... << parts);
+      return s.str();
+    };
   };
   need("L0A", align(m0, fa) * align(k0, fa) * sa, platform.l0a_bytes,
        str("align(mL0) ", align(m0, fa), " * align(kL0) ", align(k0, fa), " * ", sa, " bytes"));
@@ -568,7 +573,7 @@ Raises DTypeError (the page's dtype tables per platform), ArgumentError (ranks, 
 axis above 65535, NZ alignment, extend_params' shapes and rules), TileError (the cube tile: its
 rules and the L0A / L0B / L0C / L1 / bias table / fixpipe bytes on the platform).
 
->>> a = ptocpu.asarray([[1.0, 2.0], [3.0, 4.0]]); ptocpu.matmul(a, a, ptocpu.DT_FP32).tolist()
+>>> a = ptocpu.asarray([[1.0, 2.0], [3.0, 4.0]], "float32"); ptocpu.matmul(a, a, ptocpu.DT_FP32).tolist()
 [[7.0, 10.0], [15.0, 22.0]])",
       .doc_page = "docs/ops/matmul.md",
       .tile_rule = "set_cube_tile_shapes(m, k, n) (required on the chips): alignments and L1 / L0 relations; "
