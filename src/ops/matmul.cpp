@@ -213,8 +213,8 @@ void check_cube_tile(const Plan& p) {
     need("fixpipe buffer", n0 * 8, platform.fixpipe_bytes, str("nL0 ", n0, " * 8 bytes"));
 }
 
-// bias_tensor / scale_tensor: [.., 1, N], ND; a 4-D product takes a 2-D one; other batch dims
-// match the output's or are 1.
+// bias_tensor / scale_tensor: [.., 1, N], ND; 2-D, or of the product's rank with batch dims equal to
+// the output's or 1 (a 4-D product takes a 2-D bias only).
 void check_column(const Plan& p, const char* param, const Tensor& t) {
   const Shape& s = t.shape();
   if (t.nz_format() && device_layout()) fail<ArgumentError>(p.op, ": ", param, " must be ND, not NZ");
@@ -224,9 +224,10 @@ void check_column(const Plan& p, const char* param, const Tensor& t) {
     fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " must end in N = ", p.n, " (mat2's columns)");
   const size_t rank = p.batch.size() + 2;
   if (s.size() == 2) return;
-  if (rank == 4 || s.size() != rank)
-    fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " does not fit a ", rank,
-                        "-D product: a 2-D one, or (3-D products) a 3-D one with the output's batch or 1");
+  const bool bias = std::string_view(param) == "bias_tensor";  // a 4-D product takes a 2-D bias only
+  if ((bias && rank == 4) || s.size() != rank)
+    fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " does not fit a ", rank, "-D product: a 2-D one, or ",
+                        bias ? "(3-D products) a 3-D one" : "one of the product's rank", " with the output's batch or 1");
   for (size_t d = 0; d < p.batch.size(); ++d)
     if (s[d] != p.batch[d] && s[d] != 1)
       fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " has batch ", s[d], " where the output has ",

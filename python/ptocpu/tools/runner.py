@@ -6,8 +6,10 @@
     nothing installed under that name;
   - torch's NPU plumbing maps to the CPU: `torch.npu.set_device / synchronize / ...` do nothing,
     device strings "npu" / "npu:N" mean "cpu" in torch calls, `Tensor.npu()` returns the tensor,
-    `import torch_npu` gives a stand-in: `npu_format_cast` returns the tensor (the CPU keeps every
-    tensor ND), `npu_trans_quant_param` packs fp32 scales as matmul's scale_tensor reads them;
+    `import torch_npu` gives a stand-in: `npu_format_cast(t, 29)` (FRACTAL_NZ) gives t padded with
+    zeros to the NZ fractal (outer axis to 16, inner axis to 32 bytes), the extent an NZ operand has
+    in a PyPTO kernel (the CPU stores it row-major), other formats t itself; `npu_trans_quant_param`
+    packs fp32 scales as matmul's scale_tensor reads them;
   - the platform is `ascend950` unless `--platform` (or PTOCPU_PLATFORM) names another;
 """
 from __future__ import annotations
@@ -69,12 +71,28 @@ def _install_npu_on_cpu() -> None:
     if "torch_npu" not in sys.modules:  # `import torch_npu` (the NPU extension) finds nothing to load
         torch_npu = types.ModuleType("torch_npu")
         torch_npu.npu = torch.npu
-        torch_npu.npu_format_cast = lambda tensor, acl_format, *args, **kwargs: tensor
+        torch_npu.npu_format_cast = _format_cast
         torch_npu.npu_trans_quant_param = _trans_quant_param
         sys.modules["torch_npu"] = torch_npu
     if not hasattr(torch.Tensor, "npu"):
         torch.Tensor.npu = lambda self, *a, **k: self
     NpuIsCpu().__enter__()  # for the rest of the process
+
+
+_FRACTAL_NZ = 29  # the ACL format id of NZ
+
+
+def _format_cast(tensor, acl_format, *args, **kwargs):
+    """torch_npu.npu_format_cast: NZ pads the last two axes to the fractal with zeros."""
+    if acl_format != _FRACTAL_NZ or tensor.dim() < 2:
+        return tensor
+    import torch.nn.functional as functional
+    rows, cols = tensor.shape[-2:]
+    per_32_bytes = max(1, 32 // tensor.element_size())
+    pad_rows, pad_cols = -rows % 16, -cols % per_32_bytes
+    if not (pad_rows or pad_cols):
+        return tensor
+    return functional.pad(tensor, (0, pad_cols, 0, pad_rows))
 
 
 def _trans_quant_param(scale, offset=None, *args, **kwargs):
