@@ -117,7 +117,8 @@ void bind_tensor(nb::module_& m) {
                                                            dtype.is_none() ? pto::DType::FP32 : to_dtype(dtype)));
              nb::handle obj = nb::find(self);
              nb::setattr(obj, "name", name);
-             if (!format.is_none()) nb::setattr(obj, "format", format);  // kept; the CPU stores every tensor ND
+             if (!format.is_none())  // kept; the CPU stores every tensor ND
+               *self = self->with_nz_format(nb::cast<TileOpFormat>(format) == TileOpFormat::NZ);
              // A tensor made inside a pypto.function is part of its program: a run starts it
              // zero-filled again (docs/kernel_model.md#pypto-function).
              if (self->defined()) {
