@@ -68,7 +68,8 @@ float to_tf32(float x, TransMode mode);
 float scale_19bit(float x);
 
 // Which library routine computes int8 products: oneDNN's s8s8s32 GEMM where the CPU has VNNI
-// (no intermediate saturation), else fp32 GEMMs over K pieces whose sums are exact integers.
+// (no intermediate saturation) and the kernel tuning allows AVX-512, else fp32 GEMMs over K pieces
+// whose sums are exact integers.
 bool int8_uses_vnni_gemm();
 
 }  // namespace pto::kernels::matmul

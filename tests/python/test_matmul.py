@@ -120,6 +120,29 @@ def test_int8_is_exact_at_the_extremes():
                        torch._int_mm(torch.from_numpy(a[:32]), torch.from_numpy(b)))
 
 
+def test_int8_without_vnni_gives_the_same_bits():
+    # Below AVX-512 (the kernel tuning's ISA cap) int8 products take fp32 GEMMs over K pieces of
+    # 1024 whose sums are exact: the same int32 results, with and without bias, ReLU and a scale.
+    rng = np.random.default_rng(14)
+    a = rng.integers(-128, 128, (2, 70, 2500)).astype(np.int8)
+    b = rng.integers(-128, 128, (2, 2500, 90)).astype(np.int8)
+    a[0, 0] = -128
+    b[0, :, 0] = -128
+    bias = rng.integers(-2 ** 30, 2 ** 30, (1, 90)).astype(np.int32)
+    calls = [lambda: ptocpu.matmul(tensor(a), tensor(b), D.DT_INT32),
+             lambda: ptocpu.matmul(tensor(a), tensor(b), D.DT_INT32, extend_params={"bias_tensor": tensor(bias)}),
+             lambda: ptocpu.matmul(tensor(a), tensor(b), D.DT_FP16, extend_params={"scale": 2.0 ** -12, "relu_type": 1})]
+    want = [exact_product(a, b).astype(np.int32), (exact_product(a, b) + bias).astype(np.int32),
+            (np.maximum(exact_product(a, b), 0).astype(np.float32) * np.float32(2.0 ** -12)).astype(np.float16)]
+    try:
+        for isa in ("avx2", None):
+            ptocpu._core._set_kernel_tuning(-1, isa)
+            for call, w in zip(calls, want):
+                np.testing.assert_array_equal(call().numpy(), w)
+    finally:
+        ptocpu._core._set_kernel_tuning(-1, None)
+
+
 @pytest.mark.parametrize("a_trans", [False, True])
 @pytest.mark.parametrize("b_trans", [False, True])
 def test_transposed_operands_are_read_in_place(a_trans, b_trans):
