@@ -86,10 +86,10 @@ const Param kExtendFields[] = {
 
 MatmulExtendParams extend_of(const Args& fields) {
   MatmulExtendParams e;
-  if (fields.is_tensor(0)) e.bias_tensor = fields.tensor(0).valid_part();
+  if (fields.is_tensor(0)) e.bias_tensor = fields.tensor(0);
   const Scalar& s = fields.scalar(1);
   e.scale = s.kind == Scalar::Kind::Float ? s.f : static_cast<double>(s.i);
-  if (fields.is_tensor(2)) e.scale_tensor = fields.tensor(2).valid_part();
+  if (fields.is_tensor(2)) e.scale_tensor = fields.tensor(2);
   e.relu_type = fields.integer(3);
   e.trans_mode = fields.integer(4);
   return e;
@@ -423,6 +423,8 @@ Plan plan_matmul(const char* op, const Tensor& input, const Tensor& mat2, D out_
   p.b_trans = b_trans;
   p.out_dtype = out_dtype;
   p.ext = ext;
+  for (Tensor* t : {&p.ext.bias_tensor, &p.ext.scale_tensor})
+    if (t->defined()) *t = t->valid_part();  // only the valid part is read, as of the operands
   p.scaled = scaled;
   p.c_matrix_nz = c_matrix_nz;
   check_product(p, limits);
