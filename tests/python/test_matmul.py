@@ -196,6 +196,10 @@ def test_bias_starts_the_accumulator_2d_and_3d():
     for bias in (ints(rng, (1, 24), np.float16), ints(rng, (3, 1, 24), np.float32), ints(rng, (1, 1, 24), np.float16)):
         got = ptocpu.matmul(tensor(a), tensor(b), D.DT_FP32, extend_params={"bias_tensor": tensor(bias)})
         np.testing.assert_array_equal(got.numpy(), (exact_product(a, b) + bias).astype(np.float32))
+    wide = ints(rng, (1, 32), np.float16)  # a view whose valid part is the bias
+    view = ptocpu.view(tensor(wide), [1, 32], [0, 0], valid_shape=[1, 24])
+    got = ptocpu.matmul(tensor(a), tensor(b), D.DT_FP32, extend_params={"bias_tensor": view})
+    np.testing.assert_array_equal(got.numpy(), (exact_product(a, b) + wide[:, :24]).astype(np.float32))
     ai, bi = ints(rng, (5, 9), np.int8), ints(rng, (9, 4), np.int8)
     bias = np.array([[2 ** 31 - 100, -5, 0, 7]], np.int32)
     got = ptocpu.matmul(tensor(ai), tensor(bi), D.DT_INT32, extend_params={"bias_tensor": tensor(bias)})
