@@ -36,10 +36,11 @@ configure() {
 }
 
 step "dependencies"
-# Debian: GoogleTest (the C++ suite); SLEEF, OpenBLAS and Google Benchmark (upcoming kernels, bench/).
+# Debian: GoogleTest (the C++ suite); oneDNN (matmul's GEMMs); SLEEF, OpenBLAS and Google Benchmark
+# (upcoming kernels, bench/).
 missing=()
 command -v g++ >/dev/null || missing+=(g++)
-for pkg in libgtest-dev libsleef-dev libopenblas-dev libbenchmark-dev; do
+for pkg in libgtest-dev libdnnl-dev libsleef-dev libopenblas-dev libbenchmark-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if ((${#missing[@]})); then

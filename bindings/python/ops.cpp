@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
+#include <unordered_map>
 #include <sstream>
 
 #include "bind.h"
@@ -60,16 +62,54 @@ const char* type_hint(const pto::Param& p) {
     case K::DType: return "DType | str | typing.Any";
     case K::Str: return "str";
     case K::Index: return "typing.Any";
+    case K::Dict: return "dict[str, typing.Any]";
   }
   return "typing.Any";
 }
 
 bool accepts_none(const pto::Param& p) { return p.default_value && std::string_view(p.default_value) == "None"; }
 
+pto::Value default_value(const pto::Param& p);
+
+// A Dict parameter's fields at their defaults, made once per parameter (with the GIL held).
+const pto::Fields& dict_defaults(const pto::Param& p) {
+  static std::unordered_map<const pto::Param*, pto::Fields> made;
+  auto it = made.find(&p);
+  if (it == made.end()) {
+    pto::Fields f;
+    for (const pto::Param& field : p.fields) f.values.push_back(default_value(field));
+    it = made.emplace(&p, std::move(f)).first;
+  }
+  return it->second;
+}
+
+// A Dict parameter's value: each key converted by its field's kind (`each`), the others their
+// defaults. ArgumentError for a key that is not a field, DTypeError for a value that is not a dict.
+pto::Fields convert_fields(const pto::Param& p, nb::handle obj, const char* op,
+                           const std::function<pto::Value(const pto::Param&, nb::handle)>& each) {
+  pto::Fields out = dict_defaults(p);
+  if (obj.is_none()) return out;
+  if (!PyDict_Check(obj.ptr()))
+    pto::fail<pto::DTypeError>(op, ": ", p.name, " must be a dict, got ", nb::type_name(obj.type()).c_str());
+  for (auto [key, value] : nb::borrow<nb::dict>(obj)) {
+    size_t i = 0;
+    const bool named = PyUnicode_Check(key.ptr());
+    while (named && i < p.fields.size() && nb::cast<std::string>(key) != p.fields[i].name) ++i;
+    if (!named || i == p.fields.size()) {
+      std::string keys;
+      for (const pto::Param& f : p.fields) keys += (keys.empty() ? "'" : ", '") + std::string(f.name) + "'";
+      pto::fail<pto::ArgumentError>(op, ": ", p.name, " has no key ", nb::repr(key).c_str(), "; allowed: ", keys);
+    }
+    out.values[i] = each(p.fields[i], value);
+  }
+  return out;
+}
+
 // A default as the value the op receives.
 pto::Value default_value(const pto::Param& p) {
-  const std::string_view d = p.default_value;
   using K = pto::ParamKind;
+  if (p.kind == K::Dict) return dict_defaults(p);
+  const std::string_view d = p.default_value;
   if (d == "None") return std::monostate{};
   if (d == "True" || d == "False") return d == "True";
   if (p.kind == K::Str) return std::string(d.substr(1, d.size() - 2));  // 'constant'
@@ -91,6 +131,8 @@ pto::Value default_value(const pto::Param& p) {
 
 pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
   using K = pto::ParamKind;
+  if (p.kind == K::Dict)
+    return convert_fields(p, obj, op, [op](const pto::Param& f, nb::handle v) { return convert(f, v, op); });
   if (obj.is_none() && accepts_none(p)) return std::monostate{};
   const char* name = p.name;
   switch (p.kind) {
@@ -174,6 +216,7 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
                                       p.choices);
       pto::fail<pto::DTypeError>(op, ": ", name, " must be a str, got ", nb::type_name(obj.type()).c_str());
     case K::Index: return to_index_key(obj);
+    case K::Dict: break;  // above
   }
   throw std::logic_error("unreachable");
 }
@@ -466,6 +509,7 @@ const char* kind_name(pto::ParamKind k) {
     case K::DType: return "dtype";
     case K::Str: return "str";
     case K::Index: return "index";
+    case K::Dict: return "dict";
   }
   return "?";
 }
@@ -480,6 +524,7 @@ nb::list param_rows(const std::vector<pto::Param>& params) {
     d["keyword_only"] = p.keyword_only;
     d["variadic"] = p.variadic;
     d["choices"] = p.choices ? nb::object(nb::str(p.choices)) : nb::none();
+    d["fields"] = param_rows(std::vector<pto::Param>(p.fields.begin(), p.fields.end()));
     out.append(d);
   }
   return out;
@@ -533,6 +578,14 @@ pto::Args metadata_args(const pto::OpDef& op, nb::handle args, nb::handle kwargs
   for (size_t i = 0; i < params.size(); ++i) {
     const pto::Param& p = params[i];
     nb::handle v = b.slots[i];
+    if (p.kind == pto::ParamKind::Dict) {  // its tensors as metadata too
+      const char* name = op.name.c_str();
+      values.push_back(convert_fields(p, v.is_valid() ? v : nb::none(), name, [name](const pto::Param& f, nb::handle x) {
+        const bool tensor = (f.kind == pto::ParamKind::Tensor || f.kind == pto::ParamKind::Memory) && !x.is_none();
+        return tensor ? pto::Value(to_metadata(x, name, f.name)) : convert(f, x, name);
+      }));
+      continue;
+    }
     const bool tensor_kind = p.kind == pto::ParamKind::Tensor || p.kind == pto::ParamKind::Memory ||
                              (p.kind == pto::ParamKind::TensorOrScalar && v.is_valid() && !to_scalar(v));
     if (v.is_valid() && tensor_kind && !v.is_none()) values.push_back(to_metadata(v, op.name.c_str(), p.name));

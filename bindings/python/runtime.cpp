@@ -81,6 +81,7 @@ void bind_runtime(nb::module_& m) {
       d["l0c_bytes"] = p.l0c_bytes;
       d["l1_bytes"] = p.l1_bytes;
       d["bias_table_bytes"] = p.bias_table_bytes;
+      d["fixpipe_bytes"] = p.fixpipe_bytes;
       nb::dict ops;
       for (const pto::OpDef& op : pto::op_table()) {
         const pto::OpLimits& l = op.limits_on(p.id);
@@ -115,6 +116,27 @@ void bind_runtime(nb::module_& m) {
   }, nb::sig(docs::set_vec_tile_shapes.sig), docs::set_vec_tile_shapes.text);
   m.def("get_vec_tile_shapes", [] { return to_tuple(pto::get_vec_tile_shapes()); }, nb::sig(docs::get_vec_tile_shapes.sig), docs::get_vec_tile_shapes.text);
   m.def("reset_vec_tile_shapes", &pto::reset_vec_tile_shapes, nb::sig(docs::reset_vec_tile_shapes.sig), docs::reset_vec_tile_shapes.text);
+
+  // The cube tile shape and matrix size: python/ptocpu/lang/options.py gives them PyPTO's faces.
+  m.def("_set_cube_tile_shapes", [](nb::handle m_, nb::handle k, nb::handle n, bool split_k) {
+    pto::set_cube_tile_shapes(to_int_list(m_, "set_cube_tile_shapes", "m"), to_int_list(k, "set_cube_tile_shapes", "k"),
+                              to_int_list(n, "set_cube_tile_shapes", "n"), split_k);
+  }, "set_cube_tile_shapes(m, k, n, enable_split_k) without the Python-side type checks");
+  m.def("_get_cube_tile_shapes", [] {
+    const pto::CubeTile& t = pto::get_cube_tile_shapes();
+    return nb::make_tuple(nb::list(nb::cast(t.m)), nb::list(nb::cast(t.k)), nb::list(nb::cast(t.n)), t.enable_split_k);
+  }, "(m, k, n, enable_split_k) as set (k with 3 entries), empty lists before");
+  m.def("_reset_cube_tile_shapes", &pto::reset_cube_tile_shapes, "Forgets the cube tile shape");
+  m.def("_restore_cube_tile_shapes", [](nb::handle state) {  // what _get_cube_tile_shapes returned
+    nb::tuple s = nb::borrow<nb::tuple>(state);
+    const std::vector<int64_t> m_ = nb::cast<std::vector<int64_t>>(s[0]);
+    if (m_.empty()) pto::reset_cube_tile_shapes();
+    else pto::set_cube_tile_shapes(m_, nb::cast<std::vector<int64_t>>(s[1]), nb::cast<std::vector<int64_t>>(s[2]),
+                                   nb::cast<bool>(s[3]));
+  }, "Puts back a cube tile shape as _get_cube_tile_shapes returned it (empty lists: none)");
+  m.def("_set_matrix_size", [](nb::handle size) { pto::set_matrix_size(to_int_list(size, "set_matrix_size", "size")); },
+        "set_matrix_size([m, k, n])");
+  m.def("_get_matrix_size", [] { return nb::list(nb::cast(pto::get_matrix_size())); }, "The matrix size as set");
 
   m.def("set_num_threads",
         [](nb::handle n) { pto::set_num_threads(to_int(n, "set_num_threads", "num_threads")); },

@@ -117,7 +117,11 @@ void bind_tensor(nb::module_& m) {
       .value("TILEOP_NZ", TileOpFormat::NZ);
   nb::class_<pto::Tensor> cls(m, "Tensor", nb::dynamic_attr(), "A strided view over shared storage (docs/tensors.md)");
   cls.attr("name") = "";  // instances made with a name keep their own
-  cls.attr("format") = TileOpFormat::ND;
+  cls.def_prop_rw(
+      "format", [](const pto::Tensor& t) { return t.nz_format() ? TileOpFormat::NZ : TileOpFormat::ND; },
+      [](pto::Tensor& t, TileOpFormat f) { t = t.with_nz_format(f == TileOpFormat::NZ); },
+      "PyPTO's TileOpFormat: TILEOP_NZ marks the device's fractal layout (the cube's ops check its rules); "
+      "the CPU stores every tensor row-major");
   cls.def("__init__",
            [](pto::Tensor* self, nb::handle shape, nb::handle dtype, nb::handle name, nb::handle format, nb::handle,
               nb::handle, nb::handle) {
@@ -131,7 +135,8 @@ void bind_tensor(nb::module_& m) {
              }));
              nb::handle obj = nb::find(self);
              nb::setattr(obj, "name", name);
-             if (!format.is_none()) nb::setattr(obj, "format", format);  // kept; the CPU stores every tensor ND
+             if (!format.is_none())  // kept; the CPU stores every tensor ND
+               *self = self->with_nz_format(nb::cast<TileOpFormat>(format) == TileOpFormat::NZ);
              // A tensor made inside a pypto.function is part of its program: a run starts it
              // zero-filled again (docs/kernel_model.md#pypto-function).
              if (self->defined()) {

@@ -39,6 +39,8 @@ enum class ParamKind : uint8_t {
   DType,
   Str,
   Index,           // a Python indexing key: ints, slices, None, Ellipsis, or dim:index_tensor
+  Dict,            // a dict of named fields (Param::fields), each converted by its own kind; a key not
+                   // among them is an ArgumentError, a missing one takes its default (matmul's extend_params)
 };
 
 struct Param {
@@ -58,6 +60,9 @@ struct Param {
   bool variadic = false;
   // A Scalar that also takes a str, read as Python's float(str) does ("-inf", "1e-3").
   bool number_from_str = false;
+  // A Dict parameter's keys: each a Param of its own (name, kind, default). The op receives
+  // them as one Fields value, in this order.
+  std::span<const Param> fields = {};
 };
 
 // A (tensor, offsets) pair: one part of assemble's list form.
@@ -82,9 +87,14 @@ struct IndexKey {
   Tensor index;
 };
 
+struct Fields;
 // One argument after conversion. The monostate is None.
 using Value = std::variant<std::monostate, Tensor, Scalar, int64_t, std::vector<int64_t>, bool, DType, std::string,
-                           std::vector<Tensor>, std::vector<TensorAt>, IndexKey>;
+                           std::vector<Tensor>, std::vector<TensorAt>, IndexKey, Fields>;
+// A Dict argument: one value per Param::fields entry, in that order (defaults filled in).
+struct Fields {
+  std::vector<Value> values;
+};
 
 // The converted arguments of one call, in parameter order (defaults filled in).
 class Args {
@@ -105,6 +115,8 @@ class Args {
   const std::vector<Tensor>& tensors(size_t i) const { return std::get<std::vector<Tensor>>(values_[i]); }
   const std::vector<TensorAt>& parts(size_t i) const { return std::get<std::vector<TensorAt>>(values_[i]); }
   const IndexKey& key(size_t i) const { return std::get<IndexKey>(values_[i]); }
+  // A Dict argument's fields as Args of their own (the binding fills in every default, also for None).
+  Args fields(size_t i) const { return Args(std::get<Fields>(values_[i]).values); }
   // Which of the op's parameter lists the call matched (OpDef::overloads; 0 = params).
   int overload = 0;
   const Value& operator[](size_t i) const { return values_[i]; }

@@ -136,4 +136,31 @@ Shape gather(const Tensor& input, int64_t dim, const Tensor& index);
 Shape gathermask(const Tensor& x, int64_t pattern_mode);
 }  // namespace output_shape
 
+// The cube unit (docs/ops/matmul.md). extend_params: a bias_tensor [.., 1, N] starts the
+// accumulator; relu_type (ReLuType), then the fixpipe's 19-bit scale (per tensor) or scale_tensor
+// (per channel, int64 / uint64 holding the fp32 bits) on write-out; trans_mode (TransMode) rounds
+// fp32 operands to TF32.
+struct MatmulExtendParams {
+  Tensor bias_tensor;   // undefined: none
+  double scale = 0;     // 0: none
+  Tensor scale_tensor;  // undefined: none
+  int64_t relu_type = 0;
+  int64_t trans_mode = 0;
+};
+struct MatmulOptions {
+  bool a_trans = false, b_trans = false, c_matrix_nz = false;
+  MatmulExtendParams extend;
+};
+struct ScaledMmOptions {
+  bool a_trans = false, b_trans = false, scale_a_trans = false, scale_b_trans = false, c_matrix_nz = false;
+  MatmulExtendParams extend;
+};
+// out[.., m, n] = sum_k input[.., m, k] * mat2[.., k, n], fp32 (int32) accumulation, one rounding.
+Tensor matmul(const Tensor& input, const Tensor& mat2, DType out_dtype, const MatmulOptions& options = {});
+// MX matmul of fp8 operands with DT_FP8E8M0 scales, one per 32 elements along K.
+Tensor scaled_mm(const Tensor& mat_a, const Tensor& mat_b, DType out_dtype, const Tensor& scale_a,
+                 const Tensor& scale_b, const ScaledMmOptions& options = {});
+// out[m, b, :] = tensor_a[m, b, :] @ tensor_b[b] (pypto.experimental).
+Tensor transposed_batchmatmul(const Tensor& tensor_a, const Tensor& tensor_b, DType out_dtype);
+
 }  // namespace pto

@@ -20,8 +20,9 @@ struct Platform {
   int64_t max_extent;                // largest numel and dim of any input or output
   bool empty_inputs_allowed;
   bool scatter_scalar_must_be_finite;  // scatter_'s scalar src finite after conversion
-  // The cube unit's buffers (docs/ops/matmul.md); 0 = no limit.
-  int64_t l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0, l1_bytes = 0, bias_table_bytes = 0;
+  // The cube unit's buffers (docs/ops/matmul.md#tiles); 0 = no limit. The fixpipe buffer holds
+  // a per-channel scale_tensor's tile (8 bytes per column).
+  int64_t l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0, l1_bytes = 0, bias_table_bytes = 0, fixpipe_bytes = 0;
 };
 
 const std::vector<Platform>& all_platforms();

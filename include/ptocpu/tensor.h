@@ -60,6 +60,10 @@ class Tensor {
   // write in place refuse it. Views inherit the flag.
   bool read_only() const { return read_only_; }
   Tensor as_read_only() const;
+  // PyPTO's format TILEOP_NZ (the device's fractal layout) rather than TILEOP_ND: metadata that
+  // views keep. The CPU stores every tensor row-major; only the cube's ops read it (their NZ rules).
+  bool nz_format() const { return nz_format_; }
+  Tensor with_nz_format(bool nz) const;
 
   bool is_contiguous() const;
   // This tensor when contiguous, else a contiguous copy.
@@ -102,6 +106,7 @@ class Tensor {
   DType dtype_ = DType::FP32;
   bool defined_ = false;
   bool read_only_ = false;
+  bool nz_format_ = false;
 };
 
 // Copies src into dst elementwise (same shape, same element width; any strides, src strides

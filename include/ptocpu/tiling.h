@@ -30,6 +30,38 @@ class TileShapeScope {
   std::vector<int64_t> previous_;
 };
 
+// The cube tile shape of matmul-like ops (docs/ops/matmul.md#tiles), stored per thread like the
+// vector tile shape: m = [mL0, mL1], k = [kL0, kAL1, kBL1] (a 2-entry k means kBL1 = kAL1),
+// n = [nL0, nL1]. Only the list lengths are checked when it is set (TileError); the values are
+// checked by each op against its operands, as the device does.
+struct CubeTile {
+  std::vector<int64_t> m, k, n;  // k padded to 3 entries
+  bool enable_split_k = false;
+  bool operator==(const CubeTile&) const = default;
+};
+void set_cube_tile_shapes(const std::vector<int64_t>& m, const std::vector<int64_t>& k, const std::vector<int64_t>& n,
+                          bool enable_split_k = false);
+const CubeTile& get_cube_tile_shapes();  // empty lists when none is set
+void reset_cube_tile_shapes();
+// Clears the cube tile shape for the current scope and restores the previous one.
+class NoCubeTileScope {
+ public:
+  NoCubeTileScope() : previous_(get_cube_tile_shapes()) { reset_cube_tile_shapes(); }
+  ~NoCubeTileScope() {
+    if (previous_.m.empty()) reset_cube_tile_shapes();
+    else set_cube_tile_shapes(previous_.m, previous_.k, previous_.n, previous_.enable_split_k);
+  }
+  NoCubeTileScope(const NoCubeTileScope&) = delete;
+  NoCubeTileScope& operator=(const NoCubeTileScope&) = delete;
+
+ private:
+  CubeTile previous_;
+};
+// set_matrix_size([m, k, n]): the original sizes of NZ operands reshaped before a matmul. Kept for
+// the current thread; the CPU stores every tensor ND, so nothing reads it.
+void set_matrix_size(const std::vector<int64_t>& size);
+const std::vector<int64_t>& get_matrix_size();
+
 // The UB use of the last op call on this thread that checked its tile against a platform's UB
 // (docs/tracing.md): the op, the limit, the total and each buffer. Tracing clears it before an op
 // and reads it after; an op that ran no UB check leaves it cleared (op == nullptr).

@@ -36,6 +36,7 @@ from .lang.enums import (  # noqa: E402,F401
     DataType, DT_DOUBLE, DT_FP8, CompStage, StatusType, DYN, DYNAMIC, STATIC, AtomicRMWMode, ROUND_UP, ROUND_DOWN,
 )
 from .lang.loops import loop, loop_unroll  # noqa: E402,F401
+from .lang.operators import install as _install_operators  # noqa: E402
 from .lang.options import *  # noqa: E402,F401,F403  (docs/running_pypto_programs.md#options)
 from .lang import options as _options_module  # noqa: E402
 from .lang.platform import platform  # noqa: E402,F401
@@ -45,6 +46,8 @@ from .lang.symbolic import (  # noqa: E402,F401
 )
 from .lang.unsupported import module_getattr as _module_getattr, upstream_names as _upstream_names  # noqa: E402
 from . import _controller, experimental, pypto_impl  # noqa: E402,F401
+
+_install_operators()  # Tensor.__matmul__ (docs/ops/matmul.md)
 
 __version__ = "0.1.0"
 

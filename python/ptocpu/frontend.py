@@ -143,8 +143,8 @@ class _Kernel:
         return self._refusal
 
     def __call__(self, *args, **kwargs):
-        # Tile shape, platform and options set inside the kernel end with the call.
-        tile, platform = _core.get_vec_tile_shapes(), _core.get_platform()
+        # Tile shapes, platform and options set inside the kernel end with the call.
+        tile, platform, cube = _core.get_vec_tile_shapes(), _core.get_platform(), _core._get_cube_tile_shapes()
         scoped = False
         try:
             try:
@@ -177,6 +177,7 @@ class _Kernel:
             if scoped:
                 config.pop()
             _core.set_platform(platform)
+            _core._restore_cube_tile_shapes(cube)
             if tile:
                 _core.set_vec_tile_shapes(*tile)
             else:

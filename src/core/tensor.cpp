@@ -130,6 +130,12 @@ Tensor Tensor::as_read_only() const {
   return t;
 }
 
+Tensor Tensor::with_nz_format(bool nz) const {
+  Tensor t = *this;
+  t.nz_format_ = nz;
+  return t;
+}
+
 Tensor Tensor::reinterpret(DType dtype) const {
   if (dtype_size(dtype) != itemsize())
     fail<DTypeError>("reinterpret: ", dtype_name(dtype_), " and ", dtype_name(dtype), " differ in width");

@@ -270,11 +270,16 @@ template <Round R>
   }
 }
 
-// fp32 -> the same dtype rounded to an integral value (inf and NaN stay).
+// fp32 -> the same dtype rounded to an integral value (inf stays; a NaN comes out quiet with its
+// payload, as the exact path gives it: libm and inlined bit tricks differ on signalling NaNs,
+// so the quieting is explicit).
 template <Round R>
 PTO_SIMD_CLONES void integral_fp32(const float* __restrict src, std::byte* __restrict dst, int64_t n) {
   auto* d = reinterpret_cast<float*>(dst);
-  for (int64_t i = 0; i < n; ++i) d[i] = rounded<R>(src[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = src[i];
+    d[i] = x != x ? x + x : rounded<R>(x);
+  }
 }
 
 // fp32 -> an integer dtype, saturating (NaN gives 0). Written without branches: the value is

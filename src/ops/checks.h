@@ -15,6 +15,7 @@ namespace pto::checks {
 class EveryPlatformScope {
   PlatformScope platform_{"cpu"};
   TileShapeScope tiles_{{}};
+  NoCubeTileScope cube_tiles_;
 };
 
 void check_dtype(const char* op, const char* param, DType dt, DTypeSet allowed);

@@ -22,6 +22,7 @@ void add_composite(std::vector<OpDef>& table);     // softmax, rms_norm, online_
 void add_math(std::vector<OpDef>& table);          // exp, log, trig, hyperbolic, erf, sigmoid, rounding, ... (src/ops/math.cpp)
 void add_layout(std::vector<OpDef>& table);        // reshape, transpose, concat, pad, tril, pack, ... (src/ops/layout.cpp)
 void add_cast(std::vector<OpDef>& table);          // cast (astype shares its conversions) (src/ops/cast.cpp)
+void add_matmul(std::vector<OpDef>& table);        // matmul, scaled_mm, transposed_batchmatmul (src/ops/matmul.cpp)
 
 // One family per line (merges of new families touch only their own line).
 inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
@@ -40,6 +41,7 @@ inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_math,
     add_layout,
     add_cast,
+    add_matmul,
 };
 
 }  // namespace pto::families

@@ -88,11 +88,12 @@ struct Fused {
 // Plans a fused node's loop and row function (its inputs, ops and outputs are final).
 void prepare(Fused& fused);
 
-// The platform and vector tile shape a node ran under (both per thread): a run sets them around
-// the node as the body had them, since the ops' checks and tile rules read them.
+// The platform and the vector and cube tile shapes a node ran under (all per thread): a run sets
+// them around the node as the body had them, since the ops' checks and tile rules read them.
 struct Setting {
   const Platform* platform = nullptr;
   std::vector<int64_t> tile;
+  CubeTile cube;
   static Setting current();
   bool operator==(const Setting&) const = default;
 };
@@ -153,7 +154,7 @@ struct Program {
 };
 
 // Every tensor inside a value (a tensor, a list of tensors, assemble's parts, an index key's
-// index), in a fixed order.
+// index, a dict's fields), in a fixed order.
 void for_each_tensor(Value& v, const std::function<void(Tensor&)>& f);
 
 // ---- tracing -----------------------------------------------------------------------------------

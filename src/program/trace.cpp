@@ -12,7 +12,7 @@
 
 namespace pto::program {
 
-Setting Setting::current() { return {&current_platform(), get_vec_tile_shapes()}; }
+Setting Setting::current() { return {&current_platform(), get_vec_tile_shapes(), get_cube_tile_shapes()}; }
 
 SettingScope::SettingScope(const Setting& s) : saved_(Setting::current()) { apply(s); }
 SettingScope::~SettingScope() { apply(saved_); }
@@ -22,6 +22,10 @@ void SettingScope::apply(const Setting& s) {
   if (s.tile != get_vec_tile_shapes()) {
     if (s.tile.empty()) reset_vec_tile_shapes();
     else set_vec_tile_shapes(s.tile);
+  }
+  if (s.cube != get_cube_tile_shapes()) {
+    if (s.cube.m.empty()) reset_cube_tile_shapes();
+    else set_cube_tile_shapes(s.cube.m, s.cube.k, s.cube.n, s.cube.enable_split_k);
   }
 }
 
@@ -34,6 +38,8 @@ void for_each_tensor(Value& v, const std::function<void(Tensor&)>& f) {
     for (TensorAt& p : *parts) f(p.tensor);
   } else if (auto* key = std::get_if<IndexKey>(&v)) {
     if (key->by_index_tensor) f(key->index);
+  } else if (auto* fields = std::get_if<Fields>(&v)) {
+    for (Value& field : fields->values) for_each_tensor(field, f);
   }
 }
 
@@ -111,6 +117,14 @@ void put_value(Flat& f, const Value& v) {
           }
         } else if constexpr (std::is_same_v<X, std::vector<Tensor>>) {
           put(f.key, static_cast<int64_t>(x.size()));
+        } else if constexpr (std::is_same_v<X, Fields>) {  // must not move: integers go to the key
+          for (const Value& field : x.values) {
+            if (const auto* i = std::get_if<int64_t>(&field)) put(f.key, *i);
+            else if (const auto* list = std::get_if<std::vector<int64_t>>(&field))
+              for (int64_t e : *list) put(f.key, e);
+            else put_value(f, field);
+          }
+          f.key += '|';
         }
       },
       v);
@@ -121,6 +135,10 @@ void flatten_node(const Node& n, int level, Flat& f) {
   put(f.key, reinterpret_cast<intptr_t>(n.op));
   put(f.key, reinterpret_cast<intptr_t>(n.setting.platform));
   for (int64_t d : n.setting.tile) put(f.key, d);
+  f.key += '|';
+  for (const auto* dims : {&n.setting.cube.m, &n.setting.cube.k, &n.setting.cube.n})
+    for (int64_t d : *dims) put(f.key, d);
+  put(f.key, n.setting.cube.enable_split_k);
   f.key += '|';
   if (n.created >= 0) f.produced.push_back(n.created);
   for (const Ref& r : n.refs) {

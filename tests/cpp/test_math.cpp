@@ -150,7 +150,8 @@ TEST(Math, AnyLengthInPlaceAndCanonicalNaN) {
     for (int64_t n = 0; n <= 40; ++n) {  // every tail of every register width
       std::vector<float> part(x.begin() + 3, x.begin() + 3 + n);
       m::evaluate(m::Fn::Log, part.data(), part.data(), n);
-      EXPECT_EQ(std::memcmp(part.data(), whole.data() + 3, n * sizeof(float)), 0) << isa << " n " << n;
+      if (n > 0)  // an empty vector's data() may be null, which memcmp must not get
+        EXPECT_EQ(std::memcmp(part.data(), whole.data() + 3, n * sizeof(float)), 0) << isa << " n " << n;
     }
     float nan_out[2];
     const float negative[2] = {-1.0f, -3.0f};

@@ -3,7 +3,7 @@
 - A hypothesis profile "ptocpu" (no deadline, modest example counts so the whole suite stays
   fast on a small machine). Select another with HYPOTHESIS_PROFILE=...; "thorough" runs more
   examples.
-- Every test starts and ends on platform "cpu" with no tile shape set and the process's
+- Every test starts and ends on platform "cpu" with no tile shapes set and the process's
   thread count, whatever a failing test left behind (these settings are per thread / global).
 """
 from __future__ import annotations
@@ -32,11 +32,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ptocpu"))
 
 @pytest.fixture(autouse=True)
 def _fresh_runtime_state():
-    """cpu platform, no tile shape and the same thread count before and after every test."""
+    """cpu platform, no tile shapes and the same thread count before and after every test."""
     threads = ptocpu.get_num_threads()
     ptocpu.set_platform("cpu")
     ptocpu.reset_vec_tile_shapes()
+    ptocpu._core._reset_cube_tile_shapes()
     yield
     ptocpu.set_platform("cpu")
     ptocpu.reset_vec_tile_shapes()
+    ptocpu._core._reset_cube_tile_shapes()
     ptocpu.set_num_threads(threads)

@@ -390,7 +390,7 @@ def test_symbolic_scalars_are_ints_with_pypto_methods():
 
 
 def test_cube_tile_shapes_are_kept():
-    # python/tests/ut/interface/test_pto_vec_tiles_shape.py (matmul tiling: no matmul on ptocpu)
+    # python/tests/ut/interface/test_pto_vec_tiles_shape.py (k keeps its three entries, as PyPTO's)
     pypto.set_cube_tile_shapes([16, 16], [256, 512, 512], [128, 128], False)
     assert pypto.get_cube_tile_shapes() == ([16, 16], [256, 512, 512], [128, 128], False)
 

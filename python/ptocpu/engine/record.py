@@ -7,7 +7,7 @@
 
 Recording runs the body once on the declared (zero-filled) tensors, so every check fires at
 record time as PyPTO's do, while a dispatch handler keeps each outermost op call: its op, the
-Python objects it was given (argument tree and keywords), the platform and tile shape it ran
+Python objects it was given (argument tree and keywords), the platform and tile shapes it ran
 under, and the objects it returned. A run binds the declared tensors to the caller's data
 (zero-copy) and replays the calls in order: each op runs again on what its argument objects hold
 now, under its recorded platform and tile shape, and its result objects are rebound to the new
@@ -74,12 +74,14 @@ class _Call:
     result: Any
     platform: str
     tile: tuple
+    cube: tuple
 
     def describe(self) -> str:
         return f"{self.op} on {self.platform}" + (f", tile {list(self.tile)}" if self.tile else "")
 
     def replay(self, program: "Program") -> None:
         _core.set_platform(self.platform)
+        _core._restore_cube_tile_shapes(self.cube)
         if self.tile:
             _core.set_vec_tile_shapes(*self.tile)
         else:
@@ -152,7 +154,7 @@ class Program:
     def run(self, data: List[Any]) -> None:
         bound = self._bind(list(data))
         placeholders = [t._whole for t in self.tensors]
-        platform, tile = _core.get_platform(), _core.get_vec_tile_shapes()
+        platform, tile, cube = _core.get_platform(), _core.get_vec_tile_shapes(), _core._get_cube_tile_shapes()
         if self.compiled is not None and all(
                 g.strides == d.strides and g.is_contiguous() == d.is_contiguous() for d, g in zip(self.tensors, bound)):
             try:
@@ -179,6 +181,7 @@ class Program:
         finally:
             _core._exit_kernel()
             _core.set_platform(platform)
+            _core._restore_cube_tile_shapes(cube)
             _core.set_vec_tile_shapes(*tile) if tile else _core.reset_vec_tile_shapes()
             # The declared tensors are placeholders again: the caller's memory is not kept (F5).
             for declared, placeholder in zip(self.tensors, placeholders):
@@ -207,7 +210,7 @@ class _Recorder(Handler):
         result = call.proceed()
         tile = _core.get_vec_tile_shapes()
         self.program.steps.append(_Call(call.op, _freeze(call.args), _freeze(call.kwargs), result,
-                                        _core.get_platform(), tuple(tile)))
+                                        _core.get_platform(), tuple(tile), _core._get_cube_tile_shapes()))
         return result
 
     def created(self, tensor: _core.Tensor, shape: tuple, dtype) -> None:
@@ -247,7 +250,7 @@ class function:  # noqa: N801 — PyPTO's name
             raise _fe(RuntimeError(f"pypto.function {self.name!r} inside pypto.function "
                                    f"{_state.recording.name!r}: functions do not nest"))
         self.program = Program(self.name, list(self.tensors))
-        self._saved = (_core.get_platform(), _core.get_vec_tile_shapes())
+        self._saved = (_core.get_platform(), _core.get_vec_tile_shapes(), _core._get_cube_tile_shapes())
         self._handling = handling(_Recorder(self.program))
         self._handling.__enter__()
         _state.recording = self.program
@@ -263,8 +266,9 @@ class function:  # noqa: N801 — PyPTO's name
             current = None if exc is not None else [t if id(t) in moved else None for t in self.tensors]
             self.program.compiled, _ = _compile.end(self._tracer, f"function {self.name}", current)
         self._handling.__exit__(exc_type, exc, tb)
-        platform, tile = self._saved
+        platform, tile, cube = self._saved
         _core.set_platform(platform)
+        _core._restore_cube_tile_shapes(cube)
         _core.set_vec_tile_shapes(*tile) if tile else _core.reset_vec_tile_shapes()
         if exc is None:
             _state.programs.append(self.program)

@@ -253,13 +253,15 @@ def set_global_config(key: str, value) -> None:
 
 
 def set_matrix_size(size: list) -> None:
-    """`pypto.set_matrix_size([m, k, n])`: PyPTO's matmul size hint (kept; no effect on the CPU)."""
-    if not isinstance(size, (list, tuple)):
-        raise _core.DTypeError(f"set_matrix_size: size must be a list of ints, got {type(size).__name__}")
-    _matrix_size[:] = [int_arg(v, "set_matrix_size", "size") for v in size]
+    """`pypto.set_matrix_size([m, k, n])`: the sizes of NZ matmul operands before a reshape. Kept;
+    the CPU stores every tensor ND, so no op reads it."""
+    _core._set_matrix_size(_int_list(size, "set_matrix_size", "size"))
 
 
-_matrix_size: list = []
+def _int_list(value, function: str, param: str) -> list:
+    if not isinstance(value, (list, tuple)):
+        raise _core.DTypeError(f"{function}: {param} must be a list of ints, got {type(value).__name__}")
+    return [int_arg(v, function, param) for v in value]
 
 
 # --- set_options and scopes -------------------------------------------------------------------
@@ -314,7 +316,7 @@ class _Options:
         self._saved: list = []
 
     def __enter__(self):
-        self._saved.append((_core.get_vec_tile_shapes(), get_cube_tile_shapes(), list(_matrix_size)))
+        self._saved.append((_core.get_vec_tile_shapes(), _core._get_cube_tile_shapes(), _core._get_matrix_size()))
         config.push(self.name, self.values)
         _apply_shapes(*self.shapes)
         return self
@@ -323,8 +325,8 @@ class _Options:
         config.pop()
         vec, cube, matrix = self._saved.pop()
         _core.set_vec_tile_shapes(*vec) if vec else _core.reset_vec_tile_shapes()
-        _cube_tiles[:] = [cube] if cube[0] else []
-        _matrix_size[:] = matrix
+        _core._restore_cube_tile_shapes(cube)
+        _core._set_matrix_size(matrix)
         return False
 
     def __call__(self, func: Callable) -> Callable:
@@ -366,24 +368,21 @@ def set_semantic_label(label: str) -> None:
 
 # --- cube tile shapes -------------------------------------------------------------------------
 
-_cube_tiles: list = []
-
-
 def set_cube_tile_shapes(m, k, n, enable_split_k: bool = False) -> None:
-    """`pypto.set_cube_tile_shapes(m, k, n, enable_split_k=False)`: matmul tiling, kept for
-    get_cube_tile_shapes."""
-    def ints(value, param: str) -> list:
-        if not isinstance(value, (list, tuple)):
-            raise _core.DTypeError(f"set_cube_tile_shapes: {param} must be a list of ints, got {type(value).__name__}")
-        return [int_arg(v, "set_cube_tile_shapes", param) for v in value]
+    """`pypto.set_cube_tile_shapes(m, k, n, enable_split_k=False)`: the cube tile of matmul /
+    scaled_mm for this thread (docs/ops/matmul.md#tiles): m = [mL0, mL1], k = [kL0, kL1] or
+    [kL0, kAL1, kBL1], n = [nL0, nL1]. Wrong lengths are a TileError here; the values are checked
+    by each matmul against its operands and the platform's cube buffers."""
     if not isinstance(enable_split_k, bool):
         raise _core.DTypeError(f"set_cube_tile_shapes: enable_split_k must be a bool, got {type(enable_split_k).__name__}")
-    _cube_tiles[:] = [(ints(m, "m"), ints(k, "k"), ints(n, "n"), enable_split_k)]
+    _core._set_cube_tile_shapes(_int_list(m, "set_cube_tile_shapes", "m"), _int_list(k, "set_cube_tile_shapes", "k"),
+                                _int_list(n, "set_cube_tile_shapes", "n"), enable_split_k)
 
 
 def get_cube_tile_shapes() -> tuple:
-    """`pypto.get_cube_tile_shapes()`: (m, k, n, enable_split_k) as last set (empty lists before)."""
-    return _cube_tiles[0] if _cube_tiles else ([], [], [], False)
+    """`pypto.get_cube_tile_shapes()`: (m, k, n, enable_split_k) as last set, k with its three
+    entries [kL0, kAL1, kBL1] (empty lists before)."""
+    return _core._get_cube_tile_shapes()
 
 
 # --- pass configs -----------------------------------------------------------------------------
@@ -468,7 +467,7 @@ def get_pass_configs(strategy: str, identifier: str) -> PassConfigs:
 
 @on_reset
 def _forget() -> None:
-    _cube_tiles.clear()
-    _matrix_size.clear()
+    _core._reset_cube_tile_shapes()
+    _core._set_matrix_size([])
     _pass_defaults.clear()
     _pass_configs.clear()

@@ -44,7 +44,12 @@ _REGION = re.compile(r"^<!-- begin generated: (?P<spec>[^\n]*?) -->\n(?P<body>.*
 _OP_COLUMNS = {"offered": "offered", "rank": "input rank", "dtypes": "input dtypes"}
 # How platform-wide fields read in a table.
 _FIELD_TITLES = {"ub_bytes": "UB bytes (tile checks)", "max_extent": "largest dim / numel",
-                 "empty_inputs_allowed": "empty inputs", "scatter_scalar_must_be_finite": "scalar src must be finite"}
+                 "empty_inputs_allowed": "empty inputs", "scatter_scalar_must_be_finite": "scalar src must be finite",
+                 "l0a_bytes": "L0A bytes", "l0b_bytes": "L0B bytes", "l0c_bytes": "L0C bytes", "l1_bytes": "L1 bytes",
+                 "bias_table_bytes": "bias table bytes", "fixpipe_bytes": "fixpipe bytes"}
+# Buffer sizes where 0 means the platform sets no limit.
+_UNLIMITED_WHEN_ZERO = ("ub_bytes", "l0a_bytes", "l0b_bytes", "l0c_bytes", "l1_bytes", "bias_table_bytes",
+                        "fixpipe_bytes")
 
 
 def _storage_formats() -> list[str]:
@@ -69,7 +74,7 @@ def _dtype_cell(text: str) -> str:
 
 
 def _value_cell(key: str, value) -> str:
-    if key == "ub_bytes" and value == 0:
+    if key in _UNLIMITED_WHEN_ZERO and value == 0:
         return "no limit"
     if key == "max_extent" and value >= 2**62:
         return "int64"

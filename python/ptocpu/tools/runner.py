@@ -120,10 +120,28 @@ def _trans_quant_param(scale, offset=None):
     return bits & 0xFFFFE000
 
 
+_FRACTAL_NZ = 29
+
+
+def _format_cast(tensor, acl_format, *args, **kwargs):
+    """torch_npu.npu_format_cast: NZ (29) pads the last two axes with zeros to the fractal (outer
+    axis to 16, inner axis to 32 bytes), the extent an NZ operand has in a PyPTO kernel (the CPU
+    stores it row-major); other formats give the tensor itself."""
+    if acl_format != _FRACTAL_NZ or tensor.dim() < 2:
+        return tensor
+    import torch.nn.functional as functional
+    rows, cols = tensor.shape[-2:]
+    per_32_bytes = max(1, 32 // tensor.element_size())
+    pad_rows, pad_cols = -rows % 16, -cols % per_32_bytes
+    if not (pad_rows or pad_cols):
+        return tensor
+    return functional.pad(tensor, (0, pad_cols, 0, pad_rows))
+
+
 def _torch_npu_module(torch) -> types.ModuleType:
     torch_npu = types.ModuleType("torch_npu")
     torch_npu.npu = torch.npu
-    torch_npu.npu_format_cast = lambda tensor, *a, **k: tensor
+    torch_npu.npu_format_cast = _format_cast
     torch_npu.get_npu_format = lambda tensor: _FORMAT_ND
     torch_npu.npu_trans_quant_param = _trans_quant_param
     return torch_npu

@@ -1,0 +1,392 @@
+#include "kernels/matmul.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#ifdef PTOCPU_DNNL_OPENMP
+#include <omp.h>
+#endif
+
+#include "copy/simd.h"
+#include "kernels/elementwise.h"
+#include "ptocpu/parallel.h"
+
+namespace pto::kernels::matmul {
+namespace {
+
+// oneDNN runs each call on the calling thread only: its OpenMP runtime is told so for the call
+// (a library that split one call over threads could split K, and so change the sums).
+class OneThreadPerCall {
+#ifdef PTOCPU_DNNL_OPENMP
+ public:
+  OneThreadPerCall() : saved_(omp_get_max_threads()) {
+    if (saved_ != 1) omp_set_num_threads(1);
+  }
+  ~OneThreadPerCall() {
+    if (saved_ != 1) omp_set_num_threads(saved_);
+  }
+  OneThreadPerCall(const OneThreadPerCall&) = delete;
+  OneThreadPerCall& operator=(const OneThreadPerCall&) = delete;
+
+ private:
+  int saved_;
+#endif
+};
+
+// Output blocks of floating products: their size depends on the problem's shape only (never on
+// the thread count), and they are large enough for the library to run at full speed.
+struct Blocks {
+  int64_t rows, cols;
+};
+Blocks float_blocks(int64_t m, int64_t n) { return {m <= 384 ? m : 256, n <= 1024 ? n : 512}; }
+// int8 sums are exact, so any cut gives the same bits: one block per thread and batch, cut along
+// the longer side (the library's best case), none below a few million products (a thread's
+// wake-up costs more than it saves there).
+Blocks int8_blocks(int64_t m, int64_t n, int64_t k, int64_t batches) {
+  constexpr int64_t kMinProducts = int64_t(1) << 22;
+  const int64_t by_work = std::max<int64_t>(1, m * n * k / kMinProducts);
+  const int64_t per_batch =
+      std::min(by_work, std::max<int64_t>(1, get_num_threads() / std::max<int64_t>(batches, 1)));
+  if (m >= n) return {(m + per_batch - 1) / per_batch, n};
+  return {m, (n + per_batch - 1) / per_batch};
+}
+
+// Any exact integer sum of up to this many int8 products fits fp32's 24-bit significand.
+constexpr int64_t kExactInt8Piece = 1024;
+
+// An operand as a GEMM takes it: row-major [rows, cols] with leading dimension ld, or (trans) its
+// transpose stored that way.
+struct View {
+  const void* data = nullptr;
+  int64_t ld = 0;
+  bool trans = false;
+};
+
+enum class Form : uint8_t { Float, Int8 };
+
+// The operand of every output batch in `form`: the caller's memory where the library can read it
+// as it is, else a packed contiguous copy (made once per distinct matrix).
+struct Prepared {
+  std::vector<View> views;
+  std::vector<std::vector<float>> floats;
+  std::vector<std::vector<int8_t>> bytes;
+};
+
+float mx_scale(const Operand& op, int64_t r, int64_t c) {
+  return fp8e8m0_bits_to_float(static_cast<uint8_t>(op.scale[r * op.scale_row + (c / 32) * op.scale_k]));
+}
+
+Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, TransMode tf32) {
+  Prepared out;
+  const size_t itemsize = dtype_size(op.dtype);
+  const bool native = (form == Form::Float && op.dtype == DType::FP32 && tf32 == TransMode::CAST_NONE && !op.scale) ||
+                      (form == Form::Int8 && op.dtype == DType::INT8);
+  out.views.reserve(op.offsets.size());
+  for (size_t i = 0; i < op.offsets.size(); ++i) {
+    const int64_t offset = op.offsets[i];
+    // A broadcast batch repeats an earlier batch's matrix: one copy per distinct matrix.
+    const auto seen = std::find(op.offsets.begin(), op.offsets.begin() + static_cast<int64_t>(i), offset);
+    if (seen != op.offsets.begin() + static_cast<int64_t>(i)) {
+      out.views.push_back(out.views[seen - op.offsets.begin()]);
+      continue;
+    }
+    const std::byte* base = op.data + offset;
+    View v;
+    if (native && op.col_stride == 1 && op.row_stride >= std::max<int64_t>(cols, 1)) {
+      v = {base, op.row_stride, false};
+    } else if (native && op.row_stride == 1 && op.col_stride >= std::max<int64_t>(rows, 1)) {
+      v = {base, op.col_stride, true};
+    } else if (form == Form::Int8) {
+      std::vector<int8_t>& packed = out.bytes.emplace_back(static_cast<size_t>(rows * cols));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          packed[r * cols + c] = static_cast<int8_t>(base[(r * op.row_stride + c * op.col_stride)]);
+      v = {packed.data(), cols, false};
+    } else {
+      std::vector<float>& packed = out.floats.emplace_back(static_cast<size_t>(rows * cols));
+      const ew::LoadFn<float> load = ew::loader<float>(op.dtype);
+      float* dst = packed.data();
+      parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          float* row = dst + r * cols;
+          const float* got = load(base + r * op.row_stride * static_cast<int64_t>(itemsize),
+                                  op.col_stride * static_cast<int64_t>(itemsize), cols, row);
+          if (got != row) std::memcpy(row, got, static_cast<size_t>(cols) * sizeof(float));
+          if (tf32 != TransMode::CAST_NONE)
+            for (int64_t c = 0; c < cols; ++c) row[c] = to_tf32(row[c], tf32);
+          if (op.scale)
+            for (int64_t c = 0; c < cols; ++c) row[c] *= mx_scale(op, r, c);
+        }
+      });
+      v = {packed.data(), cols, false};
+    }
+    out.views.push_back(v);
+  }
+  return out;
+}
+
+// Rows [r0, r0 + m) of A and columns [c0, c0 + n) of B, as the library's pointer arguments.
+template <class T>
+const T* rows_of(const View& a, int64_t r0) {
+  const T* p = static_cast<const T*>(a.data);
+  return a.trans ? p + r0 : p + r0 * a.ld;
+}
+template <class T>
+const T* cols_of(const View& b, int64_t c0) {
+  const T* p = static_cast<const T*>(b.data);
+  return b.trans ? p + c0 * b.ld : p + c0;
+}
+
+void sgemm(const View& a, int64_t r0, const View& b, int64_t c0, int64_t m, int64_t n, int64_t k0, int64_t k,
+           float beta, float* c, int64_t ldc) {
+  // K offset k0: along A's columns and B's rows.
+  const float* ap = rows_of<float>(a, r0) + (a.trans ? k0 * a.ld : k0);
+  const float* bp = cols_of<float>(b, c0) + (b.trans ? k0 : k0 * b.ld);
+  [[maybe_unused]] const OneThreadPerCall one;
+  dnnl_sgemm(a.trans ? 'T' : 'N', b.trans ? 'T' : 'N', m, n, k, 1.0f, ap, a.ld, bp, b.ld, beta, c, ldc);
+}
+
+void s8gemm(const View& a, int64_t r0, const View& b, int64_t c0, int64_t m, int64_t n, int64_t k, float beta,
+            int32_t* c, int64_t ldc) {
+  const int32_t zero = 0;
+  [[maybe_unused]] const OneThreadPerCall one;
+  dnnl_gemm_s8s8s32(a.trans ? 'T' : 'N', b.trans ? 'T' : 'N', 'F', m, n, k, 1.0f, rows_of<int8_t>(a, r0), a.ld, 0,
+                    cols_of<int8_t>(b, c0), b.ld, 0, beta, c, ldc, &zero);
+}
+
+// Per-thread scratch: accumulators of a block and a split-K / int8 piece.
+struct Scratch {
+  std::vector<float> piece;
+  std::vector<std::byte> acc;
+  std::vector<float> row, scales;
+};
+thread_local Scratch t_scratch;
+
+template <class T>
+T* grown(std::vector<T>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+  return v.data();
+}
+
+float per_channel_scale(const Column& s, int64_t batch, int64_t col) {
+  const std::byte* at = s.data + s.offsets[batch] + col * s.stride * 8;
+  uint64_t raw;
+  std::memcpy(&raw, at, sizeof raw);
+  return scale_19bit(std::bit_cast<float>(static_cast<uint32_t>(raw)));
+}
+
+int8_t saturate_int8(float v) {
+  if (std::isnan(v)) return 0;
+  const float r = std::nearbyint(std::clamp(v, -128.0f, 127.0f));  // ties to even (the default mode)
+  return static_cast<int8_t>(r);
+}
+
+class Block {
+ public:
+  Block(const Problem& p, const View& a, const View& b, int64_t batch, int64_t r0, int64_t m, int64_t c0, int64_t n,
+        bool vnni)
+      : p_(p), a_(a), b_(b), batch_(batch), r0_(r0), m_(m), c0_(c0), n_(n), vnni_(vnni) {}
+
+  void run() {
+    const bool int_acc = p_.a.dtype == DType::INT8;
+    const bool epilogue = p_.relu || p_.scale != 0 || p_.scale_tensor.data;
+    std::byte* out_block = p_.out + (batch_ * p_.out_batch_stride + r0_ * p_.out_row_stride + c0_) *
+                                        static_cast<int64_t>(dtype_size(p_.out_dtype));
+    const DType acc_dtype = int_acc ? DType::INT32 : DType::FP32;
+    // The accumulators go straight into the output when it has their dtype and nothing follows.
+    const bool direct = p_.out_dtype == acc_dtype && !epilogue;
+    std::byte* acc = direct ? out_block : reinterpret_cast<std::byte*>(grown(t_scratch.acc, m_ * n_ * 4));
+    const int64_t ldc = direct ? p_.out_row_stride : n_;
+    const float beta = start(acc, ldc, acc_dtype);
+    if (int_acc) accumulate_int8(reinterpret_cast<int32_t*>(acc), ldc, beta);
+    else accumulate_float(reinterpret_cast<float*>(acc), ldc, beta);
+    if (!direct) finish(acc, int_acc, out_block);
+  }
+
+ private:
+  // The accumulators' starting value: the bias (the device puts it in before the first K block)
+  // or zero. Returns the GEMM's beta.
+  float start(std::byte* acc, int64_t ldc, DType acc_dtype) {
+    if (!p_.bias.data) {
+      if (p_.k == 0) fill_zero(acc, ldc);
+      return 0.0f;
+    }
+    const Column& bias = p_.bias;
+    const std::byte* src = bias.data + bias.offsets[batch_] + c0_ * bias.stride * static_cast<int64_t>(dtype_size(bias.dtype));
+    const int64_t stride = bias.stride * static_cast<int64_t>(dtype_size(bias.dtype));
+    for (int64_t r = 0; r < m_; ++r) {
+      std::byte* row = acc + r * ldc * 4;
+      if (acc_dtype == DType::INT32) {
+        for (int64_t c = 0; c < n_; ++c) std::memcpy(row + c * 4, src + c * stride, 4);
+      } else {
+        float* frow = reinterpret_cast<float*>(row);
+        const float* got = ew::loader<float>(bias.dtype)(src, stride, n_, frow);
+        if (got != frow) std::memcpy(frow, got, static_cast<size_t>(n_) * sizeof(float));
+      }
+    }
+    return 1.0f;
+  }
+
+  void fill_zero(std::byte* acc, int64_t ldc) {
+    for (int64_t r = 0; r < m_; ++r) std::memset(acc + r * ldc * 4, 0, static_cast<size_t>(n_) * 4);
+  }
+
+  void accumulate_float(float* acc, int64_t ldc, float beta) {
+    const int64_t k = p_.k;
+    if (k == 0) return;
+    const int64_t piece = p_.split_k > 0 && p_.split_k < k ? p_.split_k : k;
+    sgemm(a_, r0_, b_, c0_, m_, n_, 0, piece, beta, acc, ldc);
+    // Split-K: each further piece is a partial of its own, added to the sum so far in K order.
+    float* part = piece < k ? grown(t_scratch.piece, m_ * n_) : nullptr;
+    for (int64_t k0 = piece; k0 < k; k0 += piece) {
+      sgemm(a_, r0_, b_, c0_, m_, n_, k0, std::min(piece, k - k0), 0.0f, part, n_);
+      for (int64_t r = 0; r < m_; ++r)
+        for (int64_t c = 0; c < n_; ++c) acc[r * ldc + c] += part[r * n_ + c];
+    }
+  }
+
+  void accumulate_int8(int32_t* acc, int64_t ldc, float beta) {
+    const int64_t k = p_.k;
+    if (k == 0) return;
+    if (vnni_) {
+      s8gemm(a_, r0_, b_, c0_, m_, n_, k, beta, acc, ldc);
+      return;
+    }
+    // fp32 GEMMs over pieces short enough that every partial sum is an exact integer.
+    float* part = grown(t_scratch.piece, m_ * n_);
+    for (int64_t k0 = 0; k0 < k; k0 += kExactInt8Piece) {
+      sgemm(a_, r0_, b_, c0_, m_, n_, k0, std::min(kExactInt8Piece, k - k0), 0.0f, part, n_);
+      const bool first = k0 == 0 && beta == 0.0f;
+      for (int64_t r = 0; r < m_; ++r)
+        for (int64_t c = 0; c < n_; ++c) {
+          const int32_t v = static_cast<int32_t>(part[r * n_ + c]);
+          acc[r * ldc + c] = first ? v : acc[r * ldc + c] + v;
+        }
+    }
+  }
+
+  // The fixpipe on write-out: ReLU, then the scale, then one rounding to the output dtype.
+  void finish(const std::byte* acc, bool int_acc, std::byte* out_block) {
+    const size_t out_size = dtype_size(p_.out_dtype);
+    float* scales = nullptr;
+    if (p_.scale_tensor.data) {
+      scales = grown(t_scratch.scales, n_);
+      for (int64_t c = 0; c < n_; ++c) scales[c] = per_channel_scale(p_.scale_tensor, batch_, c0_ + c);
+    }
+    const bool scaled = scales || p_.scale != 0;
+    float* vals = grown(t_scratch.row, n_);
+    for (int64_t r = 0; r < m_; ++r) {
+      std::byte* dst = out_block + r * p_.out_row_stride * static_cast<int64_t>(out_size);
+      if (int_acc && !scaled && p_.out_dtype == DType::INT32) {  // int8 -> int32 with ReLU
+        const int32_t* src = reinterpret_cast<const int32_t*>(acc) + r * n_;
+        int32_t* o = reinterpret_cast<int32_t*>(dst);
+        for (int64_t c = 0; c < n_; ++c) o[c] = p_.relu && src[c] < 0 ? 0 : src[c];
+        continue;
+      }
+      for (int64_t c = 0; c < n_; ++c) {
+        float v = int_acc ? static_cast<float>(reinterpret_cast<const int32_t*>(acc)[r * n_ + c])
+                          : reinterpret_cast<const float*>(acc)[r * n_ + c];
+        if (p_.relu && v < 0) v = 0;
+        if (scaled) v *= scales ? scales[c] : p_.scale;
+        vals[c] = v;
+      }
+      if (p_.out_dtype == DType::INT8) {
+        int8_t* o = reinterpret_cast<int8_t*>(dst);
+        for (int64_t c = 0; c < n_; ++c) o[c] = saturate_int8(vals[c]);
+      } else if (p_.out_dtype == DType::FP32) {
+        std::memcpy(dst, vals, static_cast<size_t>(n_) * sizeof(float));
+      } else {
+        ew::storer<float>(p_.out_dtype)(vals, dst, static_cast<int64_t>(out_size), n_);
+      }
+    }
+  }
+
+  const Problem& p_;
+  const View &a_, &b_;
+  int64_t batch_, r0_, m_, c0_, n_;
+  bool vnni_;
+};
+
+bool detect_vnni_gemm() {
+  // avx512_core_vnni's bit: oneDNN's int8 GEMM kernels then use vpdpbusd, which sums products
+  // into int32 without the int16 saturation of the older sequences.
+  if ((static_cast<unsigned>(dnnl_get_effective_cpu_isa()) & 0x40u) == 0) return false;
+  // And check it on the values that would saturate, in the shapes that take other kernels (a
+  // single row or column).
+  for (const auto [m, n, k] : {std::array<int64_t, 3>{17, 19, 96}, {1, 33, 130}, {29, 1, 70}}) {
+    std::vector<int8_t> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = i % 3 ? 127 : -128;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = i % 5 ? 127 : -128;
+    std::vector<int32_t> c(static_cast<size_t>(m * n));
+    s8gemm({a.data(), k, false}, 0, {b.data(), n, false}, 0, m, n, k, 0.0f, c.data(), n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t want = 0;
+        for (int64_t q = 0; q < k; ++q) want += int64_t(a[i * k + q]) * b[q * n + j];
+        if (want != c[i * n + j]) return false;
+      }
+  }
+  return true;
+}
+
+}  // namespace
+
+float to_tf32(float x, TransMode mode) {
+  if (!std::isfinite(x) || mode == TransMode::CAST_NONE) return x;
+  uint32_t u = std::bit_cast<uint32_t>(x);
+  constexpr uint32_t kDropped = 13, kHalf = 1u << (kDropped - 1), kMask = (1u << kDropped) - 1;
+  const uint32_t rest = u & kMask;
+  u &= ~kMask;
+  // Rounding up adds one unit in the last kept place; a carry into the exponent is right (it may
+  // reach infinity, as any rounding to nearest may).
+  const bool odd = (u >> kDropped) & 1u;
+  if (rest > kHalf || (rest == kHalf && (mode == TransMode::CAST_ROUND || odd))) u += 1u << kDropped;
+  return std::bit_cast<float>(u);
+}
+
+float scale_19bit(float x) { return std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0xFFFFE000u); }
+
+bool int8_uses_vnni_gemm() {
+  static const bool vnni = detect_vnni_gemm();
+  return vnni;
+}
+
+void run(const Problem& p) {
+  if (p.batches == 0 || p.m == 0 || p.n == 0) return;
+  const bool int8 = p.a.dtype == DType::INT8;
+  // (The kernel tuning's ISA cap below AVX-512 takes the other path: tests compare the two.)
+  const bool vnni = int8 && kernel_tuning().isa == Isa::Avx512 && int8_uses_vnni_gemm();
+  const Form form = vnni ? Form::Int8 : Form::Float;
+  const TransMode tf32 = p.a.dtype == DType::FP32 ? p.tf32 : TransMode::CAST_NONE;
+  const Prepared a = prepare(p.a, p.m, p.k, form, tf32);
+  Operand b_op = p.b;
+  Prepared b;
+  if (p.b.scale) {
+    // Pack B transposed ([n, k]) so that its MX blocks run along the packed rows, then read it as
+    // the transpose of a row-major [k, n].
+    std::swap(b_op.row_stride, b_op.col_stride);
+    b = prepare(b_op, p.n, p.k, form, tf32);
+    for (View& v : b.views) v.trans = !v.trans;
+  } else {
+    b = prepare(b_op, p.k, p.n, form, tf32);
+  }
+  const Blocks blocks = int8 ? int8_blocks(p.m, p.n, p.k, p.batches) : float_blocks(p.m, p.n);
+  const int64_t mb = blocks.rows, nb = blocks.cols;
+  const int64_t row_blocks = (p.m + mb - 1) / mb, col_blocks = (p.n + nb - 1) / nb;
+  const int64_t per_batch = row_blocks * col_blocks;
+  parallel_for(p.batches * per_batch, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t batch = t / per_batch, rb = (t % per_batch) / col_blocks, cb = t % col_blocks;
+      const int64_t r0 = rb * mb, c0 = cb * nb;
+      Block(p, a.views[batch], b.views[batch], batch, r0, std::min(mb, p.m - r0), c0, std::min(nb, p.n - c0), vnni)
+          .run();
+    }
+  });
+}
+
+}  // namespace pto::kernels::matmul
