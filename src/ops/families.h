@@ -22,6 +22,7 @@ void add_composite(std::vector<OpDef>& table);     // softmax, rms_norm, online_
 void add_math(std::vector<OpDef>& table);          // exp, log, trig, hyperbolic, erf, sigmoid, rounding, ... (src/ops/math.cpp)
 void add_layout(std::vector<OpDef>& table);        // reshape, transpose, concat, pad, tril, pack, ... (src/ops/layout.cpp)
 void add_cast(std::vector<OpDef>& table);          // cast (astype shares its conversions) (src/ops/cast.cpp)
+void add_binary(std::vector<OpDef>& table);        // floor_div, remainder, pow, atan2, bitwise, clip, where, ...
 
 // One family per line (merges of new families touch only their own line).
 inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
@@ -40,6 +41,7 @@ inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_math,
     add_layout,
     add_cast,
+    add_binary,
 };
 
 }  // namespace pto::families
