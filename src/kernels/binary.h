@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "copy/simd.h"
 #include "kernels/arithmetic.h"
 #include "kernels/elementwise.h"
 
@@ -186,9 +187,7 @@ struct Modulo : SameType {
   }
 
   template <class T>
-  [[gnu::always_inline]] static inline void apply_block(T* __restrict out, const T* const* in, int64_t m) {
-    const T* __restrict x = in[0];
-    const T* __restrict y = in[1];
+  PTO_SIMD_CLONES static void apply_block(T* __restrict out, const T* __restrict x, const T* __restrict y, int64_t m) {
     if constexpr (std::is_same_v<T, float>) {
       int64_t slow = 0;
       for (int64_t i = 0; i < m; ++i) {
@@ -217,10 +216,11 @@ using FMod = Modulo<false>;
 
 // |x|^y for finite nonzero float x, in double: log2|x| = e + log2(z) with z in [0.7, 1.4) from
 // the bits of |x| as a double (fp32 subnormals are normal there), log(z) = 2 atanh(s),
-// s = (z - 1) / (z + 1) (|s| < 0.18: ten terms, 2^-50), then 2^t = 2^n * 2^f, f in [-1/2, 1/2]
-// (degree 12, 2^-52). The double result is within ~2^-44 of the exact power, so its one rounding
-// to fp32 is the correctly rounded result except within 2^-20 ulp of a tie. Integer parts go
-// through the bits of doubles (no int64 <-> double conversions, which AVX2 lacks).
+// s = (z - 1) / (z + 1) (|s| < 0.18: eight terms, 2^-44), then 2^t = 2^n * 2^f, f in [-1/2, 1/2]
+// (degree 10, 2^-42). The double result is within ~2^-37 of the exact power, so its one rounding
+// to fp32 is the correctly rounded result except within 2^-13 ulp of a tie, and never more than
+// 1 ulp off. Integer parts go through the bits of doubles (no int64 <-> double conversions, which
+// AVX2 lacks).
 inline double pow_magnitude(float x, float y) {
   constexpr double kShifter = 0x1.8p52;  // x + kShifter holds round(x) in its low bits
   const uint64_t bits = std::bit_cast<uint64_t>(static_cast<double>(std::fabs(x)));
@@ -231,9 +231,7 @@ inline double pow_magnitude(float x, float y) {
   const double ed = std::bit_cast<double>(e_biased + std::bit_cast<uint64_t>(kShifter) - 2048) - kShifter;
   const double s = (zd - 1.0) / (zd + 1.0);
   const double s2 = s * s;
-  double p = 1.0 / 19;
-  p = p * s2 + 1.0 / 17;
-  p = p * s2 + 1.0 / 15;
+  double p = 1.0 / 15;
   p = p * s2 + 1.0 / 13;
   p = p * s2 + 1.0 / 11;
   p = p * s2 + 1.0 / 9;
@@ -255,8 +253,8 @@ inline double pow_magnitude(float x, float y) {
   const double f = t - n;
   const int64_t ni = std::bit_cast<int64_t>(shifted) - std::bit_cast<int64_t>(kShifter);
   const double scale = std::bit_cast<double>(static_cast<uint64_t>(ni + 1023) << 52);
-  // 2^f = sum (f ln 2)^k / k!, k = 0..12
-  constexpr double c[13] = {1.0,
+  // 2^f = sum (f ln 2)^k / k!, k = 0..10
+  constexpr double c[11] = {1.0,
                             0.6931471805599453094172321,
                             0.2402265069591007123335512,
                             0.0555041086648215799531422,
@@ -266,20 +264,14 @@ inline double pow_magnitude(float x, float y) {
                             0.0000152527338040598402800,
                             0.0000013215486790144309488,
                             0.0000001017808600923969859,
-                            0.0000000070549116208011233,
-                            0.0000000004445538271870812,
-                            0.0000000000256784359934882};
-  double q = c[12];
-  for (int k = 11; k >= 0; --k) q = q * f + c[k];
+                            0.0000000070549116208011233};
+  double q = c[10];
+  for (int k = 9; k >= 0; --k) q = q * f + c[k];
   return q * scale;
 }
 
-// Is y an integer, and an odd one? (fp32 values from 2^24 on are even integers; inf counts as even)
-inline bool is_integer_valued(float y) {
-  const double yd = y;
-  constexpr double kShifter = 0x1.8p52;
-  return !(std::fabs(yd) < 0x1p24) | ((yd + kShifter) - kShifter == yd);
-}
+// Is y an integer, and an odd one? (inf counts as an even integer, NaN as no integer)
+inline bool is_integer_valued(float y) { return std::nearbyint(y) == y; }
 inline bool is_odd_integer(float y) { return is_integer_valued(y) & !is_integer_valued(y * 0.5f); }
 
 // pow of floats (docs/ops/pow.md): |x|^y accurately, with the device's rules for signs and
@@ -467,9 +459,7 @@ struct Gcd : SameType {
   }
 
   template <class T>
-  [[gnu::always_inline]] static inline void apply_block(T* __restrict out, const T* const* in, int64_t m) {
-    const T* __restrict x = in[0];
-    const T* __restrict y = in[1];
+  PTO_SIMD_CLONES static void apply_block(T* __restrict out, const T* __restrict x, const T* __restrict y, int64_t m) {
     if constexpr (kNarrowInteger<T>) {
       alignas(64) double a[ew::kBlock], b[ew::kBlock];
       for (int64_t i = 0; i < m; ++i) {

@@ -431,8 +431,8 @@ Outputs run_axpy(const OpDef& op, const Args& a) {
   checks::check_writable_in_place(name, a.tensor(0), "use add(y, mul(x, alpha))");
   check_tile(op, y.shape(), y.dtype(), {y, x});
   // Every check has passed: y's valid part is updated in place.
-  const Tensor xs = broadcast_to(checks::unaliased(x, y), y.shape());
-  run<bk::Axpy, 3>(y, std::array<Tensor, 3>{y, xs, broadcast_to(alpha, y.shape())}, compute_dtype(y.dtype()));
+  const Tensor xs = checks::unaliased(x, y);
+  run<bk::Axpy, 3>(y, {&y, &xs, &alpha}, compute_dtype(y.dtype()));
   return {a.tensor(0)};
 }
 
@@ -556,12 +556,8 @@ Outputs run_where(const OpDef& op, const Args& a) {
   }
   check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
   Tensor out = Tensor::empty(p.shape, p.dtype);
-  std::array<Tensor, 3> inputs;
-  for (size_t k = 0; k < 3; ++k) {
-    const Tensor at_shape = broadcast_to(p.inputs[k], p.shape);
-    inputs[k] = k == 0 ? at_shape : at_shape.reinterpret(p.compute);
-  }
-  run<bk::Select, 3>(out.reinterpret(p.compute), inputs, p.compute);
+  const Tensor when = p.inputs[1].reinterpret(p.compute), otherwise = p.inputs[2].reinterpret(p.compute);
+  run<bk::Select, 3>(out.reinterpret(p.compute), {&p.inputs[0], &when, &otherwise}, p.compute);
   return {out};
 }
 
@@ -591,7 +587,8 @@ Outputs run_atomic_add(const OpDef& op, const Args& a) {
   checks::check_writable_in_place(name, dst, "use add on a copy of dst");
   // Every check has passed: the window of dst is updated in place.
   const Tensor window = dst.as_strided(src.shape(), dst.strides(), element_offset);
-  run<ak::Add, 2>(window, std::array<Tensor, 2>{window, checks::unaliased(src, window)}, compute_dtype(dst.dtype()));
+  const Tensor addend = checks::unaliased(src, window);
+  run<ak::Add, 2>(window, {&window, &addend}, compute_dtype(dst.dtype()));
   return {dst};
 }
 
@@ -626,6 +623,9 @@ void families::add_binary(std::vector<OpDef>& table) {
   table.push_back(OpDef{
       .name = "floor_div",
       .params = tensor_and_number("input", "other"),
+      // upstream's t // x is floor(div(t, x)), not floor_div: the floor of the quotient div rounds
+      // to the dtype (fp32 for integers). floor_div(q, 1) is floor(q) for every dtype div gives.
+      .dunders = {{"__floordiv__", "floor_div(div(self, other), 1)"}},
       .doc = R"(Elementwise floor(input / other), other a tensor (broadcast numpy-style) or a scalar.
 
 Floats: the floor of the correctly rounded quotient, computed in fp32 for fp16 / bf16 and
