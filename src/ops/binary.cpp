@@ -589,7 +589,7 @@ Outputs run_atomic_add(const OpDef& op, const Args& a) {
   const Tensor window = dst.as_strided(src.shape(), dst.strides(), element_offset);
   const Tensor addend = checks::unaliased(src, window);
   run<ak::Add, 2>(window, {&window, &addend}, compute_dtype(dst.dtype()));
-  return {dst};
+  return {};
 }
 
 // src once, the window of dst read and written.
