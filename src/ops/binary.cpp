@@ -706,7 +706,7 @@ ArgumentError. precision_type is accepted (the result is exact either way).
       .dunders = {{"__pow__"}},
       .doc = R"(Elementwise input ** other, other a tensor of the same rank or a scalar.
 
-Float results are within 1 ulp of the exact power (correctly rounded but for near-ties), with
+Float results are within 1 ulp of the exact power (mostly the correctly rounded one), with
 the device's special values (x < 0 to a non-integer power is NaN, y == 0 or x == 1 gives 1).
 Two integer tensors of one dtype give integer powers (wrapping); other dtype pairs follow the
 page's promotion table. Scalar exponents as the device rewrites them: 0.5 sqrt, -0.5 1/sqrt,
