@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <optional>
 #include <sstream>
 
 #include "bind.h"
@@ -355,12 +354,10 @@ nb::object dispatch(const pto::OpDef& op, const nb::handle* args, size_t nargs, 
 
 // ---- the Tensor operators ----------------------------------------------------------------------
 
-// A Dunder's recipe, e.g. "mul(reciprocal(self), other)": op calls over self, other and integer
-// literals.
+// A Dunder's recipe, e.g. "mul(reciprocal(self), other)": op calls over self and other.
 struct Recipe {
-  const pto::OpDef* op = nullptr;  // nullptr: a name (self / other) or a literal
+  const pto::OpDef* op = nullptr;  // nullptr: a name (self / other)
   bool is_self = true;
-  std::optional<long long> literal;
   std::vector<Recipe> args;
 };
 
@@ -376,10 +373,6 @@ Recipe parse_recipe(std::string_view& s) {
   skip();
   Recipe r;
   if (s.empty() || s.front() != '(') {
-    if (!ident.empty() && std::all_of(ident.begin(), ident.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      r.literal = std::stoll(std::string(ident));
-      return r;
-    }
     if (ident != "self" && ident != "other") throw std::logic_error("op table: recipe name " + std::string(ident));
     r.is_self = ident == "self";
     return r;
@@ -397,7 +390,6 @@ Recipe parse_recipe(std::string_view& s) {
 }
 
 nb::object evaluate(const Recipe& r, nb::handle self, nb::handle other) {
-  if (r.literal) return nb::int_(*r.literal);
   if (!r.op) return nb::borrow(r.is_self ? self : other);
   std::vector<nb::object> values;
   for (const Recipe& a : r.args) values.push_back(evaluate(a, self, other));

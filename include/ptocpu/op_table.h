@@ -152,8 +152,8 @@ enum Form : unsigned {
 };
 
 // A Python operator of Tensor. Without a recipe it calls the op with self and its arguments
-// (t.__add__(o) = add(t, o)); a recipe composes ops over `self`, `other` and integer literals the
-// way upstream's Tensor does, e.g. __rtruediv__ = "mul(reciprocal(self), other)".
+// (t.__add__(o) = add(t, o)); a recipe composes ops over `self` and `other` the way upstream's
+// Tensor does, e.g. __rtruediv__ = "mul(reciprocal(self), other)".
 struct Dunder {
   const char* name;
   const char* recipe = nullptr;

@@ -113,11 +113,7 @@ struct Rows {
   }
 
   PTO_SIMD_CLONES static void apply(Tout* __restrict out, const Tin* const* in, int64_t m) {
-    // A functor whose block needs more than one expression per element (a rare exact slow path
-    // after a vectorised fast one) provides apply_block(out, in, m) instead.
-    if constexpr (requires { F::apply_block(out, in, m); }) {
-      F::apply_block(out, in, m);
-    } else if constexpr (N == 1) {
+    if constexpr (N == 1) {
       const Tin* __restrict a = in[0];
       for (int64_t i = 0; i < m; ++i) out[i] = F::apply(a[i]);
     } else if constexpr (N == 2) {

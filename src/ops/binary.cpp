@@ -624,8 +624,8 @@ void families::add_binary(std::vector<OpDef>& table) {
       .name = "floor_div",
       .params = tensor_and_number("input", "other"),
       // upstream's t // x is floor(div(t, x)), not floor_div: the floor of the quotient div rounds
-      // to the dtype (fp32 for integers). floor_div(q, 1) is floor(q) for every dtype div gives.
-      .dunders = {{"__floordiv__", "floor_div(div(self, other), 1)"}},
+      // to the dtype (fp32 for integers)
+      .dunders = {{"__floordiv__", "floor(div(self, other))"}},
       .doc = R"(Elementwise floor(input / other), other a tensor (broadcast numpy-style) or a scalar.
 
 Floats: the floor of the correctly rounded quotient, computed in fp32 for fp16 / bf16 and
