@@ -567,6 +567,12 @@ struct Axpy : SameType {
   }
 };
 
+// x itself (clip without bounds: a copy).
+struct Copy : SameType {
+  template <class T> static constexpr bool takes = true;
+  template <class T> static T apply(T x) { return x; }
+};
+
 // x where x >= 0, else slope * x (prelu's per-channel weight, lrelu's negative_slope).
 struct LeakyRelu : SameType {
   template <class T> static constexpr bool takes = kFloat<T>;

@@ -42,7 +42,6 @@ const T& on_current_platform(const PerPlatform<T>& facts) {
 // Which tensor dtypes take a scalar rounded to their own dtype (the tile instruction runs natively
 // there; elsewhere AutoCast or the op's own upcast runs it in fp32 with an fp32 scalar). The cpu
 // platform follows the Ascend 950.
-constexpr PerPlatform<DTypeSet> kNoScalarRounding{};
 constexpr PerPlatform<DTypeSet> kFloorDivScalarRounding{
     DTypeSet{D::FP16, D::BF16}, DTypeSet{D::FP16, D::BF16}, DTypeSet{D::FP16}, DTypeSet{D::FP16}};
 constexpr PerPlatform<DTypeSet> kFmodScalarRounding{DTypeSet{D::FP16}, DTypeSet{D::FP16}, DTypeSet{}, DTypeSet{}};
@@ -50,6 +49,16 @@ constexpr PerPlatform<DTypeSet> kFmodScalarRounding{DTypeSet{D::FP16}, DTypeSet{
 constexpr PerPlatform<bool> kInt32FloorDivSentinels{false, true, false, false};
 // pow's working buffer is wider for fp32 results on the A2 / A3 (docs/ops/pow.md).
 constexpr PerPlatform<bool> kPowWideTemporary{false, false, true, true};
+// The dtypes the device's AutoCast pass runs in fp32 and keeps in fp32 between such ops in a kernel
+// (its BF16 lists: FLOORDIV and MAXS / MINS on the A2 / A3 only, REM and MOD everywhere).
+constexpr PerPlatform<DTypeSet> kAutoCastOnA2A3{DTypeSet{}, DTypeSet{}, DTypeSet{D::BF16}, DTypeSet{D::BF16}};
+constexpr PerPlatform<DTypeSet> kAutoCastEverywhere{DTypeSet{D::BF16}, DTypeSet{D::BF16}, DTypeSet{D::BF16},
+                                                    DTypeSet{D::BF16}};
+
+PlatformRows with_autocast_per_platform(PlatformRows rows, const PerPlatform<DTypeSet>& autocast) {
+  for (int k = 0; k < kNumPlatforms; ++k) rows[k].autocast = autocast[k];
+  return rows;
+}
 
 BinaryRules rules_here(BinaryRules rules, const PerPlatform<DTypeSet>& scalar_rounding) {
   rules.scalar_rounds_on = on_current_platform(scalar_rounding);
@@ -87,6 +96,44 @@ std::vector<OutputMeta> infer_from(const OpDef& op, const Args& a) {
   return {{p.shape, p.dtype}};
 }
 
+// An op given as Op::plan (every check, the tile rule included; a Plan, or a record carrying one
+// as .plan) and Op::with_functor(plan, act), which calls act.template operator()<F, N>(plan) with
+// the functor the plan needs. fused_run is its table entry's run; it registers fused_kernel, with
+// which the compiled programs fuse the op into elementwise chains (docs/kernel_model.md).
+const Plan& plan_of(const Plan& p) { return p; }
+template <class Record>
+const Plan& plan_of(const Record& r) {
+  return r.plan;
+}
+
+template <class Op>
+bool fused_kernel(const OpDef& op, const Args& a, Kernel& k) {
+  return Op::with_functor(Op::plan(op, a), [&]<class F, size_t N>(const Plan& p) { return fill_kernel<F, N>(p, k); });
+}
+
+template <class Op>
+Outputs fused_run(const OpDef& op, const Args& a) {
+  static const bool registered = (register_kernel(&fused_run<Op>, &fused_kernel<Op>), true);
+  (void)registered;
+  return Op::with_functor(Op::plan(op, a), []<class F, size_t N>(const Plan& p) { return run_plan<F, N>(p); });
+}
+
+template <class Op>
+std::vector<OutputMeta> fused_infer(const OpDef& op, const Args& a) {
+  const auto record = Op::plan(op, a);
+  const Plan& p = plan_of(record);
+  return {{p.shape, p.dtype}};
+}
+
+// The with_functor of an op with one functor whatever the plan.
+template <class F, size_t N>
+struct OneFunctor {
+  template <class Act>
+  static auto with_functor(const Plan& p, Act&& act) {
+    return act.template operator()<F, N>(p);
+  }
+};
+
 const Param kPrecision{"precision_type", ParamKind::Int, "1", false, nullptr, "PrecisionType | int"};
 const char* const kTileRule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile";
 
@@ -94,49 +141,59 @@ const char* const kTileRule = "TileShape has the output's rank; UB: one tile per
 
 constexpr BinaryRules kDivision{};
 
-Outputs run_floor_div(const OpDef& op, const Args& a) {
-  const Plan p = plan_untiled(op, a, rules_here(kDivision, kFloorDivScalarRounding));
-  std::vector<tiling::Buffer> temporaries;
-  if (tiled(p.shape)) {
-    // a workspace of 6 fp32 rows of the tile (the last dim aligned to 32 bytes of the result)
-    const int64_t copies = 24 / static_cast<int64_t>(dtype_size(p.dtype));
-    temporaries.push_back({"workspace", p.shape, dtype_size(p.dtype), copies});
+struct FloorDivOp {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_untiled(op, a, rules_here(kDivision, kFloorDivScalarRounding));
+    std::vector<tiling::Buffer> temporaries;
+    if (tiled(p.shape)) {
+      // a workspace of 6 fp32 rows of the tile (the last dim aligned to 32 bytes of the result)
+      const int64_t copies = 24 / static_cast<int64_t>(dtype_size(p.dtype));
+      temporaries.push_back({"workspace", p.shape, dtype_size(p.dtype), copies});
+    }
+    check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+    return p;
   }
-  check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
-  if (p.dtype == D::INT32 && on_current_platform(kInt32FloorDivSentinels))
-    return run_plan<bk::FloorDiv<bk::ByZero::Sentinel>, 2>(p);
-  return run_plan<bk::FloorDiv<>, 2>(p);
-}
+  template <class Act>
+  static auto with_functor(const Plan& p, Act&& act) {
+    if (p.dtype == D::INT32 && on_current_platform(kInt32FloorDivSentinels))
+      return act.template operator()<bk::FloorDiv<bk::ByZero::Sentinel>, 2>(p);
+    return act.template operator()<bk::FloorDiv<>, 2>(p);
+  }
+};
 
-Outputs run_ceil_div(const OpDef& op, const Args& a) {
-  return run_plan<bk::IntegerDivide<bk::Rounding::Ceil>, 2>(plan_binary(op, a, kDivision));
-}
+struct CeilDivOp : OneFunctor<bk::IntegerDivide<bk::Rounding::Ceil>, 2> {
+  static Plan plan(const OpDef& op, const Args& a) { return plan_binary(op, a, kDivision); }
+};
 
 constexpr BinaryRules kRemainder{.scalar_first = true};
 
-Outputs run_remainder(const OpDef& op, const Args& a) {
-  const Plan p = plan_untiled(op, a, kRemainder);
-  std::vector<tiling::Buffer> temporaries;
-  if (tiled(p.shape)) {
-    const bool scalar_first = !a.is_tensor(0), tensor_tensor = a.is_tensor(0) && a.is_tensor(1);
-    if (tensor_tensor) temporaries.push_back(rows_buffer("temporary", p.shape, 2, dtype_size(p.dtype)));
-    if (scalar_first) {
-      // the rows of the tile's second-last dim plus two (three for a 1-D tile)
-      const Shape t = tile_within(p.shape);
-      const int64_t rows = t.size() >= 2 ? t[t.size() - 2] + 2 : 3;
-      temporaries.push_back(rows_buffer("temporary", p.shape, rows, dtype_size(p.dtype)));
+struct RemainderOp : OneFunctor<bk::Remainder, 2> {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_untiled(op, a, kRemainder);
+    std::vector<tiling::Buffer> temporaries;
+    if (tiled(p.shape)) {
+      const bool scalar_first = !a.is_tensor(0), tensor_tensor = a.is_tensor(0) && a.is_tensor(1);
+      if (tensor_tensor) temporaries.push_back(rows_buffer("temporary", p.shape, 2, dtype_size(p.dtype)));
+      if (scalar_first) {
+        // the rows of the tile's second-last dim plus two (three for a 1-D tile)
+        const Shape t = tile_within(p.shape);
+        const int64_t rows = t.size() >= 2 ? t[t.size() - 2] + 2 : 3;
+        temporaries.push_back(rows_buffer("temporary", p.shape, rows, dtype_size(p.dtype)));
+      }
     }
+    check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+    return p;
   }
-  check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
-  return run_plan<bk::Remainder, 2>(p);
-}
+};
 
-Outputs run_fmod(const OpDef& op, const Args& a) {
-  require_offered(op);
-  if (!a.is_tensor(1) && a.scalar(1).kind == Scalar::Kind::Float && !std::isfinite(a.scalar(1).f))
-    fail<ArgumentError>(op.name, ": other ", a.scalar(1).to_string(), " must be finite (not NaN or inf)");
-  return run_plan<bk::FMod, 2>(plan_binary(op, a, rules_here(kDivision, kFmodScalarRounding)));
-}
+struct FmodOp : OneFunctor<bk::FMod, 2> {
+  static Plan plan(const OpDef& op, const Args& a) {
+    require_offered(op);
+    if (!a.is_tensor(1) && a.scalar(1).kind == Scalar::Kind::Float && !std::isfinite(a.scalar(1).f))
+      fail<ArgumentError>(op.name, ": other ", a.scalar(1).to_string(), " must be finite (not NaN or inf)");
+    return plan_binary(op, a, rules_here(kDivision, kFmodScalarRounding));
+  }
+};
 
 // ---- pow --------------------------------------------------------------------------------------------
 
@@ -166,7 +223,7 @@ struct PowPlan {
   enum class Kind { Integer, NegativeUnsigned, Float, One, Sqrt, InverseSqrt, Cube, Square, InverseSquare, Inverse } kind;
 };
 
-PowPlan plan_pow(const OpDef& op, const Args& a) {
+PowPlan plan_pow_operands(const OpDef& op, const Args& a) {
   const OpLimits& limits = require_offered(op);
   const Tensor x = operand(op, limits, a.tensor(0), "input", limits.dtypes);
   PowPlan pp;
@@ -232,85 +289,103 @@ PowPlan plan_pow(const OpDef& op, const Args& a) {
   return pp;
 }
 
-Outputs run_pow(const OpDef& op, const Args& a) {
-  const PowPlan pp = plan_pow(op, a);
-  const Plan& p = pp.plan;
-  using K = PowPlan::Kind;
-  std::vector<tiling::Buffer> temporaries;
-  const bool general = pp.kind == K::Integer || pp.kind == K::Float;
-  if (general && tiled(p.shape)) {
-    if (p.inputs[1].ndim() == 0) temporaries.push_back({"exponent tile", p.shape, dtype_size(p.compute)});
-    const bool wide = pp.kind == K::Float && p.compute == D::FP32 && on_current_platform(kPowWideTemporary);
-    Shape t = tile_within(p.shape);
-    if (wide) t.back() = 2 * t.back() + (3 * t.back() + 7) / 8;  // two fp32 rows and three bit masks
-    temporaries.push_back({"temporary", t, 4, 1, t});
+struct PowOp {
+  static PowPlan plan(const OpDef& op, const Args& a) {
+    const PowPlan pp = plan_pow_operands(op, a);
+    const Plan& p = pp.plan;
+    using K = PowPlan::Kind;
+    std::vector<tiling::Buffer> temporaries;
+    const bool general = pp.kind == K::Integer || pp.kind == K::Float;
+    if (general && tiled(p.shape)) {
+      if (p.inputs[1].ndim() == 0) temporaries.push_back({"exponent tile", p.shape, dtype_size(p.compute)});
+      const bool wide = pp.kind == K::Float && p.compute == D::FP32 && on_current_platform(kPowWideTemporary);
+      Shape t = tile_within(p.shape);
+      if (wide) t.back() = 2 * t.back() + (3 * t.back() + 7) / 8;  // two fp32 rows and three bit masks
+      temporaries.push_back({"temporary", t, 4, 1, t});
+    }
+    check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+    return pp;
   }
-  check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
-  switch (pp.kind) {
-    case K::Integer: return run_plan<bk::PowInteger, 2>(p);
-    case K::NegativeUnsigned: return run_plan<bk::PowNegativeUnsigned, 1>(p);
-    case K::Float: return run_plan<bk::PowFloat, 2>(p);
-    case K::One: return run_plan<bk::PowOne, 1>(p);
-    case K::Sqrt: return run_plan<ak::Sqrt, 1>(p);
-    case K::InverseSqrt: return run_plan<bk::PowInverseSqrt, 1>(p);
-    case K::Cube: return run_plan<bk::PowCube, 1>(p);
-    case K::Square: return run_plan<bk::PowSquare, 1>(p);
-    case K::InverseSquare: return run_plan<bk::PowInverseSquare, 1>(p);
-    case K::Inverse: return run_plan<bk::PowInverse, 1>(p);
+  template <class Act>
+  static auto with_functor(const PowPlan& pp, Act&& act) {
+    const Plan& p = pp.plan;
+    switch (pp.kind) {
+      case PowPlan::Kind::Integer: return act.template operator()<bk::PowInteger, 2>(p);
+      case PowPlan::Kind::NegativeUnsigned: return act.template operator()<bk::PowNegativeUnsigned, 1>(p);
+      case PowPlan::Kind::One: return act.template operator()<bk::PowOne, 1>(p);
+      case PowPlan::Kind::Sqrt: return act.template operator()<ak::Sqrt, 1>(p);
+      case PowPlan::Kind::InverseSqrt: return act.template operator()<bk::PowInverseSqrt, 1>(p);
+      case PowPlan::Kind::Cube: return act.template operator()<bk::PowCube, 1>(p);
+      case PowPlan::Kind::Square: return act.template operator()<bk::PowSquare, 1>(p);
+      case PowPlan::Kind::InverseSquare: return act.template operator()<bk::PowInverseSquare, 1>(p);
+      case PowPlan::Kind::Inverse: return act.template operator()<bk::PowInverse, 1>(p);
+      default: return act.template operator()<bk::PowFloat, 2>(p);
+    }
   }
-  return {};
-}
-
-std::vector<OutputMeta> infer_pow(const OpDef& op, const Args& a) {
-  const Plan p = plan_pow(op, a).plan;
-  return {{p.shape, p.dtype}};
-}
+};
 
 // ---- atan2 / hypot / gcd ---------------------------------------------------------------------------
 
 constexpr BinaryRules kPlain{};
 
-Outputs run_atan2(const OpDef& op, const Args& a) {
-  const Plan p = plan_untiled(op, a, kPlain);
-  // the device computes in fp32 with four fp32 working tiles: 7 fp32 tiles in all (the page's rule)
-  check_tile(op, p.shape, D::FP32, {}, {{"input tiles (fp32)", p.shape, 4, 2}, {"workspace", p.shape, 4, 4}});
-  return run_plan<bk::Atan2, 2>(p);
-}
+struct Atan2Op : OneFunctor<bk::Atan2, 2> {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_untiled(op, a, kPlain);
+    // the device computes in fp32 with four fp32 working tiles: 7 fp32 tiles in all (the page's rule)
+    check_tile(op, p.shape, D::FP32, {}, {{"input tiles (fp32)", p.shape, 4, 2}, {"workspace", p.shape, 4, 4}});
+    return p;
+  }
+};
 
-Outputs run_hypot(const OpDef& op, const Args& a) {
-  const Plan p = plan_untiled(op, a, kPlain);
-  std::vector<tiling::Buffer> temporaries;
-  if (tiled(p.shape)) temporaries.push_back(rows_buffer("workspace", p.shape, 2, 4));
-  check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
-  if (p.dtype == D::FP16 || p.dtype == D::BF16) return run_plan<bk::HypotWidened, 2>(p);
-  return run_plan<bk::HypotScaled, 2>(p);
-}
+struct HypotOp {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_untiled(op, a, kPlain);
+    std::vector<tiling::Buffer> temporaries;
+    if (tiled(p.shape)) temporaries.push_back(rows_buffer("workspace", p.shape, 2, 4));
+    check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+    return p;
+  }
+  template <class Act>
+  static auto with_functor(const Plan& p, Act&& act) {
+    if (p.dtype == D::FP16 || p.dtype == D::BF16) return act.template operator()<bk::HypotWidened, 2>(p);
+    return act.template operator()<bk::HypotScaled, 2>(p);
+  }
+};
 
 constexpr BinaryRules kTruncatingScalar{.floats_on_integers = true};
 
-Outputs run_gcd(const OpDef& op, const Args& a) {
-  const Plan p = plan_binary(op, a, kTruncatingScalar);
-  const Shape& tile = get_vec_tile_shapes();
-  if (!tile.empty() && (tile.back() * static_cast<int64_t>(dtype_size(p.dtype))) % 32 != 0)
-    fail<TileError>(op.name, ": the last tile dim ", tile.back(), " holds ", tile.back() * static_cast<int64_t>(dtype_size(p.dtype)),
-                    " bytes of ", dtype_name(p.dtype), "; gcd needs a multiple of 32 bytes");
-  return run_plan<bk::Gcd, 2>(p);
-}
+struct GcdOp : OneFunctor<bk::Gcd, 2> {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_binary(op, a, kTruncatingScalar);
+    const Shape& tile = get_vec_tile_shapes();
+    const int64_t row_bytes = tile.empty() ? 0 : tile.back() * static_cast<int64_t>(dtype_size(p.dtype));
+    if (row_bytes % 32 != 0)
+      fail<TileError>(op.name, ": the last tile dim ", tile.back(), " holds ", row_bytes, " bytes of ",
+                      dtype_name(p.dtype), "; gcd needs a multiple of 32 bytes");
+    return p;
+  }
+};
 
 // ---- bitwise and logical ----------------------------------------------------------------------------
 
 constexpr BinaryRules kShift{.floats_on_integers = true, .scalar_first = true};
 
 template <bool kLeft>
-Outputs run_shift(const OpDef& op, const Args& a) {
-  const Plan p = plan_untiled(op, a, kShift);
-  std::vector<tiling::Buffer> temporaries;
-  // the tensor-count and scalar-first forms keep one more tile of the result
-  if (a.is_tensor(1)) temporaries.push_back({"temporary", p.shape, dtype_size(p.dtype)});
-  check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
-  if constexpr (kLeft) return run_plan<bk::ShiftLeft, 2>(p);
-  else return run_plan<bk::ShiftRight, 2>(p);
-}
+struct ShiftOp {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_untiled(op, a, kShift);
+    std::vector<tiling::Buffer> temporaries;
+    // the tensor-count and scalar-first forms keep one more tile of the result
+    if (a.is_tensor(1)) temporaries.push_back({"temporary", p.shape, dtype_size(p.dtype)});
+    check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+    return p;
+  }
+  template <class Act>
+  static auto with_functor(const Plan& p, Act&& act) {
+    if constexpr (kLeft) return act.template operator()<bk::ShiftLeft, 2>(p);
+    else return act.template operator()<bk::ShiftRight, 2>(p);
+  }
+};
 
 // logical_and: the operands' dtypes may differ; both are read as numbers of one compute type that
 // keeps every nonzero value nonzero (fp64 next to an fp64 operand, else fp32).
@@ -383,20 +458,20 @@ ClipPlan plan_clip(const OpDef& op, const Args& a) {
   return cp;
 }
 
-Outputs run_clip(const OpDef& op, const Args& a) {
-  const ClipPlan cp = plan_clip(op, a);
-  const Plan& p = cp.plan;
-  check_tile(op, p.shape, p.dtype, p.inputs);
-  if (cp.has_min && cp.has_max) return run_plan<bk::Clip, 3>(p);
-  if (cp.has_min) return run_plan<ak::Maximum, 2>(p);
-  if (cp.has_max) return run_plan<ak::Minimum, 2>(p);
-  return {checks::written_tensor(p.inputs[0], false)};  // no bound: a copy of input
-}
-
-std::vector<OutputMeta> infer_clip(const OpDef& op, const Args& a) {
-  const Plan p = plan_clip(op, a).plan;
-  return {{p.shape, p.dtype}};
-}
+struct ClipOp {
+  static ClipPlan plan(const OpDef& op, const Args& a) {
+    const ClipPlan cp = plan_clip(op, a);
+    check_tile(op, cp.plan.shape, cp.plan.dtype, cp.plan.inputs);
+    return cp;
+  }
+  template <class Act>
+  static auto with_functor(const ClipPlan& cp, Act&& act) {
+    if (cp.has_min && cp.has_max) return act.template operator()<bk::Clip, 3>(cp.plan);
+    if (cp.has_min) return act.template operator()<bk::ClipBelow, 2>(cp.plan);
+    if (cp.has_max) return act.template operator()<bk::ClipAbove, 2>(cp.plan);
+    return act.template operator()<bk::Copy, 1>(cp.plan);  // no bound: a copy of input
+  }
+};
 
 // ---- axpy_ ----------------------------------------------------------------------------------------
 
@@ -491,11 +566,13 @@ Plan plan_lrelu(const OpDef& op, const Args& a) {
   return p;
 }
 
-Outputs run_lrelu(const OpDef& op, const Args& a) {
-  const Plan p = plan_lrelu(op, a);
-  check_tile(op, p.shape, p.dtype, p.inputs);
-  return run_plan<bk::LeakyRelu, 2>(p);
-}
+struct LreluOp : OneFunctor<bk::LeakyRelu, 2> {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_lrelu(op, a);
+    check_tile(op, p.shape, p.dtype, p.inputs);
+    return p;
+  }
+};
 
 
 // ---- where --------------------------------------------------------------------------------------------
@@ -640,9 +717,10 @@ DTypeError; fp16 (and on ascend950 / cpu bf16) tensors take the scalar rounded t
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and a workspace "
                    "of 6 fp32 rows per tile row",
       .torch_schema = "floor_div(Tensor input, Tensor other) -> Tensor",
-      .limits = platform_rows(kNumbers, floor_div_chips, floor_div_chips, floor_div_chips),
-      .run = run_floor_div,
-      .infer = binary_infer<kDivision>,
+      .limits = with_autocast_per_platform(platform_rows(kNumbers, floor_div_chips, floor_div_chips, floor_div_chips),
+                                           kAutoCastOnA2A3),
+      .run = fused_run<FloorDivOp>,
+      .infer = fused_infer<FloorDivOp>,
   });
   table.push_back(OpDef{
       .name = "ceil_div",
@@ -658,8 +736,8 @@ Exact for every value; a zero divisor gives the dtype's max for x > 0, min for x
       .tile_rule = kTileRule,
       .torch_schema = "ceil_div(Tensor self, Tensor other) -> Tensor",
       .limits = platform_rows(kIntegers, {D::INT32}, {D::INT32}, {D::INT32}),
-      .run = run_ceil_div,
-      .infer = binary_infer<kDivision>,
+      .run = fused_run<CeilDivOp>,
+      .infer = fused_infer<CeilDivOp>,
   });
   table.push_back(OpDef{
       .name = "remainder",
@@ -678,9 +756,10 @@ bf16 through fp32); a zero remainder is +0. Integers: exact (Python's %); a zero
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and the "
                    "device's temporary rows (2 for two tensors, the tile's rows + 2 for a scalar first operand)",
       .torch_schema = "remainder(Tensor input, Tensor other, int precision_type=1) -> Tensor",
-      .limits = platform_rows(kNumbers, remainder_chips, remainder_chips, remainder_chips),
-      .run = run_remainder,
-      .infer = binary_infer<kRemainder>,
+      .limits = with_autocast_per_platform(platform_rows(kNumbers, remainder_chips, remainder_chips, remainder_chips),
+                                           kAutoCastEverywhere),
+      .run = fused_run<RemainderOp>,
+      .infer = fused_infer<RemainderOp>,
   });
   table.push_back(OpDef{
       .name = "fmod",
@@ -696,9 +775,9 @@ ArgumentError. precision_type is accepted (the result is exact either way).
       .doc_page = "docs/ops/fmod.md",
       .tile_rule = kTileRule,
       .torch_schema = "fmod(Tensor input, Tensor other, int precision_type=1) -> Tensor",
-      .limits = platform_rows(kFloats, kHalves, kHalves, kHalves),
-      .run = run_fmod,
-      .infer = binary_infer<kDivision>,
+      .limits = with_autocast_per_platform(platform_rows(kFloats, kHalves, kHalves, kHalves), kAutoCastEverywhere),
+      .run = fused_run<FmodOp>,
+      .infer = fused_infer<FmodOp>,
   });
   table.push_back(OpDef{
       .name = "pow",
@@ -720,8 +799,8 @@ power gives fp32; other integer tensors take int exponents only (DTypeError).
                    "temporary tile (fp32; 2 d + 3 d / 8 wide on atlas_a2 / atlas_a3 for float results)",
       .torch_schema = "pow(Tensor input, Tensor other, int precision_type=1) -> Tensor",
       .limits = platform_rows(kNumbers, pow_chips, pow_chips, pow_chips),
-      .run = run_pow,
-      .infer = infer_pow,
+      .run = fused_run<PowOp>,
+      .infer = fused_infer<PowOp>,
   });
   table.push_back(OpDef{
       .name = "atan2",
@@ -737,8 +816,8 @@ within 2 ulps of the exact fp32 result. x == 0 gives +-pi/2 by y's sign, 0 for y
       .tile_rule = "TileShape has the output's rank; UB: 7 fp32 tiles (inputs, output and 4 working tiles)",
       .torch_schema = "atan2(Tensor y, Tensor x) -> Tensor",
       .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
-      .run = run_atan2,
-      .infer = binary_infer<kPlain>,
+      .run = fused_run<Atan2Op>,
+      .infer = fused_infer<Atan2Op>,
   });
   table.push_back(OpDef{
       .name = "hypot",
@@ -756,8 +835,8 @@ hypot(0, 0) is 1e-9 and hypot(inf, inf) NaN; fp16 / bf16: sqrt(x * x + y * y) in
                    "rows",
       .torch_schema = "hypot(Tensor input, Tensor other) -> Tensor",
       .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
-      .run = run_hypot,
-      .infer = binary_infer<kPlain>,
+      .run = fused_run<HypotOp>,
+      .infer = fused_infer<HypotOp>,
   });
   table.push_back(OpDef{
       .name = "gcd",
@@ -775,8 +854,8 @@ dim must span a multiple of 32 bytes.
                    "input and one output tile",
       .torch_schema = "gcd(Tensor input, Tensor other) -> Tensor",
       .limits = platform_rows(kIntegers, gcd_chips, gcd_chips, gcd_chips),
-      .run = run_gcd,
-      .infer = binary_infer<kTruncatingScalar>,
+      .run = fused_run<GcdOp>,
+      .infer = fused_infer<GcdOp>,
   });
   struct Bitwise {
     const char* name;
@@ -832,8 +911,8 @@ Shift counts below 0 or above the bit width W count as W, and a shift by W gives
         .torch_schema = left ? "bitwise_left_shift(Tensor input, Tensor other) -> Tensor"
                              : "bitwise_right_shift(Tensor input, Tensor other) -> Tensor",
         .limits = platform_rows(kIntegers, {D::INT16, D::UINT16, D::INT32, D::UINT32, D::INT8, D::UINT8}, shift_a2, shift_a2),
-        .run = left ? run_shift<true> : run_shift<false>,
-        .infer = binary_infer<kShift>,
+        .run = left ? fused_run<ShiftOp<true>> : fused_run<ShiftOp<false>>,
+        .infer = left ? fused_infer<ShiftOp<true>> : fused_infer<ShiftOp<false>>,
     });
   }
   table.push_back(OpDef{
@@ -869,9 +948,9 @@ NaN; min > max gives max. With neither bound: a copy of input.
       .doc_page = "docs/ops/clip.md",
       .tile_rule = kTileRule,
       .torch_schema = "clip(Tensor input, Tensor? min=None, Tensor? max=None) -> Tensor",
-      .limits = platform_rows(kNumbers, clip_chips, clip_chips, clip_chips),
-      .run = run_clip,
-      .infer = infer_clip,
+      .limits = with_autocast_per_platform(platform_rows(kNumbers, clip_chips, clip_chips, clip_chips), kAutoCastOnA2A3),
+      .run = fused_run<ClipOp>,
+      .infer = fused_infer<ClipOp>,
   });
   table.push_back(OpDef{
       .name = "axpy_",
@@ -948,8 +1027,8 @@ fp64 input); fp16 / bf16 compute in fp32 and round once.
       .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
       .torch_schema = "lrelu(Tensor input, float negative_slope=0.01) -> Tensor",
       .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
-      .run = run_lrelu,
-      .infer = infer_from<plan_lrelu>,
+      .run = fused_run<LreluOp>,
+      .infer = fused_infer<LreluOp>,
   });
   table.push_back(OpDef{
       .name = "where",

@@ -580,3 +580,33 @@ def test_upstream_page_examples():
     y.axpy_(f32([[2.0, 3.0, 4.0]]), alpha=2.0)
     same(y, f32([[5.0, 8.0, 11.0]]))
     same(ptocpu.logical_and(np.array([True, False]), np.array([True, True])), np.array([True, False]))
+
+
+# ---- compiled kernels ----------------------------------------------------------------------------------
+
+@ptocpu.frontend.jit
+def binary_chain_kernel(a: ptocpu.Tensor(), b: ptocpu.Tensor(), out: ptocpu.Tensor()):
+    """A chain of this family's ops per row tile (floor_div, remainder, pow, atan2, hypot, clip, lrelu)."""
+    ptocpu.set_vec_tile_shapes(8, 64)
+    for i in ptocpu.loop(4):
+        x = ptocpu.view(a, [8, 64], [i * 8, 0])
+        y = ptocpu.view(b, [8, 64], [i * 8, 0])
+        r = ptocpu.remainder(ptocpu.pow(x, 1.5), ptocpu.hypot(x, y))
+        r = ptocpu.atan2(r, ptocpu.floor_div(y, 0.75))
+        r = ptocpu.lrelu(ptocpu.clip(r, -1.0, 1.0), 0.2)
+        ptocpu.assemble(r, [i * 8, 0], out)
+
+
+def test_compiled_chains_fuse_the_family_and_equal_eager(monkeypatch):
+    a, b = floats((32, 64), lo=0.5, hi=3.0), floats((32, 64), lo=0.5, hi=3.0)
+    out = np.zeros_like(a)
+    binary_chain_kernel(a, b, out)  # traced
+    compiled = np.zeros_like(a)
+    binary_chain_kernel(a, b, compiled)
+    (program,) = binary_chain_kernel.kernel.compiled.programs.values()
+    assert "fused pow+hypot+remainder+floor_div+atan2+clip+lrelu" in program.describe(), program.describe()
+    monkeypatch.setenv("PTOCPU_EAGER", "1")
+    eager = np.zeros_like(a)
+    binary_chain_kernel(a, b, eager)
+    same(compiled, eager)
+    same(out, eager)
