@@ -2,11 +2,12 @@
 // float division, remainders, powers, atan2, hypot, gcd, bitwise and logical ops, clip, axpy,
 // prelu / lrelu and selection, run by the elementwise engine (kernels/elementwise.h).
 //
-// Every functor is a plain expression per element (selects, no calls), so the engine's loops
-// vectorise; the few exact slow paths (fmod of huge quotients) run after a vectorised fast path
-// over the same block (apply_block). Integer arithmetic never overflows a signed type: it wraps
-// in unsigned types or goes through double, where every value involved is exact. Device
-// algorithms (atan2, hypot) are reproduced step by step in fp32, one rounding per step.
+// Every functor is a plain expression per element (selects, no calls; fp64, a cpu-only dtype, calls
+// libm for pow, atan2, hypot and fmod), so the engine's loops vectorise; the few exact slow paths
+// (fmod of huge quotients) run after a vectorised fast path over the same block (apply_block), as
+// does gcd's lock-step Euclid. Integer arithmetic never overflows a signed type: it wraps in
+// unsigned types or goes through double, where every value involved is exact. Device algorithms
+// (atan2, hypot) are reproduced step by step in fp32, one rounding per step.
 #pragma once
 #include <bit>
 #include <cmath>
@@ -32,8 +33,6 @@ using arith::Wide;
 
 template <class T>
 inline constexpr bool kNarrowInteger = kInteger<T> && sizeof(T) <= 4;  // exact in double, quotient too
-template <class T>
-inline constexpr bool kSignedInteger = kInteger<T> && std::is_signed_v<T>;
 
 // c ? a : b on the bits: the compiler keeps computing both sides (with a branch it may move one
 // side's floating-point work under the branch, which it then cannot vectorise)
@@ -49,6 +48,7 @@ F pick(bool c, F a, F b) {
 // min as two's complement does. Conversions go through int32, which vectorises (64-bit ones do not).
 template <class T>
 T to_integer(double q) {
+  static_assert(kNarrowInteger<T>);
   if constexpr (std::is_same_v<T, uint32_t>)
     return static_cast<uint32_t>(static_cast<int32_t>(pick(q >= 0x1p31, q - 0x1p32, q)));
   else if constexpr (std::is_signed_v<T>)

@@ -213,8 +213,9 @@ DType pow_result(DType x, DType y) {
 Scalar integer_exponent(int64_t e, DType dt) {
   const int bits = static_cast<int>(8 * dtype_size(dt));
   if (e < 0) return Scalar::of_int(e % 2 ? -1 : -2);
-  const int64_t max = is_signed_integer(dt) ? (int64_t(1) << (bits - 1)) - 1 : (bits >= 64 ? INT64_MAX : (int64_t(1) << bits) - 1);
-  if (bits >= 32 || e <= max) return Scalar::of_int(e);
+  if (bits >= 32) return Scalar::of_int(e);  // an int32 exponent fits
+  const int64_t max = (int64_t(1) << (is_signed_integer(dt) ? bits - 1 : bits)) - 1;
+  if (e <= max) return Scalar::of_int(e);
   return Scalar::of_int(bits + (e - bits) % (int64_t(1) << (bits - 2)));
 }
 
