@@ -78,7 +78,8 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape) {
   return t.as_strided(shape, strides, 0);
 }
 
-void check_tile(const OpDef& op, const Shape& out_shape, DType out_dtype, const std::vector<Tensor>& inputs) {
+void check_tile(const OpDef& op, const Shape& out_shape, DType out_dtype, const std::vector<Tensor>& inputs,
+                const std::vector<tiling::Buffer>& temporaries) {
   const Shape& tile = get_vec_tile_shapes();
   if (tile.empty()) return;
   const char* name = op.name.c_str();
@@ -95,6 +96,7 @@ void check_tile(const OpDef& op, const Shape& out_shape, DType out_dtype, const 
     buffers.push_back({kInputTiles[k], extent, inputs[k].itemsize()});
   }
   buffers.push_back({"output tile", out_shape, dtype_size(out_dtype)});
+  buffers.insert(buffers.end(), temporaries.begin(), temporaries.end());
   tiling::check_ub(name, tile, buffers);
 }
 

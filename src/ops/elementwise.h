@@ -15,6 +15,7 @@
 #include "kernels/elementwise.h"
 #include "ptocpu/error.h"
 #include "ptocpu/op_table.h"
+#include "tiling/tile_rules.h"
 
 namespace pto::elementwise {
 
@@ -41,8 +42,10 @@ Shape broadcast_shape(const OpDef& op, const std::vector<std::pair<const char*, 
 Tensor broadcast_to(const Tensor& t, const Shape& shape);
 
 // The tile rule of elementwise ops: TileShape has the output's rank; the UB holds one tile of each
-// tensor input (clipped to its extent) and of the output. Nothing when no tile shape is set.
-void check_tile(const OpDef& op, const Shape& out_shape, DType out_dtype, const std::vector<Tensor>& inputs);
+// tensor input (clipped to its extent) and of the output, plus the op's `temporaries` (its working
+// buffers on the device). Nothing when no tile shape is set.
+void check_tile(const OpDef& op, const Shape& out_shape, DType out_dtype, const std::vector<Tensor>& inputs,
+                const std::vector<tiling::Buffer>& temporaries = {});
 
 // The storage dtype whose compute type holds `dt`'s values: FP32 for the small floats, else dt.
 DType compute_dtype(DType dt);

@@ -23,6 +23,7 @@ void add_math(std::vector<OpDef>& table);          // exp, log, trig, hyperbolic
 void add_layout(std::vector<OpDef>& table);        // reshape, transpose, concat, pad, tril, pack, ... (src/ops/layout.cpp)
 void add_cast(std::vector<OpDef>& table);          // cast (astype shares its conversions) (src/ops/cast.cpp)
 void add_matmul(std::vector<OpDef>& table);        // matmul, scaled_mm, transposed_batchmatmul (src/ops/matmul.cpp)
+void add_binary(std::vector<OpDef>& table);        // floor_div, remainder, pow, atan2, bitwise, clip, where, ...
 
 // One family per line (merges of new families touch only their own line).
 inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
@@ -42,6 +43,7 @@ inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_layout,
     add_cast,
     add_matmul,
+    add_binary,
 };
 
 }  // namespace pto::families

@@ -1,0 +1,1058 @@
+// The binary family's entries (docs/ops/elementwise.md and each op's page): floor_div, ceil_div,
+// remainder, fmod, pow, atan2, hypot, gcd, the bitwise and shift ops, logical_and, clip, axpy_,
+// prelu, lrelu, where and atomic_add. Each runs a functor of kernels/binary.h on the elementwise
+// engine; what differs between the ops (scalar rules, result dtypes, the device's working buffers
+// in the tile rule, per-platform facts) is data here. Every check runs before anything is
+// allocated or written.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "kernels/binary.h"
+#include "ops/checks.h"
+#include "ops/elementwise.h"
+#include "ops/families.h"
+#include "ptocpu/platform.h"
+#include "ptocpu/tiling.h"
+
+namespace pto {
+namespace {
+
+using D = DType;
+using namespace elementwise;
+namespace bk = kernels::binary;
+namespace ak = kernels::arith;
+
+// The cpu platform's dtypes: every dtype the math makes sense for.
+constexpr DTypeSet kIntegers{D::INT8, D::INT16, D::INT32, D::INT64, D::UINT8, D::UINT16, D::UINT32, D::UINT64};
+constexpr DTypeSet kFloats{D::FP16, D::BF16, D::FP32, D::FP64, D::FP8E4M3, D::FP8E5M2};
+constexpr DTypeSet kNumbers = DTypeSet::all().without({D::BOOL, D::FP8E8M0});
+constexpr DTypeSet kWideFloats{D::FP16, D::BF16, D::FP32, D::FP64};  // ops with an fp32 / fp64 algorithm
+constexpr DTypeSet kHalves{D::FP16, D::BF16, D::FP32};             // the chips' float list
+
+// A fact per platform, in PlatformId order: cpu, ascend950, atlas_a3, atlas_a2.
+template <class T>
+using PerPlatform = std::array<T, kNumPlatforms>;
+template <class T>
+const T& on_current_platform(const PerPlatform<T>& facts) {
+  return facts[static_cast<int>(current_platform().id)];
+}
+
+// Which tensor dtypes take a scalar rounded to their own dtype (the tile instruction runs natively
+// there; elsewhere AutoCast or the op's own upcast runs it in fp32 with an fp32 scalar). The cpu
+// platform follows the Ascend 950.
+constexpr PerPlatform<DTypeSet> kFloorDivScalarRounding{
+    DTypeSet{D::FP16, D::BF16}, DTypeSet{D::FP16, D::BF16}, DTypeSet{D::FP16}, DTypeSet{D::FP16}};
+constexpr PerPlatform<DTypeSet> kFmodScalarRounding{DTypeSet{D::FP16}, DTypeSet{D::FP16}, DTypeSet{}, DTypeSet{}};
+// The Ascend 950's int32 floor_div returns sentinels for a zero divisor (kernels/binary.h).
+constexpr PerPlatform<bool> kInt32FloorDivSentinels{false, true, false, false};
+// pow's working buffer is wider for fp32 results on the A2 / A3 (docs/ops/pow.md).
+constexpr PerPlatform<bool> kPowWideTemporary{false, false, true, true};
+// The dtypes the device's AutoCast pass runs in fp32 and keeps in fp32 between such ops in a kernel
+// (its BF16 lists: FLOORDIV and MAXS / MINS on the A2 / A3 only, REM and MOD everywhere).
+constexpr PerPlatform<DTypeSet> kAutoCastOnA2A3{DTypeSet{}, DTypeSet{}, DTypeSet{D::BF16}, DTypeSet{D::BF16}};
+constexpr PerPlatform<DTypeSet> kAutoCastEverywhere{DTypeSet{D::BF16}, DTypeSet{D::BF16}, DTypeSet{D::BF16},
+                                                    DTypeSet{D::BF16}};
+
+PlatformRows with_autocast_per_platform(PlatformRows rows, const PerPlatform<DTypeSet>& autocast) {
+  for (int k = 0; k < kNumPlatforms; ++k) rows[k].autocast = autocast[k];
+  return rows;
+}
+
+BinaryRules rules_here(BinaryRules rules, const PerPlatform<DTypeSet>& scalar_rounding) {
+  rules.scalar_rounds_on = on_current_platform(scalar_rounding);
+  return rules;
+}
+
+// plan_binary's checks without its tile rule (the op checks the tile with its own buffers next).
+Plan plan_untiled(const OpDef& op, const Args& a, const BinaryRules& rules) {
+  const TileShapeScope untiled{{}};
+  return plan_binary(op, a, rules);
+}
+
+// The tile shape clipped to the output's extent, the dims the device's buffers are cut from.
+Shape tile_within(const Shape& out_shape) {
+  Shape t = get_vec_tile_shapes();
+  for (size_t d = 0; d < t.size() && d < out_shape.size(); ++d) t[d] = std::min(t[d], out_shape[d]);
+  return t;
+}
+
+// A buffer of `bytes` bytes whatever the tile (the device's fixed workspaces).
+tiling::Buffer fixed_buffer(const char* what, int64_t bytes) { return {what, {bytes}, 1, 1, {bytes}}; }
+
+// A buffer of `rows` x the tile's last dim (clipped) of `elem_bytes` elements.
+tiling::Buffer rows_buffer(const char* what, const Shape& out_shape, int64_t rows, size_t elem_bytes) {
+  const int64_t last = tile_within(out_shape).back();
+  return {what, {rows, last}, elem_bytes, 1, {rows, last}};
+}
+
+bool tiled(const Shape& out_shape) { return !get_vec_tile_shapes().empty() && !out_shape.empty(); }
+
+// infer from an op's plan (the checks every platform shares, no tile rule)
+template <Plan (*P)(const OpDef&, const Args&)>
+std::vector<OutputMeta> infer_from(const OpDef& op, const Args& a) {
+  const Plan p = P(op, a);
+  return {{p.shape, p.dtype}};
+}
+
+// An op given as Op::plan (every check, the tile rule included; a Plan, or a record carrying one
+// as .plan) and Op::with_functor(plan, act), which calls act.template operator()<F, N>(plan) with
+// the functor the plan needs. fused_run is its table entry's run; it registers fused_kernel, with
+// which the compiled programs fuse the op into elementwise chains (docs/kernel_model.md).
+const Plan& plan_of(const Plan& p) { return p; }
+template <class Record>
+const Plan& plan_of(const Record& r) {
+  return r.plan;
+}
+
+template <class Op>
+bool fused_kernel(const OpDef& op, const Args& a, Kernel& k) {
+  return Op::with_functor(Op::plan(op, a), [&]<class F, size_t N>(const Plan& p) { return fill_kernel<F, N>(p, k); });
+}
+
+template <class Op>
+Outputs fused_run(const OpDef& op, const Args& a) {
+  static const bool registered = (register_kernel(&fused_run<Op>, &fused_kernel<Op>), true);
+  (void)registered;
+  return Op::with_functor(Op::plan(op, a), []<class F, size_t N>(const Plan& p) { return run_plan<F, N>(p); });
+}
+
+template <class Op>
+std::vector<OutputMeta> fused_infer(const OpDef& op, const Args& a) {
+  const auto record = Op::plan(op, a);
+  const Plan& p = plan_of(record);
+  return {{p.shape, p.dtype}};
+}
+
+// The with_functor of an op with one functor whatever the plan.
+template <class F, size_t N>
+struct OneFunctor {
+  template <class Act>
+  static auto with_functor(const Plan& p, Act&& act) {
+    return act.template operator()<F, N>(p);
+  }
+};
+
+const Param kPrecision{"precision_type", ParamKind::Int, "1", false, nullptr, "PrecisionType | int"};
+const char* const kTileRule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile";
+
+// ---- floor_div / ceil_div / remainder / fmod ------------------------------------------------------
+
+constexpr BinaryRules kDivision{};
+
+struct FloorDivOp {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_untiled(op, a, rules_here(kDivision, kFloorDivScalarRounding));
+    std::vector<tiling::Buffer> temporaries;
+    if (tiled(p.shape)) {
+      // a workspace of 6 fp32 rows of the tile (the last dim aligned to 32 bytes of the result)
+      const int64_t copies = 24 / static_cast<int64_t>(dtype_size(p.dtype));
+      temporaries.push_back({"workspace", p.shape, dtype_size(p.dtype), copies});
+    }
+    check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+    return p;
+  }
+  template <class Act>
+  static auto with_functor(const Plan& p, Act&& act) {
+    if (p.dtype == D::INT32 && on_current_platform(kInt32FloorDivSentinels))
+      return act.template operator()<bk::FloorDiv<bk::ByZero::Sentinel>, 2>(p);
+    return act.template operator()<bk::FloorDiv<>, 2>(p);
+  }
+};
+
+struct CeilDivOp : OneFunctor<bk::IntegerDivide<bk::Rounding::Ceil>, 2> {
+  static Plan plan(const OpDef& op, const Args& a) { return plan_binary(op, a, kDivision); }
+};
+
+constexpr BinaryRules kRemainder{.scalar_first = true};
+
+struct RemainderOp : OneFunctor<bk::Remainder, 2> {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_untiled(op, a, kRemainder);
+    std::vector<tiling::Buffer> temporaries;
+    if (tiled(p.shape)) {
+      const bool scalar_first = !a.is_tensor(0), tensor_tensor = a.is_tensor(0) && a.is_tensor(1);
+      if (tensor_tensor) temporaries.push_back(rows_buffer("temporary", p.shape, 2, dtype_size(p.dtype)));
+      if (scalar_first) {
+        // the rows of the tile's second-last dim plus two (three for a 1-D tile)
+        const Shape t = tile_within(p.shape);
+        const int64_t rows = t.size() >= 2 ? t[t.size() - 2] + 2 : 3;
+        temporaries.push_back(rows_buffer("temporary", p.shape, rows, dtype_size(p.dtype)));
+      }
+    }
+    check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+    return p;
+  }
+};
+
+struct FmodOp : OneFunctor<bk::FMod, 2> {
+  static Plan plan(const OpDef& op, const Args& a) {
+    require_offered(op);
+    if (!a.is_tensor(1) && a.scalar(1).kind == Scalar::Kind::Float && !std::isfinite(a.scalar(1).f))
+      fail<ArgumentError>(op.name, ": other ", a.scalar(1).to_string(), " must be finite (not NaN or inf)");
+    return plan_binary(op, a, rules_here(kDivision, kFmodScalarRounding));
+  }
+};
+
+// ---- pow --------------------------------------------------------------------------------------------
+
+// pow's result dtype for two tensors that are not both integers (the page's table; mixes it does
+// not list give fp32, fp64 on the cpu platform wins over everything).
+DType pow_result(DType x, DType y) {
+  if (x == y) return x;
+  if (x == D::FP64 || y == D::FP64) return D::FP64;
+  if (x == D::INT32) return y;
+  if (y == D::INT32) return x;
+  return D::FP32;
+}
+
+// An integer exponent for an integer tensor, held in the tensor's dtype: exponents past an n-bit
+// dtype's range are replaced by equivalent ones (x^e mod 2^n depends on e only through e mod
+// 2^(n-2) once e >= n), negative ones by -1 or -2 (only x == +-1 survives them).
+Scalar integer_exponent(int64_t e, DType dt) {
+  const int bits = static_cast<int>(8 * dtype_size(dt));
+  if (e < 0) return Scalar::of_int(e % 2 ? -1 : -2);
+  if (bits >= 32) return Scalar::of_int(e);  // an int32 exponent fits
+  const int64_t max = (int64_t(1) << (is_signed_integer(dt) ? bits - 1 : bits)) - 1;
+  if (e <= max) return Scalar::of_int(e);
+  return Scalar::of_int(bits + (e - bits) % (int64_t(1) << (bits - 2)));
+}
+
+struct PowPlan {
+  Plan plan;
+  enum class Kind { Integer, NegativeUnsigned, Float, One, Sqrt, InverseSqrt, Cube, Square, InverseSquare, Inverse } kind;
+};
+
+PowPlan plan_pow_operands(const OpDef& op, const Args& a) {
+  const OpLimits& limits = require_offered(op);
+  const Tensor x = operand(op, limits, a.tensor(0), "input", limits.dtypes);
+  PowPlan pp;
+  Plan& p = pp.plan;
+  if (a.is_tensor(1)) {
+    const Tensor y = operand(op, limits, a.tensor(1), "other", limits.dtypes);
+    if (x.ndim() != y.ndim())
+      fail<ArgumentError>(op.name, ": input rank ", x.ndim(), " (shape ", shape_to_string(x.shape()), ") and other rank ",
+                          y.ndim(), " (shape ", shape_to_string(y.shape()),
+                          ") differ; pow broadcasts tensors of the same rank only");
+    const bool integers = !is_floating(x.dtype()) && !is_floating(y.dtype());
+    if (integers) same_dtype(op, "other", y.dtype(), "input", x.dtype());
+    p.inputs = {x, y};
+    p.shape = broadcast_shape(op, {{"input", x.shape()}, {"other", y.shape()}});
+    p.dtype = integers ? x.dtype() : pow_result(x.dtype(), y.dtype());
+    p.compute = integers ? x.dtype() : (p.dtype == D::FP64 ? D::FP64 : D::FP32);
+    pp.kind = integers ? PowPlan::Kind::Integer : PowPlan::Kind::Float;
+    return pp;
+  }
+  const Scalar& s = a.scalar(1);
+  p.shape = x.shape();
+  const bool float_exponent = s.kind == Scalar::Kind::Float;
+  if (!is_floating(x.dtype()) && !(float_exponent && x.dtype() == D::INT32)) {
+    if (float_exponent)
+      fail<DTypeError>(op.name, ": other ", s.to_string(), " is a float but input is ", dtype_name(x.dtype()),
+                       "; a float exponent needs a float or DT_INT32 input");
+    if (s.i < INT32_MIN || s.i > INT32_MAX)
+      fail<ArgumentError>(op.name, ": other ", s.to_string(), " is out of range [-2147483648, 2147483647] of the exponent (DT_INT32)");
+    const int64_t e = static_cast<int64_t>(s.i);
+    p.dtype = p.compute = x.dtype();
+    if (e < 0 && !is_signed_integer(x.dtype())) {
+      p.inputs = {x};
+      pp.kind = PowPlan::Kind::NegativeUnsigned;
+      return pp;
+    }
+    p.inputs = {x, scalar_operand(op, integer_exponent(e, x.dtype()), x.dtype(), ScalarAs::TensorDtype, false)};
+    pp.kind = PowPlan::Kind::Integer;
+    return pp;
+  }
+  if (s.kind != Scalar::Kind::Float && (s.i < INT32_MIN || s.i > INT32_MAX))
+    fail<ArgumentError>(op.name, ": other ", s.to_string(), " is out of range [-2147483648, 2147483647] of the exponent (DT_INT32)");
+  const double e = float_exponent ? s.f : static_cast<double>(s.i);
+  p.inputs = {x};
+  if (std::fabs(e) < 1e-9) {  // ones, in the input's own dtype (an INT32 input stays INT32)
+    p.dtype = p.compute = x.dtype();
+    pp.kind = PowPlan::Kind::One;
+    return pp;
+  }
+  p.dtype = is_floating(x.dtype()) ? x.dtype() : D::FP32;  // INT32 ** float: fp32
+  p.compute = p.dtype == D::FP64 ? D::FP64 : D::FP32;
+  static constexpr std::pair<double, PowPlan::Kind> kSpecial[] = {
+      {0.5, PowPlan::Kind::Sqrt}, {-0.5, PowPlan::Kind::InverseSqrt}, {3.0, PowPlan::Kind::Cube},
+      {2.0, PowPlan::Kind::Square}, {-2.0, PowPlan::Kind::InverseSquare}, {-1.0, PowPlan::Kind::Inverse}};
+  for (const auto& [value, kind] : kSpecial) {
+    if (std::fabs(e - value) < 1e-9) {
+      pp.kind = kind;
+      return pp;
+    }
+  }
+  // any other exponent: a tensor of it in the compute dtype (fp32 on the chips) and POW
+  p.inputs.push_back(scalar_operand(op, Scalar::of_float(e), p.compute, ScalarAs::TensorDtype, false));
+  pp.kind = PowPlan::Kind::Float;
+  return pp;
+}
+
+struct PowOp {
+  static PowPlan plan(const OpDef& op, const Args& a) {
+    const PowPlan pp = plan_pow_operands(op, a);
+    const Plan& p = pp.plan;
+    using K = PowPlan::Kind;
+    std::vector<tiling::Buffer> temporaries;
+    const bool general = pp.kind == K::Integer || pp.kind == K::Float;
+    if (general && tiled(p.shape)) {
+      if (p.inputs[1].ndim() == 0) temporaries.push_back({"exponent tile", p.shape, dtype_size(p.compute)});
+      const bool wide = pp.kind == K::Float && p.compute == D::FP32 && on_current_platform(kPowWideTemporary);
+      Shape t = tile_within(p.shape);
+      if (wide) t.back() = 2 * t.back() + (3 * t.back() + 7) / 8;  // two fp32 rows and three bit masks
+      temporaries.push_back({"temporary", t, 4, 1, t});
+    }
+    check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+    return pp;
+  }
+  template <class Act>
+  static auto with_functor(const PowPlan& pp, Act&& act) {
+    const Plan& p = pp.plan;
+    switch (pp.kind) {
+      case PowPlan::Kind::Integer: return act.template operator()<bk::PowInteger, 2>(p);
+      case PowPlan::Kind::NegativeUnsigned: return act.template operator()<bk::PowNegativeUnsigned, 1>(p);
+      case PowPlan::Kind::One: return act.template operator()<bk::PowOne, 1>(p);
+      case PowPlan::Kind::Sqrt: return act.template operator()<ak::Sqrt, 1>(p);
+      case PowPlan::Kind::InverseSqrt: return act.template operator()<bk::PowInverseSqrt, 1>(p);
+      case PowPlan::Kind::Cube: return act.template operator()<bk::PowCube, 1>(p);
+      case PowPlan::Kind::Square: return act.template operator()<bk::PowSquare, 1>(p);
+      case PowPlan::Kind::InverseSquare: return act.template operator()<bk::PowInverseSquare, 1>(p);
+      case PowPlan::Kind::Inverse: return act.template operator()<bk::PowInverse, 1>(p);
+      default: return act.template operator()<bk::PowFloat, 2>(p);
+    }
+  }
+};
+
+// ---- atan2 / hypot / gcd ---------------------------------------------------------------------------
+
+constexpr BinaryRules kPlain{};
+
+struct Atan2Op : OneFunctor<bk::Atan2, 2> {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_untiled(op, a, kPlain);
+    // the device computes in fp32 with four fp32 working tiles: 7 fp32 tiles in all (the page's rule)
+    check_tile(op, p.shape, D::FP32, {}, {{"input tiles (fp32)", p.shape, 4, 2}, {"workspace", p.shape, 4, 4}});
+    return p;
+  }
+};
+
+struct HypotOp {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_untiled(op, a, kPlain);
+    std::vector<tiling::Buffer> temporaries;
+    if (tiled(p.shape)) temporaries.push_back(rows_buffer("workspace", p.shape, 2, 4));
+    check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+    return p;
+  }
+  template <class Act>
+  static auto with_functor(const Plan& p, Act&& act) {
+    if (p.dtype == D::FP16 || p.dtype == D::BF16) return act.template operator()<bk::HypotWidened, 2>(p);
+    return act.template operator()<bk::HypotScaled, 2>(p);
+  }
+};
+
+constexpr BinaryRules kTruncatingScalar{.floats_on_integers = true};
+
+struct GcdOp : OneFunctor<bk::Gcd, 2> {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_binary(op, a, kTruncatingScalar);
+    const Shape& tile = get_vec_tile_shapes();
+    const int64_t row_bytes = tile.empty() ? 0 : tile.back() * static_cast<int64_t>(dtype_size(p.dtype));
+    if (row_bytes % 32 != 0)
+      fail<TileError>(op.name, ": the last tile dim ", tile.back(), " holds ", row_bytes, " bytes of ",
+                      dtype_name(p.dtype), "; gcd needs a multiple of 32 bytes");
+    return p;
+  }
+};
+
+// ---- bitwise and logical ----------------------------------------------------------------------------
+
+constexpr BinaryRules kShift{.floats_on_integers = true, .scalar_first = true};
+
+template <bool kLeft>
+struct ShiftOp {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_untiled(op, a, kShift);
+    std::vector<tiling::Buffer> temporaries;
+    // the tensor-count and scalar-first forms keep one more tile of the result
+    if (a.is_tensor(1)) temporaries.push_back({"temporary", p.shape, dtype_size(p.dtype)});
+    check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+    return p;
+  }
+  template <class Act>
+  static auto with_functor(const Plan& p, Act&& act) {
+    if constexpr (kLeft) return act.template operator()<bk::ShiftLeft, 2>(p);
+    else return act.template operator()<bk::ShiftRight, 2>(p);
+  }
+};
+
+// logical_and: the operands' dtypes may differ; both are read as numbers of one compute type that
+// keeps every nonzero value nonzero (fp64 next to an fp64 operand, else fp32).
+Plan plan_logical_and(const OpDef& op, const Args& a) {
+  const OpLimits& limits = require_offered(op);
+  const Tensor x = operand(op, limits, a.tensor(0), "input", limits.dtypes);
+  const Tensor y = operand(op, limits, a.tensor(1), "other", limits.dtypes);
+  Plan p;
+  p.inputs = {x, y};
+  p.shape = broadcast_shape(op, {{"input", x.shape()}, {"other", y.shape()}});
+  checks::check_extent(op.name.c_str(), "output", p.shape, false);
+  p.dtype = D::BOOL;
+  const bool wide = x.dtype() == D::FP64 || y.dtype() == D::FP64;
+  p.compute = x.dtype() == y.dtype() ? compute_dtype(x.dtype()) : (wide ? D::FP64 : D::FP32);
+  return p;
+}
+
+Outputs run_logical_and(const OpDef& op, const Args& a) {
+  const Plan p = plan_logical_and(op, a);
+  std::vector<tiling::Buffer> temporaries;
+  if (tiled(p.shape)) temporaries.push_back(fixed_buffer("workspace", 1216));  // 1.1875 KB
+  check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+  return run_plan<bk::LogicalAnd, 2>(p);
+}
+
+
+// ---- clip ---------------------------------------------------------------------------------------------
+
+struct ClipPlan {
+  Plan plan;
+  bool has_min = false, has_max = false;
+};
+
+ClipPlan plan_clip(const OpDef& op, const Args& a) {
+  const OpLimits& limits = require_offered(op);
+  const Tensor x = operand(op, limits, a.tensor(0), "input", limits.dtypes);
+  ClipPlan cp;
+  cp.has_min = !a.is_none(1);
+  cp.has_max = !a.is_none(2);
+  if (cp.has_min && cp.has_max && a.is_tensor(1) != a.is_tensor(2))
+    fail<DTypeError>(op.name, ": min is a ", a.is_tensor(1) ? "tensor" : "scalar", " and max a ",
+                     a.is_tensor(2) ? "tensor" : "scalar", "; give two tensors or two scalars");
+  Plan& p = cp.plan;
+  p.inputs = {x};
+  p.shape = x.shape();
+  p.dtype = x.dtype();
+  p.compute = x.dtype();
+  for (int k = 1; k <= 2; ++k) {
+    if (a.is_none(k)) continue;
+    const char* name = op.params[k].name;
+    if (!a.is_tensor(k)) {
+      p.inputs.push_back(scalar_operand(op, a.scalar(k), x.dtype(), ScalarAs::TensorDtype, true, name));
+      continue;
+    }
+    const Tensor bound = operand(op, limits, a.tensor(k), name, limits.dtypes);
+    same_dtype(op, name, bound.dtype(), "input", x.dtype());
+    if (broadcast_shape(op, {{"input", x.shape()}, {name, bound.shape()}}) != x.shape())
+      fail<ArgumentError>(op.name, ": ", name, " shape ", shape_to_string(bound.shape()),
+                          " does not broadcast to input shape ", shape_to_string(x.shape()));
+    int axes = 0;
+    for (int d = 0; d < x.ndim(); ++d) {
+      const int bd = d - (x.ndim() - bound.ndim());
+      axes += (bd < 0 ? 1 : bound.shape(bd)) != x.shape(d);
+    }
+    if (axes > 1)
+      fail<ArgumentError>(op.name, ": ", name, " shape ", shape_to_string(bound.shape()), " broadcasts along ", axes,
+                          " axes of input shape ", shape_to_string(x.shape()), "; at most one is allowed");
+    p.inputs.push_back(bound);
+  }
+  return cp;
+}
+
+struct ClipOp {
+  static ClipPlan plan(const OpDef& op, const Args& a) {
+    const ClipPlan cp = plan_clip(op, a);
+    check_tile(op, cp.plan.shape, cp.plan.dtype, cp.plan.inputs);
+    return cp;
+  }
+  template <class Act>
+  static auto with_functor(const ClipPlan& cp, Act&& act) {
+    if (cp.has_min && cp.has_max) return act.template operator()<bk::Clip, 3>(cp.plan);
+    if (cp.has_min) return act.template operator()<bk::ClipBelow, 2>(cp.plan);
+    if (cp.has_max) return act.template operator()<bk::ClipAbove, 2>(cp.plan);
+    return act.template operator()<bk::Copy, 1>(cp.plan);  // no bound: a copy of input
+  }
+};
+
+// ---- axpy_ ----------------------------------------------------------------------------------------
+
+// The x dtypes axpy_ adds into an fp32 / fp64 y of another dtype (fp64 only exists on cpu).
+constexpr PerPlatform<DTypeSet> kAxpyIntoFp32{DTypeSet{D::FP16, D::BF16}, DTypeSet{D::FP16}, DTypeSet{D::FP16},
+                                              DTypeSet{D::FP16}};
+constexpr DTypeSet kAxpyIntoFp64{D::FP16, D::BF16, D::FP32};
+
+Outputs run_axpy(const OpDef& op, const Args& a) {
+  const OpLimits& limits = require_offered(op);
+  const char* name = op.name.c_str();
+  const Tensor y = operand(op, limits, a.tensor(0), "y", limits.dtypes);
+  const Tensor x = operand(op, limits, a.tensor(1), "x", limits.dtypes);
+  if (x.dtype() != y.dtype()) {
+    const DTypeSet into = y.dtype() == D::FP32 ? on_current_platform(kAxpyIntoFp32)
+                          : y.dtype() == D::FP64 ? kAxpyIntoFp64 : DTypeSet{};
+    if (!into.contains(x.dtype()))
+      fail<DTypeError>(name, ": x dtype ", dtype_name(x.dtype()), " cannot be added into y dtype ", dtype_name(y.dtype()),
+                       " on platform ", current_platform().name, "; x must have y's dtype",
+                       into.empty() ? std::string() : " or be one of " + into.to_string());
+  }
+  if (x.ndim() != y.ndim())
+    fail<ArgumentError>(name, ": x rank ", x.ndim(), " (shape ", shape_to_string(x.shape()), ") must equal y rank ",
+                        y.ndim(), " (shape ", shape_to_string(y.shape()), ")");
+  for (int d = 0; d < y.ndim(); ++d) {
+    if (x.shape(d) == y.shape(d) || x.shape(d) == 1) continue;
+    fail<ArgumentError>(name, ": x shape ", shape_to_string(x.shape()), " does not broadcast to y shape ",
+                        shape_to_string(y.shape()), " at dim ", d,
+                        y.shape(d) == 1 ? " (y is written in place and cannot broadcast)" : "");
+  }
+  const Tensor alpha = scalar_operand(op, a.scalar(2), y.dtype(), ScalarAs::Compute, true, "alpha");
+  checks::check_writable_in_place(name, a.tensor(0), "use add(y, mul(x, alpha))");
+  check_tile(op, y.shape(), y.dtype(), {y, x});
+  // Every check has passed: y's valid part is updated in place.
+  const Tensor xs = checks::unaliased(x, y);
+  run<bk::Axpy, 3>(y, {&y, &xs, &alpha}, compute_dtype(y.dtype()));
+  return {a.tensor(0)};
+}
+
+// ---- prelu / lrelu --------------------------------------------------------------------------------
+
+Plan plan_prelu(const OpDef& op, const Args& a) {
+  const OpLimits& limits = require_offered(op);
+  const Tensor x = operand(op, limits, a.tensor(0), "input", limits.dtypes);
+  const Tensor w = operand(op, limits, a.tensor(1), "weight", limits.dtypes);
+  same_dtype(op, "weight", w.dtype(), "input", x.dtype());
+  const int64_t channels = x.ndim() >= 2 ? x.shape(1) : 1;
+  if (w.ndim() != 1 || w.shape(0) != channels)
+    fail<ArgumentError>(op.name, ": weight shape ", shape_to_string(w.shape()), " must be [", channels, "] (",
+                        x.ndim() >= 2 ? "one weight per channel, input.shape[1]" : "one weight for a 1-D input",
+                        "; input shape ", shape_to_string(x.shape()), ")");
+  // the weight along input's axis 1
+  Shape shape(x.ndim(), 1);
+  Strides strides(x.ndim(), 0);
+  if (x.ndim() >= 2) {
+    shape[1] = channels;
+    strides[1] = w.stride(0);
+  }
+  Plan p;
+  p.inputs = {x, w.as_strided(shape, strides, 0)};
+  p.shape = x.shape();
+  p.dtype = x.dtype();
+  p.compute = x.dtype();
+  return p;
+}
+
+Outputs run_prelu(const OpDef& op, const Args& a) {
+  const Plan p = plan_prelu(op, a);
+  if (p.shape.size() == 2 && tiled(p.shape)) {
+    // the page's rule for 2-D inputs: one [a, b] tile, a b / 8 byte mask and an 8 KB workspace
+    const int64_t last = tile_within(p.shape).back();
+    check_tile(op, p.shape, p.dtype, {}, {fixed_buffer("mask", (last + 7) / 8), fixed_buffer("workspace", 8192)});
+  } else {
+    check_tile(op, p.shape, p.dtype, p.inputs);
+  }
+  return run_plan<bk::LeakyRelu, 2>(p);
+}
+
+Plan plan_lrelu(const OpDef& op, const Args& a) {
+  const OpLimits& limits = require_offered(op);
+  const Tensor x = operand(op, limits, a.tensor(0), "input", limits.dtypes);
+  const Scalar& s = a.scalar(1);
+  const double slope = s.kind == Scalar::Kind::Float ? s.f : static_cast<double>(s.i);
+  if (std::isnan(slope) || std::isinf(slope) || slope < 0)
+    fail<ArgumentError>(op.name, ": negative_slope ", s.to_string(), " must be a finite number >= 0");
+  Plan p;
+  // the slope is an fp32 element (fp64 for an fp64 input): fp16 / bf16 inputs compute in fp32
+  p.inputs = {x, scalar_operand(op, s, x.dtype(), ScalarAs::Compute, true, "negative_slope")};
+  p.shape = x.shape();
+  p.dtype = x.dtype();
+  p.compute = x.dtype();
+  return p;
+}
+
+struct LreluOp : OneFunctor<bk::LeakyRelu, 2> {
+  static Plan plan(const OpDef& op, const Args& a) {
+    const Plan p = plan_lrelu(op, a);
+    check_tile(op, p.shape, p.dtype, p.inputs);
+    return p;
+  }
+};
+
+
+// ---- where --------------------------------------------------------------------------------------------
+
+// The unsigned dtype of a width: where selects bits.
+DType bits_of_width(size_t bytes) {
+  switch (bytes) {
+    case 1: return D::UINT8;
+    case 2: return D::UINT16;
+    case 4: return D::UINT32;
+    default: return D::UINT64;
+  }
+}
+
+Plan plan_where(const OpDef& op, const Args& a) {
+  const OpLimits& limits = require_offered(op);
+  const Tensor condition = operand(op, limits, a.tensor(0), "condition", DTypeSet{D::BOOL});
+  // the values' dtype: their tensors' (which agree), or DT_FP32 (the device's element for Python numbers)
+  const char* first = nullptr;
+  DType dt = D::FP32;
+  Tensor values[2];
+  for (int k = 1; k <= 2; ++k) {
+    if (!a.is_tensor(k)) continue;
+    const char* name = op.params[k].name;
+    values[k - 1] = operand(op, limits, a.tensor(k), name, limits.dtypes);
+    if (first) same_dtype(op, name, values[k - 1].dtype(), first, dt);
+    else first = name, dt = values[k - 1].dtype();
+    if (values[k - 1].ndim() != condition.ndim())
+      fail<ArgumentError>(op.name, ": ", name, " rank ", values[k - 1].ndim(), " (shape ",
+                          shape_to_string(values[k - 1].shape()), ") differs from condition rank ", condition.ndim(),
+                          " (shape ", shape_to_string(condition.shape()),
+                          "); where broadcasts tensors of the same rank only");
+  }
+  for (int k = 1; k <= 2; ++k) {
+    if (a.is_tensor(k)) continue;
+    const char* name = op.params[k].name;
+    const Scalar& s = a.scalar(k);
+    if (s.kind == Scalar::Kind::Float && dt != D::FP32)
+      fail<DTypeError>(op.name, ": ", name, " ", s.to_string(), " is a float, a DT_FP32 value, but ", first, " is ",
+                       dtype_name(dt), "; give a tensor of that dtype or an int");
+    values[k - 1] = scalar_operand(op, s, dt, ScalarAs::TensorDtype, false, name);
+  }
+  Plan p;
+  p.inputs = {condition, values[0], values[1]};
+  p.shape = broadcast_shape(op, {{"condition", condition.shape()}, {"input", values[0].shape()}, {"other", values[1].shape()}});
+  checks::check_extent(op.name.c_str(), "output", p.shape, false);
+  p.dtype = dt;
+  p.compute = bits_of_width(dtype_size(dt));
+  return p;
+}
+
+Outputs run_where(const OpDef& op, const Args& a) {
+  const Plan p = plan_where(op, a);
+  std::vector<tiling::Buffer> temporaries;
+  if (tiled(p.shape)) {
+    const int64_t select_bytes = p.dtype == D::FP32 || p.dtype == D::BF16 ? 4 : 2;
+    temporaries.push_back(fixed_buffer("workspace", (1024 + 1024) * 2 + 128 + 32 + 2 * 1024 * select_bytes));
+  }
+  check_tile(op, p.shape, p.dtype, p.inputs, temporaries);
+  Tensor out = Tensor::empty(p.shape, p.dtype);
+  const Tensor when = p.inputs[1].reinterpret(p.compute), otherwise = p.inputs[2].reinterpret(p.compute);
+  run<bk::Select, 3>(out.reinterpret(p.compute), {&p.inputs[0], &when, &otherwise}, p.compute);
+  return {out};
+}
+
+
+// ---- atomic_add ---------------------------------------------------------------------------------------
+
+Outputs run_atomic_add(const OpDef& op, const Args& a) {
+  const OpLimits& limits = require_offered(op);
+  const char* name = op.name.c_str();
+  const Tensor src = operand(op, limits, a.tensor(0), "src", limits.dtypes);
+  const Tensor& dst = a.tensor(2);
+  same_dtype(op, "dst", dst.dtype(), "src", src.dtype());
+  const std::vector<int64_t>& offsets = a.ints(1);
+  if (dst.ndim() != src.ndim() || static_cast<int>(offsets.size()) != src.ndim())
+    fail<ArgumentError>(name, ": src rank ", src.ndim(), " (shape ", shape_to_string(src.shape()), "), dst rank ",
+                        dst.ndim(), " (shape ", shape_to_string(dst.shape()), ") and the ", offsets.size(),
+                        " offsets must agree");
+  int64_t element_offset = 0;
+  for (int d = 0; d < src.ndim(); ++d) {
+    const int64_t o = offsets[d];
+    if (o < 0 || o > dst.shape(d) || src.shape(d) > dst.shape(d) - o)
+      fail<TileError>(name, ": offsets ", shape_to_string(offsets), " + src shape ", shape_to_string(src.shape()),
+                      " is outside dst shape ", shape_to_string(dst.shape()), " at dim ", d,
+                      "; the block must lie inside dst");
+    element_offset += o * dst.stride(d);
+  }
+  checks::check_writable_in_place(name, dst, "use add on a copy of dst");
+  // Every check has passed: the window of dst is updated in place.
+  const Tensor window = dst.as_strided(src.shape(), dst.strides(), element_offset);
+  const Tensor addend = checks::unaliased(src, window);
+  run<ak::Add, 2>(window, {&window, &addend}, compute_dtype(dst.dtype()));
+  return {};
+}
+
+// src once, the window of dst read and written.
+int64_t atomic_add_bytes(const OpDef&, const Args& a, const Outputs&) {
+  return 3 * tensor_bytes(a.tensor(0).valid_part());
+}
+
+}  // namespace
+
+void families::add_binary(std::vector<OpDef>& table) {
+  const DTypeSet floor_div_chips{D::FP16, D::BF16, D::FP32, D::INT32, D::INT8, D::UINT8};
+  const DTypeSet remainder_chips{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16};
+  const DTypeSet pow_chips{D::FP16, D::BF16, D::FP32, D::INT32, D::INT8, D::UINT8, D::INT16};
+  const DTypeSet gcd_chips{D::INT8, D::INT16, D::INT32, D::UINT8};
+  const DTypeSet bitwise_cpu{D::BOOL, D::INT8, D::INT16, D::INT32, D::INT64, D::UINT8, D::UINT16, D::UINT32, D::UINT64};
+  const DTypeSet bitwise_chips{D::INT8, D::UINT8, D::INT16, D::UINT16, D::INT32, D::UINT32};
+  const DTypeSet shift_a2{D::INT16, D::UINT16};
+  const DTypeSet logical_chips{D::FP32, D::FP16, D::BF16, D::INT8, D::UINT8, D::BOOL, D::INT16, D::INT32};
+  const DTypeSet clip_chips{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16};
+  const DTypeSet where_950{D::INT32, D::FP32, D::INT16, D::FP16, D::BF16, D::UINT8, D::INT8};
+  const DTypeSet where_a2{D::INT32, D::INT16, D::FP16, D::FP32, D::BF16};
+  const DTypeSet add_950{D::INT32, D::FP32, D::INT16, D::FP16, D::BF16, D::UINT8, D::INT8};
+  const DTypeSet add_a2{D::INT32, D::INT16, D::FP16, D::FP32, D::BF16};
+  const auto tensor_and_number = [](const char* first, const char* second) {
+    return std::vector<Param>{{first, ParamKind::Tensor}, {second, ParamKind::TensorOrScalar}};
+  };
+  const auto two_tensors = [](const char* first, const char* second) {
+    return std::vector<Param>{{first, ParamKind::Tensor}, {second, ParamKind::Tensor}};
+  };
+
+  table.push_back(OpDef{
+      .name = "floor_div",
+      .params = tensor_and_number("input", "other"),
+      // upstream's t // x is floor(div(t, x)), not floor_div: the floor of the quotient div rounds
+      // to the dtype (fp32 for integers)
+      .dunders = {{"__floordiv__", "floor(div(self, other))"}},
+      .doc = R"(Elementwise floor(input / other), other a tensor (broadcast numpy-style) or a scalar.
+
+Floats: the floor of the correctly rounded quotient, computed in fp32 for fp16 / bf16 and
+rounded back (x / 0 is +-inf, 0 / 0 NaN). Integers: Python's //, exactly, in the input's dtype;
+a zero divisor gives the dtype's max for x > 0, min for x < 0 and 0 for 0 (on ascend950 int32:
+0x7FFF7F7F / 0x80008080, its kernel's sentinels). A float scalar with an integer tensor is a
+DTypeError; fp16 (and on ascend950 / cpu bf16) tensors take the scalar rounded to their dtype.
+
+>>> ptocpu.floor_div(ptocpu.asarray([[2, 4, 6]], "int32"), ptocpu.asarray([[4, 2, 5]], "int32")).tolist()
+[[0, 2, 1]])",
+      .doc_page = "docs/ops/floor_div.md",
+      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and a workspace "
+                   "of 6 fp32 rows per tile row",
+      .torch_schema = "floor_div(Tensor input, Tensor other) -> Tensor",
+      .limits = with_autocast_per_platform(platform_rows(kNumbers, floor_div_chips, floor_div_chips, floor_div_chips),
+                                           kAutoCastOnA2A3),
+      .run = fused_run<FloorDivOp>,
+      .infer = fused_infer<FloorDivOp>,
+  });
+  table.push_back(OpDef{
+      .name = "ceil_div",
+      .params = tensor_and_number("self", "other"),
+      .doc = R"(Elementwise ceil(self / other) of integers, other a tensor (broadcast) or an int.
+
+Exact for every value; a zero divisor gives the dtype's max for x > 0, min for x < 0 and 0 for
+0 (the device's saturated +-inf). DT_INT32 on the chips; every integer dtype on cpu.
+
+>>> ptocpu.ceil_div(ptocpu.asarray([[2, 4, 6]], "int32"), ptocpu.asarray([[4, 2, 5]], "int32")).tolist()
+[[1, 2, 2]])",
+      .doc_page = "docs/ops/ceil_div.md",
+      .tile_rule = kTileRule,
+      .torch_schema = "ceil_div(Tensor self, Tensor other) -> Tensor",
+      .limits = platform_rows(kIntegers, {D::INT32}, {D::INT32}, {D::INT32}),
+      .run = fused_run<CeilDivOp>,
+      .infer = fused_infer<CeilDivOp>,
+  });
+  table.push_back(OpDef{
+      .name = "remainder",
+      .params = {{"input", ParamKind::TensorOrScalar}, {"other", ParamKind::TensorOrScalar}, kPrecision},
+      .forms = kFunction | kMethod,
+      .dunders = {{"__mod__"}},
+      .doc = R"(Elementwise input - other * floor(input / other): the remainder with the divisor's sign.
+
+Either operand may be a scalar (not both). Floats: the exact remainder rounded once (fp16 /
+bf16 through fp32); a zero remainder is +0. Integers: exact (Python's %); a zero divisor gives
+0. precision_type is accepted (the result is the exact one either way).
+
+>>> ptocpu.remainder(ptocpu.asarray([7.0, 8.0, 9.0]), -3.0).tolist()
+[-2.0, -1.0, 0.0])",
+      .doc_page = "docs/ops/remainder.md",
+      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and the "
+                   "device's temporary rows (2 for two tensors, the tile's rows + 2 for a scalar first operand)",
+      .torch_schema = "remainder(Tensor input, Tensor other, int precision_type=1) -> Tensor",
+      .limits = with_autocast_per_platform(platform_rows(kNumbers, remainder_chips, remainder_chips, remainder_chips),
+                                           kAutoCastEverywhere),
+      .run = fused_run<RemainderOp>,
+      .infer = fused_infer<RemainderOp>,
+  });
+  table.push_back(OpDef{
+      .name = "fmod",
+      .params = {{"input", ParamKind::Tensor}, {"other", ParamKind::TensorOrScalar}, kPrecision},
+      .forms = kFunction | kMethod,
+      .doc = R"(Elementwise C fmod: input - trunc(input / other) * other, with the dividend's sign.
+
+Floats only; the exact result (fp16 / bf16 through fp32). A NaN or infinite scalar other is an
+ArgumentError. precision_type is accepted (the result is exact either way).
+
+>>> ptocpu.fmod(ptocpu.asarray([[7.0, 8.0, 9.0]]), ptocpu.asarray([[3.0, 3.0, 3.0]])).tolist()
+[[1.0, 2.0, 0.0]])",
+      .doc_page = "docs/ops/fmod.md",
+      .tile_rule = kTileRule,
+      .torch_schema = "fmod(Tensor input, Tensor other, int precision_type=1) -> Tensor",
+      .limits = with_autocast_per_platform(platform_rows(kFloats, kHalves, kHalves, kHalves), kAutoCastEverywhere),
+      .run = fused_run<FmodOp>,
+      .infer = fused_infer<FmodOp>,
+  });
+  table.push_back(OpDef{
+      .name = "pow",
+      .params = {{"input", ParamKind::Tensor}, {"other", ParamKind::TensorOrScalar}, kPrecision},
+      .dunders = {{"__pow__"}},
+      .doc = R"(Elementwise input ** other, other a tensor of the same rank or a scalar.
+
+Float results are within 1 ulp of the exact power (mostly the correctly rounded one), with
+the device's special values (x < 0 to a non-integer power is NaN, y == 0 or x == 1 gives 1).
+Two integer tensors of one dtype give integer powers (wrapping); other dtype pairs follow the
+page's promotion table. Scalar exponents as the device rewrites them: 0.5 sqrt, -0.5 1/sqrt,
+2 x*x, 3 x*x*x, -1 1/x, -2 1/(x*x), 0 ones (in the input's dtype); an INT32 tensor to a float
+power gives fp32; other integer tensors take int exponents only (DTypeError).
+
+>>> ptocpu.pow(ptocpu.asarray([[1.0, 2.0], [-3.0, 4.0]]), 2).tolist()
+[[1.0, 4.0], [9.0, 16.0]])",
+      .doc_page = "docs/ops/pow.md",
+      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and POW's "
+                   "temporary tile (fp32; 2 d + 3 d / 8 wide on atlas_a2 / atlas_a3 for float results)",
+      .torch_schema = "pow(Tensor input, Tensor other, int precision_type=1) -> Tensor",
+      .limits = platform_rows(kNumbers, pow_chips, pow_chips, pow_chips),
+      .run = fused_run<PowOp>,
+      .infer = fused_infer<PowOp>,
+  });
+  table.push_back(OpDef{
+      .name = "atan2",
+      .params = two_tensors("y", "x"),
+      .doc = R"(Elementwise arctangent of y / x in (-pi, pi], the quadrant from both signs.
+
+The device's fp32 algorithm step for step (a degree-15 polynomial; fp16 / bf16 through fp32):
+within 2 ulps of the exact fp32 result. x == 0 gives +-pi/2 by y's sign, 0 for y == 0.
+
+>>> [round(v, 4) for v in ptocpu.atan2(ptocpu.asarray([1.0, -1.0]), ptocpu.asarray([1.0, -1.0])).tolist()]
+[0.7854, -2.3562])",
+      .doc_page = "docs/ops/atan2.md",
+      .tile_rule = "TileShape has the output's rank; UB: 7 fp32 tiles (inputs, output and 4 working tiles)",
+      .torch_schema = "atan2(Tensor y, Tensor x) -> Tensor",
+      .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
+      .run = fused_run<Atan2Op>,
+      .infer = fused_infer<Atan2Op>,
+  });
+  table.push_back(OpDef{
+      .name = "hypot",
+      .params = two_tensors("input", "other"),
+      .forms = kFunction | kMethod,
+      .doc = R"(Elementwise sqrt(input ** 2 + other ** 2).
+
+fp32 as the device computes it: M = max(|x|, |y|) + 1e-9, M * sqrt((min / M) ** 2 + 1), so
+hypot(0, 0) is 1e-9 and hypot(inf, inf) NaN; fp16 / bf16: sqrt(x * x + y * y) in fp32.
+
+>>> ptocpu.hypot(ptocpu.asarray([3.0, 5.0]), ptocpu.asarray([4.0, 12.0])).tolist()
+[5.0, 13.0])",
+      .doc_page = "docs/ops/hypot.md",
+      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and two fp32 "
+                   "rows",
+      .torch_schema = "hypot(Tensor input, Tensor other) -> Tensor",
+      .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
+      .run = fused_run<HypotOp>,
+      .infer = fused_infer<HypotOp>,
+  });
+  table.push_back(OpDef{
+      .name = "gcd",
+      .params = tensor_and_number("input", "other"),
+      .forms = kFunction | kMethod,
+      .doc = R"(Elementwise greatest common divisor of |input| and |other| (gcd(x, 0) = |x|).
+
+other a tensor (broadcast) or an int that fits the dtype (a float is truncated). The last tile
+dim must span a multiple of 32 bytes.
+
+>>> ptocpu.gcd(ptocpu.asarray([[9, 9, 9], [6, 6, 6]], "int32"), 2).tolist()
+[[1, 1, 1], [2, 2, 2]])",
+      .doc_page = "docs/ops/gcd.md",
+      .tile_rule = "TileShape has the output's rank, its last dim a multiple of 32 bytes; UB: one tile per tensor "
+                   "input and one output tile",
+      .torch_schema = "gcd(Tensor input, Tensor other) -> Tensor",
+      .limits = platform_rows(kIntegers, gcd_chips, gcd_chips, gcd_chips),
+      .run = fused_run<GcdOp>,
+      .infer = fused_infer<GcdOp>,
+  });
+  struct Bitwise {
+    const char* name;
+    RunFn run;
+    const char* doc;
+    const char* schema;
+  };
+  for (const Bitwise& b : {
+           Bitwise{"bitwise_and", binary<bk::BitwiseAnd, kPlain>, R"(Elementwise input & other of integers, other a tensor (broadcast) or an int.
+
+>>> ptocpu.bitwise_and(ptocpu.asarray([2, 5], "int16"), ptocpu.asarray([1, 7], "int16")).tolist()
+[0, 5])", "bitwise_and(Tensor input, Tensor other) -> Tensor"},
+           Bitwise{"bitwise_or", binary<bk::BitwiseOr, kPlain>, R"(Elementwise input | other of integers, other a tensor (broadcast) or an int.
+
+>>> ptocpu.bitwise_or(ptocpu.asarray([2, 5], "int16"), ptocpu.asarray([1, 7], "int16")).tolist()
+[3, 7])", "bitwise_or(Tensor input, Tensor other) -> Tensor"},
+           Bitwise{"bitwise_xor", binary<bk::BitwiseXor, kPlain>, R"(Elementwise input ^ other of integers, other a tensor (broadcast) or an int.
+
+>>> ptocpu.bitwise_xor(ptocpu.asarray([2, 5], "int16"), ptocpu.asarray([1, 7], "int16")).tolist()
+[3, 2])", "bitwise_xor(Tensor input, Tensor other) -> Tensor"}}) {
+    table.push_back(OpDef{
+        .name = b.name,
+        .params = tensor_and_number("input", "other"),
+        .doc = b.doc,
+        .doc_page = "docs/ops/bitwise.md",
+        .tile_rule = kTileRule,
+        .torch_schema = b.schema,
+        .limits = platform_rows(bitwise_cpu, bitwise_chips, bitwise_chips, bitwise_chips),
+        .run = b.run,
+        .infer = binary_infer<kPlain>,
+    });
+  }
+  for (const bool left : {true, false}) {
+    table.push_back(OpDef{
+        .name = left ? "bitwise_left_shift" : "bitwise_right_shift",
+        .params = {{"input", ParamKind::TensorOrScalar}, {"other", ParamKind::TensorOrScalar}},
+        .doc = left ? R"(Elementwise input << other of integers; either may be a scalar (not both).
+
+Shift counts below 0 or above the bit width W count as W, and a shift by W gives 0.
+
+>>> ptocpu.bitwise_left_shift(ptocpu.asarray([[1, 2, 3]], "int16"), 1).tolist()
+[[2, 4, 6]])"
+                    : R"(Elementwise input >> other of integers (arithmetic for signed); either may be a scalar.
+
+Shift counts below 0 or above the bit width W count as W, and a shift by W gives the sign fill
+(0 or -1).
+
+>>> ptocpu.bitwise_right_shift(ptocpu.asarray([[1, 2, 3]], "int16"), 1).tolist()
+[[0, 1, 1]])",
+        .doc_page = "docs/ops/bitwise.md",
+        .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and, for a "
+                     "tensor of counts, one more tile of the result",
+        .torch_schema = left ? "bitwise_left_shift(Tensor input, Tensor other) -> Tensor"
+                             : "bitwise_right_shift(Tensor input, Tensor other) -> Tensor",
+        .limits = platform_rows(kIntegers, {D::INT16, D::UINT16, D::INT32, D::UINT32, D::INT8, D::UINT8}, shift_a2, shift_a2),
+        .run = left ? fused_run<ShiftOp<true>> : fused_run<ShiftOp<false>>,
+        .infer = left ? fused_infer<ShiftOp<true>> : fused_infer<ShiftOp<false>>,
+    });
+  }
+  table.push_back(OpDef{
+      .name = "logical_and",
+      .params = two_tensors("input", "other"),
+      .doc = R"(Elementwise (input != 0) and (other != 0) as DT_BOOL; the dtypes may differ.
+
+NaN counts as true, -0.0 as false.
+
+>>> ptocpu.logical_and(ptocpu.asarray([True, False]), ptocpu.asarray([[True, False], [False, True]])).tolist()
+[[True, False], [False, False]])",
+      .doc_page = "docs/ops/logical_and.md",
+      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one DT_BOOL output tile and "
+                   "1.1875 KB",
+      .torch_schema = "logical_and(Tensor input, Tensor other) -> Tensor",
+      .limits = platform_rows(DTypeSet::all().without({D::FP8E8M0}), logical_chips, logical_chips, logical_chips),
+      .run = run_logical_and,
+      .infer = infer_from<plan_logical_and>,
+  });
+  table.push_back(OpDef{
+      .name = "clip",
+      .params = {{"input", ParamKind::Tensor},
+                 {"min", ParamKind::TensorOrScalar, "None"},
+                 {"max", ParamKind::TensorOrScalar, "None"}},
+      .doc = R"(Elementwise min(max(input, min), max); a missing bound is not applied.
+
+Bounds are two tensors (input's dtype, broadcasting to input's shape along at most one axis) or
+two scalars (a float bound of an integer tensor is truncated). NaN in input or a bound gives
+NaN; min > max gives max. With neither bound: a copy of input.
+
+>>> ptocpu.clip(ptocpu.asarray([[0, 2, 4], [3, 4, 6]], "int32"), 1, 3).tolist()
+[[1, 2, 3], [3, 3, 3]])",
+      .doc_page = "docs/ops/clip.md",
+      .tile_rule = kTileRule,
+      .torch_schema = "clip(Tensor input, Tensor? min=None, Tensor? max=None) -> Tensor",
+      .limits = with_autocast_per_platform(platform_rows(kNumbers, clip_chips, clip_chips, clip_chips), kAutoCastOnA2A3),
+      .run = fused_run<ClipOp>,
+      .infer = fused_infer<ClipOp>,
+  });
+  table.push_back(OpDef{
+      .name = "axpy_",
+      .params = {{"y", ParamKind::Memory}, {"x", ParamKind::Tensor},
+                 {"alpha", ParamKind::Scalar, "1.0", false, nullptr, "int | float"}},
+      .forms = kFunction | kMethod,
+      .written = "y",
+      .doc = R"(y += alpha * x in place (x broadcasts to y; y does not broadcast).
+
+Computed in fp32 (fp64 for fp64) with alpha as an fp32 value: alpha * x and the sum round once
+each, then once more to y's dtype. y and x have the same rank and dtype, or x is DT_FP16 and y
+DT_FP32. Returns y.
+
+>>> y = ptocpu.asarray([[1.0, 2.0, 3.0]])
+>>> ptocpu.axpy_(y, ptocpu.asarray([[2.0, 3.0, 4.0]]), alpha=2.0).tolist()
+[[5.0, 8.0, 11.0]])",
+      .doc_page = "docs/ops/axpy_.md",
+      .tile_rule = kTileRule,
+      .torch_schema = "axpy_(Tensor(a!) y, Tensor x, Scalar alpha=1.0) -> ()",
+      .limits = platform_rows(kWideFloats, {D::FP32, D::FP16}, {D::FP32, D::FP16}, {D::FP32, D::FP16}),
+      .run = run_axpy,
+  });
+  table.push_back(OpDef{
+      .name = "atomic_add",
+      .params = {{"src", ParamKind::Tensor}, {"offsets", ParamKind::IntList}, {"dst", ParamKind::Memory}},
+      .num_outputs = 0,
+      .written = "dst",
+      .doc = R"(dst[offsets : offsets + src.shape] += src, in place; returns None.
+
+One add per element in dst's dtype (fp16 / bf16 through fp32, integers wrap), as add computes
+it. src, dst and offsets have one rank; the block must lie inside dst (TileError).
+
+>>> out = ptocpu.tensor([2, 3], ptocpu.DT_FP32)
+>>> ptocpu.atomic_add(ptocpu.asarray([[1.0, 1.0]], "float32"), [1, 1], out)
+>>> out.tolist()
+[[0.0, 0.0, 0.0], [0.0, 1.0, 1.0]])",
+      .doc_page = "docs/ops/atomic_add.md",
+      .tile_rule = "none (a store to memory)",
+      .torch_schema = "atomic_add(Tensor src, int[] offsets, Tensor(a!) dst) -> ()",
+      .limits = platform_rows(kNumbers, add_950, add_a2, add_a2, 1, 8),
+      .run = run_atomic_add,
+      .bytes = atomic_add_bytes,
+  });
+  table.push_back(OpDef{
+      .name = "prelu",
+      .params = two_tensors("input", "weight"),
+      .forms = kFunction | kMethod,
+      .doc = R"(Elementwise input where input >= 0, else weight[c] * input, c the index along axis 1.
+
+weight is 1-D: [input.shape[1]] for a 2-D to 4-D input, [1] for a 1-D one.
+
+>>> ptocpu.prelu(ptocpu.asarray([-2.0, 1.0, -3.0, 0.5]), ptocpu.asarray([0.25])).tolist()
+[-0.5, 1.0, -0.75, 0.5])",
+      .doc_page = "docs/ops/prelu.md",
+      .tile_rule = "TileShape has the input's rank; UB (2-D): one tile, a tile row / 8 byte mask and 8 KB; other "
+                   "ranks: input, weight and output tiles",
+      .torch_schema = "prelu(Tensor input, Tensor weight) -> Tensor",
+      .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves, 1, 4, 1, 8),
+      .run = run_prelu,
+      .infer = infer_from<plan_prelu>,
+  });
+  table.push_back(OpDef{
+      .name = "lrelu",
+      .params = {{"input", ParamKind::Tensor},
+                 {"negative_slope", ParamKind::Scalar, "0.01", false, nullptr, "float"}},
+      .doc = R"(Elementwise input where input >= 0, else negative_slope * input.
+
+negative_slope is a finite number >= 0 (ArgumentError otherwise), taken as fp32 (fp64 for an
+fp64 input); fp16 / bf16 compute in fp32 and round once.
+
+>>> ptocpu.lrelu(ptocpu.asarray([-1.0, 2.0, 0.0, -0.5]), 0.1).tolist()
+[-0.1, 2.0, 0.0, -0.05])",
+      .doc_page = "docs/ops/lrelu.md",
+      .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
+      .torch_schema = "lrelu(Tensor input, float negative_slope=0.01) -> Tensor",
+      .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
+      .run = fused_run<LreluOp>,
+      .infer = fused_infer<LreluOp>,
+  });
+  table.push_back(OpDef{
+      .name = "where",
+      .params = {{"condition", ParamKind::Tensor},
+                 {"input", ParamKind::TensorOrScalar},
+                 {"other", ParamKind::TensorOrScalar}},
+      .principal = 1,
+      .doc = R"(Elementwise input where condition, else other (condition DT_BOOL; exact selection).
+
+condition and the tensor values have one rank and broadcast. A Python number is a DT_FP32 value:
+a float next to a tensor of another dtype is a DTypeError, an int takes the tensor's dtype; two
+numbers give DT_FP32.
+
+>>> ptocpu.where(ptocpu.asarray([True, False, True, False]), 1, 0).tolist()
+[1.0, 0.0, 1.0, 0.0])",
+      .doc_page = "docs/ops/where.md",
+      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor argument, one output tile and a "
+                   "workspace of 8352 bytes (6304 for 1- and 2-byte values other than bf16)",
+      .torch_schema = "where(Tensor condition, Tensor input, Tensor other) -> Tensor",
+      .limits = platform_rows(DTypeSet::all(), where_950, where_a2, where_a2),
+      .run = run_where,
+      .infer = infer_from<plan_where>,
+  });
+}
+
+}  // namespace pto
