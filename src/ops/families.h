@@ -17,10 +17,11 @@ void add_scatter_update(std::vector<OpDef>& table);
 void add_index_add(std::vector<OpDef>& table);     // index_add_, index_add
 void add_gathermask(std::vector<OpDef>& table);
 void add_arithmetic(std::vector<OpDef>& table);    // add, sub, mul, div, maximum, minimum, comparisons, ...
+void add_reduction(std::vector<OpDef>& table);     // sum, prod, amax, amin, argmax, argmin, var, cumsum, cumprod
 
 inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_kernel_model, add_index_select, add_interleave, add_scatter, add_strided_slice,
-    add_gather,       add_scatter_update, add_index_add, add_gathermask, add_arithmetic,
+    add_gather,       add_scatter_update, add_index_add, add_gathermask, add_arithmetic, add_reduction,
 };
 
 }  // namespace pto::families

@@ -1,0 +1,785 @@
+// The reduction and scan engines (docs/ops/reduction.md#order).
+//
+// Reduce: the kept dims are coalesced; then either
+//  - rows (the reduced axis is the innermost in memory): each row is cut into chunks of kChunk
+//    elements; element i of a chunk goes to lane i % kLanes, each lane accumulates its elements in
+//    order from the identity, the lanes are folded by halving (lane j with lane j + 16, then + 8,
+//    ...), and the chunks are combined by a pairwise tree;
+//  - columns (another axis is innermost): the reduced axis is cut into blocks of kRowBlock rows,
+//    each accumulated in order from the identity, vectorised across the innermost kept axis; the
+//    blocks are combined by the same pairwise tree.
+// Threads take rows, (row, chunk) pairs or (columns, block) pieces; every piece is computed the
+// same way whoever computes it, so 1 and N threads give the same bits.
+//
+// Scan: the axis is cut into blocks of kScanBlock; within a block the running value starts at the
+// identity, element by element; block k's outputs are offset_k (+) local value, offset_0 = the
+// identity, offset_k+1 = offset_k (+) the block's last local value. Few long lines are scanned in
+// three parallel passes (block totals, offsets, outputs), many lines one pass each; both give the
+// same bits.
+#include "kernels/reduction.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "copy/simd.h"
+#include "kernels/arithmetic.h"
+#include "kernels/elementwise.h"
+#include "ptocpu/parallel.h"
+
+namespace pto::kernels::reduction {
+namespace {
+
+using ew::compute_t;
+using ew::kBlock;
+
+// Work below this many elements per thread is not worth a thread's start-up.
+constexpr int64_t kMinElementsPerThread = int64_t(1) << 16;
+// The accumulator row of a column piece: 8 KiB, so it and one input row stay in L1.
+constexpr int64_t kColumnBytes = 8192;
+
+// ---- layout ---------------------------------------------------------------------------------
+
+// One kept dim: its extent and the strides (elements) of the input, the output and var's center.
+struct Axis {
+  int64_t size = 1, in = 0, out = 0, ctr = 0;
+};
+
+struct Layout {
+  std::vector<Axis> outer;  // the kept dims the walk goes over, outermost first
+  int64_t n = 0;            // the reduced / scanned axis: extent,
+  int64_t red = 0;          // input stride,
+  int64_t out_red = 0;      // output stride (scans)
+  bool columns = false;     // another axis is innermost: read as columns
+  Axis col;                 // that axis (columns only)
+};
+
+Layout plan(const Tensor& in, int dim, const Tensor& out, const Tensor& ctr) {
+  Layout l;
+  for (int d = 0; d < in.ndim(); ++d) {
+    if (d == dim || in.shape(d) == 1) continue;
+    const Axis a{in.shape(d), in.stride(d), out.stride(d), ctr.defined() ? ctr.stride(d) : 0};
+    if (!l.outer.empty()) {
+      Axis& b = l.outer.back();
+      if (b.in == a.in * a.size && b.out == a.out * a.size && b.ctr == a.ctr * a.size) {
+        b = {b.size * a.size, a.in, a.out, a.ctr};
+        continue;
+      }
+    }
+    l.outer.push_back(a);
+  }
+  l.n = in.shape(dim);
+  l.red = in.stride(dim);
+  l.out_red = out.stride(dim);
+  if (l.n > 1 && !l.outer.empty()) {
+    const auto inner = std::min_element(l.outer.begin(), l.outer.end(), [](const Axis& a, const Axis& b) {
+      return std::abs(a.in) < std::abs(b.in);
+    });
+    if (std::abs(inner->in) < std::abs(l.red)) {
+      l.columns = true;
+      l.col = *inner;
+      l.outer.erase(inner);
+    }
+  }
+  return l;
+}
+
+int64_t count(const std::vector<Axis>& axes) {
+  int64_t n = 1;
+  for (const Axis& a : axes) n *= a.size;
+  return n;
+}
+
+// Element offsets of the flattened index `at` over `axes`, advanced one index at a time.
+class Walk {
+ public:
+  Walk(const std::vector<Axis>& axes, int64_t at) : axes_(axes), idx_(axes.size(), 0) {
+    for (int d = static_cast<int>(axes.size()) - 1; d >= 0; --d) {
+      idx_[d] = at % axes[d].size;
+      at /= axes[d].size;
+      in += idx_[d] * axes[d].in;
+      out += idx_[d] * axes[d].out;
+      ctr += idx_[d] * axes[d].ctr;
+    }
+  }
+  void next() {
+    for (int d = static_cast<int>(axes_.size()) - 1; d >= 0; --d) {
+      const Axis& a = axes_[d];
+      in += a.in, out += a.out, ctr += a.ctr;
+      if (++idx_[d] < a.size) return;
+      in -= a.in * a.size, out -= a.out * a.size, ctr -= a.ctr * a.size;
+      idx_[d] = 0;
+    }
+  }
+  int64_t in = 0, out = 0, ctr = 0;
+
+ private:
+  const std::vector<Axis>& axes_;
+  std::vector<int64_t> idx_;
+};
+
+// The largest power of two below n (n >= 2): where the pairwise tree splits.
+int64_t tree_split(int64_t n) { return std::bit_floor(static_cast<uint64_t>(n - 1)); }
+
+// ---- keys: floats in a total order (docs/ops/reduction.md#nan-and-signed-zeros) ------------------
+
+template <class F>
+using Key = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
+
+// -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN as signed integers; its own inverse.
+template <class K>
+K flip(K bits) {
+  return bits ^ ((bits >> (8 * sizeof(K) - 1)) & std::numeric_limits<K>::max());
+}
+template <class F>
+Key<F> order_key(F v) { return flip(std::bit_cast<Key<F>>(v)); }
+template <class F>
+F from_key(Key<F> k) { return std::bit_cast<F>(flip(k)); }
+
+// ---- the ops: identity, step (one element), combine (two partial results), result ------------
+
+template <class T>
+inline constexpr bool kFloat = std::is_floating_point_v<T>;
+
+template <class T>
+struct Sum {
+  using In = T;
+  using Acc = T;
+  using Res = T;
+  static Acc identity() { return T(0); }
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (kFloat<T>) return a + b;
+    else return arith::wrap_add(a, b);
+  }
+  static Acc step(Acc a, In v, int64_t) { return combine(a, v); }
+  static Res result(Acc a) { return a; }
+};
+
+template <class T>
+struct Prod {
+  using In = T;
+  using Acc = T;
+  using Res = T;
+  static Acc identity() { return T(1); }
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (kFloat<T>) return a * b;
+    else return arith::wrap_mul(a, b);
+  }
+  static Acc step(Acc a, In v, int64_t) { return combine(a, v); }
+  static Res result(Acc a) { return a; }
+};
+
+// max / min: integers compare as themselves; floats by order_key with every NaN mapped past the
+// far end, so any NaN wins and the result is the default quiet NaN; -0 < +0.
+template <class T, bool kMax>
+struct Extreme {
+  using In = T;
+  using Acc = std::conditional_t<kFloat<T>, Key<T>, T>;
+  using Res = T;
+  static constexpr Acc kLow = std::numeric_limits<Acc>::lowest(), kHigh = std::numeric_limits<Acc>::max();
+  static Acc identity() { return kMax ? kLow : kHigh; }
+  static Acc combine(Acc a, Acc b) { return kMax ? (b > a ? b : a) : (b < a ? b : a); }
+  static Acc step(Acc a, In v, int64_t) {
+    if constexpr (kFloat<T>) return combine(a, v != v ? (kMax ? kHigh : kLow) : order_key(v));
+    else return combine(a, v);
+  }
+  static Res result(Acc a) {
+    if constexpr (kFloat<T>) {
+      if (a == (kMax ? kHigh : kLow)) return std::numeric_limits<T>::quiet_NaN();
+      return from_key<T>(a);
+    } else {
+      return a;
+    }
+  }
+};
+
+// argmax / argmin: the key in the high half, the index in the low half, so that one max / min
+// picks the largest (smallest) value and, among equal ones, the first index. Floats: -0 equals +0,
+// NaN wins (the first NaN).
+template <class T>
+using ArgKey = std::conditional_t<kFloat<T>, Key<T>, std::conditional_t<(sizeof(T) < 4 || std::is_same_v<T, int32_t>), int32_t, int64_t>>;
+template <class T>
+using Packed = std::conditional_t<sizeof(ArgKey<T>) == 4, int64_t, __int128>;
+
+template <class T, bool kMax>
+struct Arg {
+  using In = T;
+  using Acc = Packed<T>;
+  using Res = int32_t;
+  using K = ArgKey<T>;
+  using U = std::conditional_t<sizeof(Acc) == 8, uint64_t, unsigned __int128>;
+  static constexpr int kShift = 8 * sizeof(K);
+  static constexpr Acc kLowest = static_cast<Acc>(U(1) << (8 * sizeof(Acc) - 1));
+  static constexpr Acc kHighest = static_cast<Acc>(~static_cast<U>(kLowest));
+  static Acc identity() { return kMax ? kLowest : kHighest; }
+  static Acc combine(Acc a, Acc b) { return kMax ? (b > a ? b : a) : (b < a ? b : a); }
+  static K key(In v) {
+    if constexpr (kFloat<T>) {
+      if (v != v) return kMax ? std::numeric_limits<K>::max() : std::numeric_limits<K>::lowest();
+      return order_key(static_cast<T>(v + T(0)));  // -0 + 0 = +0
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+      return static_cast<K>(v ^ (uint64_t(1) << 63));
+    } else {
+      return static_cast<K>(v);
+    }
+  }
+  static Acc step(Acc a, In v, int64_t idx) {
+    const U low = kMax ? U(0xFFFFFFFFu) - static_cast<U>(idx) : static_cast<U>(idx);
+    return combine(a, static_cast<Acc>((static_cast<U>(static_cast<Acc>(key(v))) << kShift) | low));
+  }
+  static Res result(Acc a) {
+    const uint32_t low = static_cast<uint32_t>(a);
+    return static_cast<Res>(kMax ? 0xFFFFFFFFu - low : low);
+  }
+};
+
+// ---- vectorised loops ---------------------------------------------------------------------------
+
+// lanes[j] accumulates v[i] for i % kLanes == j.
+template <class P>
+PTO_SIMD_CLONES void feed_lanes(typename P::Acc* __restrict lanes, const typename P::In* __restrict v, int64_t m,
+                                int64_t idx0) {
+  using Acc = typename P::Acc;
+  Acc acc[kLanes];
+  for (int j = 0; j < kLanes; ++j) acc[j] = lanes[j];
+  for (int64_t i = 0; i + kLanes <= m; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
+  for (int j = 0; j < kLanes; ++j) lanes[j] = acc[j];
+}
+
+template <class P>
+void feed(typename P::Acc* lanes, const typename P::In* v, int64_t m, int64_t idx0) {
+  const int64_t whole = m / kLanes * kLanes;
+  feed_lanes<P>(lanes, v, whole, idx0);
+  for (int64_t i = whole; i < m; ++i) lanes[i - whole] = P::step(lanes[i - whole], v[i], idx0 + i);
+}
+
+template <class P>
+typename P::Acc fold(typename P::Acc* lanes) {
+  for (int64_t s = kLanes / 2; s >= 1; s /= 2)
+    for (int64_t j = 0; j < s; ++j) lanes[j] = P::combine(lanes[j], lanes[j + s]);
+  return lanes[0];
+}
+
+template <class P>
+PTO_SIMD_CLONES void accumulate(typename P::Acc* __restrict acc, const typename P::In* __restrict v, int64_t w,
+                                int64_t idx) {
+  for (int64_t c = 0; c < w; ++c) acc[c] = P::step(acc[c], v[c], idx);
+}
+
+template <class P>
+PTO_SIMD_CLONES void combine_rows(typename P::Acc* __restrict a, const typename P::Acc* __restrict b, int64_t w) {
+  for (int64_t c = 0; c < w; ++c) a[c] = P::combine(a[c], b[c]);
+}
+
+// The pairwise tree over `count` rows of `w` accumulators `pitch` apart; the result in row 0.
+template <class P>
+void tree(typename P::Acc* rows, int64_t count, int64_t w, int64_t pitch) {
+  if (count < 2) return;
+  const int64_t half = tree_split(count);
+  tree<P>(rows, half, w, pitch);
+  tree<P>(rows + half * pitch, count - half, w, pitch);
+  combine_rows<P>(rows, rows + half * pitch, w);
+}
+
+template <class T>
+PTO_SIMD_CLONES void scale(T* __restrict v, int64_t m, T divisor) {
+  for (int64_t i = 0; i < m; ++i) v[i] = v[i] / divisor;
+}
+
+template <class T>
+PTO_SIMD_CLONES void squared_deviation(T* __restrict v, int64_t m, const T* __restrict center, int64_t cstride,
+                                       T divisor) {
+  if (cstride == 0) {
+    const T c = center[0];
+    for (int64_t i = 0; i < m; ++i) v[i] = ((v[i] - c) * (v[i] - c)) / divisor;
+  } else if (cstride == 1) {
+    for (int64_t i = 0; i < m; ++i) v[i] = ((v[i] - center[i]) * (v[i] - center[i])) / divisor;
+  } else {
+    for (int64_t i = 0; i < m; ++i) v[i] = ((v[i] - center[i * cstride]) * (v[i] - center[i * cstride])) / divisor;
+  }
+}
+
+// ---- reduce ---------------------------------------------------------------------------------------
+
+template <class P>
+class Reducer {
+  using In = typename P::In;
+  using Acc = typename P::Acc;
+  using Res = typename P::Res;
+
+ public:
+  explicit Reducer(const Reduce& r) : r_(r), l_(plan(r.input, r.dim, r.out, r.center)) {
+    in_ = static_cast<const std::byte*>(r.input.data());
+    out_ = static_cast<std::byte*>(r.out.data());
+    isz_ = static_cast<int64_t>(r.input.itemsize());
+    osz_ = static_cast<int64_t>(r.out.itemsize());
+    load_ = ew::loader<In>(r.input.dtype());
+    store_ = ew::storer<Res>(r.out.dtype());
+    if constexpr (kFloat<In>) {
+      divisor_ = static_cast<In>(r.divisor);
+      if (r.center.defined()) ctr_ = static_cast<const In*>(r.center.data());
+    }
+  }
+
+  void run() {
+    if (r_.out.numel() == 0) return;
+    if (l_.n == 0) return fill_identity();
+    if (l_.columns) return columns();
+    if (l_.n <= kLanes) return short_rows();
+    rows();
+  }
+
+ private:
+  // n values along a stride (elements) as the compute type, transformed for var.
+  const In* values(const std::byte* src, int64_t stride, int64_t m, In* buf, const In* center, int64_t cstride) const {
+    const In* v = load_(src, stride * isz_, m, buf);
+    if constexpr (kFloat<In>) {
+      if (r_.transform == Transform::None) return v;
+      if (v != buf) std::memcpy(buf, v, sizeof(In) * m);
+      if (r_.transform == Transform::Scaled) scale(buf, m, divisor_);
+      else squared_deviation(buf, m, center, cstride, divisor_);
+      return buf;
+    } else {
+      return v;
+    }
+  }
+
+  const In* center_at(int64_t offset) const { return ctr_ ? ctr_ + offset : nullptr; }
+
+  void store_results(const Acc* acc, int64_t m, std::byte* dst, int64_t stride) const {
+    Res res[kBlock];
+    for (int64_t j = 0; j < m; j += kBlock) {
+      const int64_t k = std::min(kBlock, m - j);
+      for (int64_t i = 0; i < k; ++i) res[i] = P::result(acc[j + i]);
+      store_(res, dst + j * stride * osz_, stride * osz_, k);
+    }
+  }
+
+  void fill_identity() {
+    parallel_for(r_.out.numel(), kMinElementsPerThread, [&](int64_t b, int64_t e) {
+      Acc acc[kBlock];
+      std::fill(acc, acc + kBlock, P::identity());
+      for (int64_t o = b; o < e; o += kBlock) store_results(acc, std::min(kBlock, e - o), out_ + o * osz_, 1);
+    });
+  }
+
+  // One row's elements [first, first + m) (m <= kChunk) through the lanes.
+  Acc span(const std::byte* row, int64_t first, int64_t m, const In* center) const {
+    alignas(64) Acc lanes[kLanes];
+    alignas(64) In buf[kBlock];
+    std::fill(lanes, lanes + kLanes, P::identity());
+    for (int64_t j = 0; j < m; j += kBlock) {
+      const int64_t k = std::min(kBlock, m - j);
+      feed<P>(lanes, values(row + (first + j) * l_.red * isz_, l_.red, k, buf, center, 0), k, first + j);
+    }
+    return fold<P>(lanes);
+  }
+
+  // Rows longer than the lanes. The output of row o is out[o] (out is contiguous, keepdim).
+  void rows() {
+    const int64_t rows = count(l_.outer), chunks = (l_.n + kChunk - 1) / kChunk;
+    if (chunks == 1) {
+      parallel_for(rows, std::max<int64_t>(1, kMinElementsPerThread / l_.n), [&](int64_t b, int64_t e) {
+        Walk at(l_.outer, b);
+        Acc acc[kBlock];
+        for (int64_t o = b; o < e;) {
+          const int64_t k = std::min(kBlock, e - o);
+          for (int64_t i = 0; i < k; ++i, at.next()) acc[i] = span(in_ + at.in * isz_, 0, l_.n, center_at(at.ctr));
+          store_results(acc, k, out_ + o * osz_, 1);
+          o += k;
+        }
+      });
+      return;
+    }
+    std::vector<Acc> partial(static_cast<size_t>(rows * chunks));
+    parallel_for(rows * chunks, std::max<int64_t>(1, kMinElementsPerThread / kChunk), [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t o = t / chunks, c = t % chunks;
+        const Walk at(l_.outer, o);
+        partial[t] = span(in_ + at.in * isz_, c * kChunk, std::min(kChunk, l_.n - c * kChunk), center_at(at.ctr));
+      }
+    });
+    parallel_for(rows, 64, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        Acc* p = partial.data() + o * chunks;
+        tree<P>(p, chunks, 1, 1);
+        store_results(p, 1, out_ + o * osz_, 1);
+      }
+    });
+  }
+
+  // Rows of at most kLanes elements: lane j holds element j alone; the halving fold runs across
+  // a group of rows at once, skipping lanes that hold only the identity (combining with it
+  // changes nothing).
+  void short_rows() {
+    constexpr int64_t kGroup = 64;
+    const int64_t rows = count(l_.outer), n = l_.n;
+    // Consecutive rows one after another in memory: a group is one run of values.
+    const bool packed = l_.red == 1 && (l_.outer.empty() || (l_.outer.size() == 1 && l_.outer[0].in == n)) &&
+                        r_.transform != Transform::SquaredDeviation;
+    parallel_for(rows, std::max<int64_t>(kGroup, kMinElementsPerThread / n), [&](int64_t b, int64_t e) {
+      alignas(64) Acc lanes[kLanes][kGroup];
+      alignas(64) In buf[kLanes * kGroup];
+      Walk at(l_.outer, b);
+      for (int64_t o = b; o < e; o += kGroup) {
+        const int64_t g_count = std::min(kGroup, e - o);
+        const In* run = packed ? values(in_ + at.in * isz_, 1, g_count * n, buf, nullptr, 0) : nullptr;
+        for (int64_t g = 0; g < g_count; ++g, at.next()) {
+          const In* v = packed ? run + g * n : values(in_ + at.in * isz_, l_.red, n, buf, center_at(at.ctr), 0);
+          for (int64_t j = 0; j < n; ++j) lanes[j][g] = P::step(P::identity(), v[j], j);
+        }
+        int64_t used = n;
+        for (int64_t s = kLanes / 2; s >= 1; s /= 2) {
+          for (int64_t j = 0; j < s && j + s < used; ++j) combine_rows<P>(lanes[j], lanes[j + s], g_count);
+          used = std::min(used, s);
+        }
+        store_results(lanes[0], g_count, out_ + o * osz_, 1);
+      }
+    });
+  }
+
+  // The reduced axis is not innermost: pieces of (outer index, column chunk, row block).
+  void columns() {
+    const int64_t width = std::min(kColumnBytes / static_cast<int64_t>(sizeof(Acc)), l_.col.size);
+    const int64_t outers = count(l_.outer), chunks = (l_.col.size + width - 1) / width;
+    const int64_t blocks = (l_.n + kRowBlock - 1) / kRowBlock;
+    std::vector<Acc> partial(blocks > 1 ? static_cast<size_t>(outers * chunks * blocks * width) : 0);
+    const int64_t pieces = outers * chunks * blocks;
+    parallel_for(pieces, std::max<int64_t>(1, kMinElementsPerThread / (kRowBlock * width)), [&](int64_t b, int64_t e) {
+      alignas(64) Acc acc[kColumnBytes / sizeof(Acc)];
+      alignas(64) In buf[kColumnBytes / sizeof(Acc)];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t block = t % blocks, chunk = t / blocks % chunks, o = t / blocks / chunks;
+        const Walk at(l_.outer, o);
+        const int64_t c0 = chunk * width, w = std::min(width, l_.col.size - c0);
+        const int64_t r0 = block * kRowBlock, r1 = std::min(l_.n, r0 + kRowBlock);
+        const In* center = center_at(at.ctr + c0 * l_.col.ctr);
+        std::fill(acc, acc + w, P::identity());
+        for (int64_t r = r0; r < r1; ++r) {
+          const std::byte* src = in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_;
+          accumulate<P>(acc, values(src, l_.col.in, w, buf, center, l_.col.ctr), w, r);
+        }
+        if (blocks == 1) store_results(acc, w, out_ + (at.out + c0 * l_.col.out) * osz_, l_.col.out);
+        else std::copy(acc, acc + w, partial.data() + t * width);
+      }
+    });
+    if (blocks == 1) return;
+    parallel_for(outers * chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t chunk = t % chunks, o = t / chunks;
+        const Walk at(l_.outer, o);
+        const int64_t c0 = chunk * width, w = std::min(width, l_.col.size - c0);
+        Acc* rows = partial.data() + t * blocks * width;
+        tree<P>(rows, blocks, w, width);
+        store_results(rows, w, out_ + (at.out + c0 * l_.col.out) * osz_, l_.col.out);
+      }
+    });
+  }
+
+  const Reduce& r_;
+  const Layout l_;
+  const std::byte* in_ = nullptr;
+  std::byte* out_ = nullptr;
+  int64_t isz_ = 0, osz_ = 0;
+  ew::LoadFn<In> load_ = nullptr;
+  ew::StoreFn<Res> store_ = nullptr;
+  In divisor_ = In(1);
+  const In* ctr_ = nullptr;
+};
+
+template <template <class> class Op, class T>
+void run_reducer(const Reduce& r) {
+  Reducer<Op<T>>(r).run();
+}
+
+template <class T>
+using Max = Extreme<T, true>;
+template <class T>
+using Min = Extreme<T, false>;
+template <class T>
+using ArgMax = Arg<T, true>;
+template <class T>
+using ArgMin = Arg<T, false>;
+
+// ---- scan -----------------------------------------------------------------------------------------
+
+// The scan's compute types: floats as in reductions; integers accumulate in int32 (int64 for
+// 64-bit integers) and are written as int64.
+template <class S>
+using ScanIn = std::conditional_t<!std::is_integral_v<S>, compute_t<S>, std::conditional_t<(sizeof(S) == 8), int64_t, int32_t>>;
+
+template <class T, bool kProduct>
+struct ScanOp {
+  using In = T;
+  using Acc = T;
+  using Res = std::conditional_t<kFloat<T>, T, int64_t>;
+  static Acc identity() { return kProduct ? T(1) : T(0); }
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (kFloat<T>) return kProduct ? a * b : a + b;
+    else return arith::wrap_add(a, b);
+  }
+};
+
+// Interleaved lines (several lines at once, so the dependency chains overlap).
+constexpr int kLines = 8;
+
+template <class P>
+class Scanner {
+  using In = typename P::In;
+  using Acc = typename P::Acc;
+  using Res = typename P::Res;
+
+ public:
+  explicit Scanner(const Scan& s) : s_(s), l_(plan(s.input, s.dim, s.out, Tensor())) {
+    in_ = static_cast<const std::byte*>(s.input.data());
+    out_ = static_cast<std::byte*>(s.out.data());
+    isz_ = static_cast<int64_t>(s.input.itemsize());
+    osz_ = static_cast<int64_t>(s.out.itemsize());
+    load_ = ew::loader<In>(s.input.dtype());
+    store_ = ew::storer<Res>(s.out.dtype());
+    out_native_ = visit_dtype(s.out.dtype(), [](auto o) { return std::is_same_v<typename decltype(o)::type, Res>; });
+    blocks_ = (l_.n + kScanBlock - 1) / kScanBlock;
+  }
+
+  void run() {
+    if (s_.out.numel() == 0) return;
+    if (l_.columns) return columns();
+    lines();
+  }
+
+ private:
+  // A segment: elements [first, first + m) of one line, starting from `offset`.
+  struct Segment {
+    int64_t in = 0, out = 0;  // element offsets of the line's start
+    int64_t first = 0, m = 0;
+    Acc offset = P::identity();
+  };
+
+  // Scans up to kLines segments together; returns each one's local total. Writes the outputs when
+  // `write`. A segment shorter than the others (or absent) is padded with the identity, which
+  // leaves its local value unchanged.
+  void scan_segments(const Segment* seg, int count, bool write, Acc* totals) const {
+    alignas(64) In buf[kLines][kBlock];
+    alignas(64) Res ybuf[kLines][kBlock];
+    Acc local[kLines], offset[kLines];
+    int64_t longest = 0;
+    for (int g = 0; g < kLines; ++g) {
+      local[g] = P::identity();
+      offset[g] = g < count ? seg[g].offset : P::identity();
+      if (g < count) longest = std::max(longest, seg[g].m);
+    }
+    const In* v[kLines];
+    Res* y[kLines];
+    for (int64_t j = 0; j < longest; j += kBlock) {
+      const int64_t k = std::min(kBlock, longest - j);
+      for (int g = 0; g < kLines; ++g) {
+        const int64_t have = g < count ? std::clamp<int64_t>(seg[g].m - j, 0, k) : 0;
+        const std::byte* src = in_ + (seg[g < count ? g : 0].in + (seg[g < count ? g : 0].first + j) * l_.red) * isz_;
+        v[g] = have ? load_(src, l_.red * isz_, have, buf[g]) : buf[g];
+        if (have < k) {
+          if (v[g] != buf[g]) std::memcpy(buf[g], v[g], sizeof(In) * have);
+          std::fill(buf[g] + have, buf[g] + k, P::identity());
+          v[g] = buf[g];
+        }
+        const bool direct = write && out_native_ && l_.out_red == 1 && have == k;
+        y[g] = direct ? reinterpret_cast<Res*>(out_) + seg[g].out + seg[g].first + j : ybuf[g];
+      }
+      scan_block(v, y, local, offset, k);
+      if (!write) continue;
+      for (int g = 0; g < count; ++g) {
+        const int64_t have = std::clamp<int64_t>(seg[g].m - j, 0, k);
+        if (have && y[g] == ybuf[g])
+          store_(ybuf[g], out_ + (seg[g].out + (seg[g].first + j) * l_.out_red) * osz_, l_.out_red * osz_, have);
+      }
+    }
+    for (int g = 0; g < count; ++g) totals[g] = local[g];
+  }
+
+  static void scan_block(const In* const* v, Res* const* y, Acc* local, const Acc* offset, int64_t k) {
+    for (int64_t i = 0; i < k; ++i)
+      for (int g = 0; g < kLines; ++g) {
+        local[g] = P::combine(local[g], v[g][i]);
+        y[g][i] = static_cast<Res>(P::combine(offset[g], local[g]));
+      }
+  }
+
+  // The scanned axis is innermost: lines of the flattened kept dims.
+  void lines() {
+    const int64_t lines = count(l_.outer);
+    const int64_t groups = (lines + kLines - 1) / kLines;
+    if (blocks_ == 1 || groups >= 2 * get_num_threads()) {
+      // One pass: each group of lines goes through its blocks in order, carrying the offsets.
+      parallel_for(groups, std::max<int64_t>(1, kMinElementsPerThread / (kLines * l_.n)), [&](int64_t b, int64_t e) {
+        for (int64_t grp = b; grp < e; ++grp) {
+          Segment seg[kLines];
+          const int count = static_cast<int>(std::min<int64_t>(kLines, lines - grp * kLines));
+          Walk at(l_.outer, grp * kLines);
+          for (int g = 0; g < count; ++g, at.next()) seg[g].in = at.in, seg[g].out = at.out;
+          for (int64_t k = 0; k < blocks_; ++k) {
+            Acc totals[kLines];
+            for (int g = 0; g < count; ++g) seg[g].first = k * kScanBlock, seg[g].m = std::min(kScanBlock, l_.n - k * kScanBlock);
+            scan_segments(seg, count, true, totals);
+            for (int g = 0; g < count; ++g) seg[g].offset = P::combine(seg[g].offset, totals[g]);
+          }
+        }
+      });
+      return;
+    }
+    // Three passes over (line, block) segments: totals, offsets, outputs.
+    const int64_t segments = lines * blocks_;
+    std::vector<Acc> offsets(static_cast<size_t>(segments));
+    const auto segment = [&](int64_t t) {
+      const Walk at(l_.outer, t / blocks_);
+      const int64_t first = t % blocks_ * kScanBlock;
+      return Segment{at.in, at.out, first, std::min(kScanBlock, l_.n - first), offsets[t]};
+    };
+    const auto pass = [&](bool write) {
+      parallel_for((segments + kLines - 1) / kLines, 1, [&](int64_t b, int64_t e) {
+        for (int64_t grp = b; grp < e; ++grp) {
+          Segment seg[kLines];
+          Acc totals[kLines];
+          const int count = static_cast<int>(std::min<int64_t>(kLines, segments - grp * kLines));
+          for (int g = 0; g < count; ++g) seg[g] = segment(grp * kLines + g);
+          scan_segments(seg, count, write, totals);
+          if (!write) std::copy(totals, totals + count, offsets.begin() + grp * kLines);
+        }
+      });
+    };
+    pass(false);
+    for (int64_t line = 0; line < lines; ++line) exclusive_offsets(offsets.data() + line * blocks_, blocks_, 1);
+    pass(true);
+  }
+
+  // Block totals (blocks rows of w, `pitch` apart) become the offsets of their blocks.
+  static void exclusive_offsets(Acc* rows, int64_t blocks, int64_t w, int64_t pitch = 1) {
+    for (int64_t c = 0; c < w; ++c) {
+      Acc running = P::identity();
+      for (int64_t k = 0; k < blocks; ++k) {
+        const Acc total = rows[k * pitch + c];
+        rows[k * pitch + c] = running;
+        running = P::combine(running, total);
+      }
+    }
+  }
+
+  // Rows [r0, r1) of one column piece from `offset` (w values); local totals into `totals`.
+  void column_block(const Walk& at, int64_t c0, int64_t w, int64_t r0, int64_t r1, const Acc* offset, bool write,
+                    Acc* totals) const {
+    alignas(64) In buf[kColumnBytes / sizeof(Acc)];
+    alignas(64) Res ybuf[kColumnBytes / sizeof(Acc)];
+    std::fill(totals, totals + w, P::identity());
+    const bool direct = out_native_ && l_.col.out == 1;
+    for (int64_t r = r0; r < r1; ++r) {
+      const std::byte* src = in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_;
+      const In* v = load_(src, l_.col.in * isz_, w, buf);
+      std::byte* dst = out_ + (at.out + r * l_.out_red + c0 * l_.col.out) * osz_;
+      Res* y = direct ? reinterpret_cast<Res*>(dst) : ybuf;
+      scan_row(v, y, totals, offset, w, write);
+      if (write && !direct) store_(ybuf, dst, l_.col.out * osz_, w);
+    }
+  }
+
+  PTO_SIMD_CLONES static void scan_row(const In* __restrict v, Res* __restrict y, Acc* __restrict local,
+                                       const Acc* __restrict offset, int64_t w, bool write) {
+    if (!write) {
+      for (int64_t c = 0; c < w; ++c) local[c] = P::combine(local[c], v[c]);
+      return;
+    }
+    for (int64_t c = 0; c < w; ++c) {
+      local[c] = P::combine(local[c], v[c]);
+      y[c] = static_cast<Res>(P::combine(offset[c], local[c]));
+    }
+  }
+
+  // The scanned axis is not innermost: pieces of (outer index, column chunk), vectorised across
+  // the columns.
+  void columns() {
+    const int64_t width = std::min(kColumnBytes / static_cast<int64_t>(sizeof(Acc)), l_.col.size);
+    const int64_t outers = count(l_.outer), chunks = (l_.col.size + width - 1) / width;
+    const int64_t units = outers * chunks;
+    const auto piece = [&](int64_t u, int64_t& c0, int64_t& w) {
+      c0 = u % chunks * width;
+      w = std::min(width, l_.col.size - c0);
+      return Walk(l_.outer, u / chunks);
+    };
+    if (blocks_ == 1 || units >= 2 * get_num_threads()) {
+      parallel_for(units, std::max<int64_t>(1, kMinElementsPerThread / (width * l_.n)), [&](int64_t b, int64_t e) {
+        alignas(64) Acc offset[kColumnBytes / sizeof(Acc)], totals[kColumnBytes / sizeof(Acc)];
+        for (int64_t u = b; u < e; ++u) {
+          int64_t c0, w;
+          const Walk at = piece(u, c0, w);
+          std::fill(offset, offset + w, P::identity());
+          for (int64_t k = 0; k < blocks_; ++k) {
+            column_block(at, c0, w, k * kScanBlock, std::min(l_.n, (k + 1) * kScanBlock), offset, true, totals);
+            combine_rows<P>(offset, totals, w);
+          }
+        }
+      });
+      return;
+    }
+    // Three passes over (piece, block): totals, offsets, outputs.
+    std::vector<Acc> offsets(static_cast<size_t>(units * blocks_ * width));
+    const auto pass = [&](bool write) {
+      parallel_for(units * blocks_, 1, [&](int64_t b, int64_t e) {
+        alignas(64) Acc totals[kColumnBytes / sizeof(Acc)];
+        for (int64_t t = b; t < e; ++t) {
+          int64_t c0, w;
+          const Walk at = piece(t / blocks_, c0, w);
+          const int64_t k = t % blocks_;
+          Acc* row = offsets.data() + t * width;
+          column_block(at, c0, w, k * kScanBlock, std::min(l_.n, (k + 1) * kScanBlock), row, write, totals);
+          if (!write) std::copy(totals, totals + w, row);
+        }
+      });
+    };
+    pass(false);
+    for (int64_t u = 0; u < units; ++u) exclusive_offsets(offsets.data() + u * blocks_ * width, blocks_, width, width);
+    pass(true);
+  }
+
+  const Scan& s_;
+  const Layout l_;
+  const std::byte* in_ = nullptr;
+  std::byte* out_ = nullptr;
+  int64_t isz_ = 0, osz_ = 0, blocks_ = 0;
+  ew::LoadFn<In> load_ = nullptr;
+  ew::StoreFn<Res> store_ = nullptr;
+  bool out_native_ = false;
+};
+
+}  // namespace
+
+void reduce(const Reduce& r) {
+  visit_dtype(r.input.dtype(), [&](auto tag) {
+    using T = compute_t<typename decltype(tag)::type>;
+    if constexpr (!std::is_same_v<T, bool>) {
+      switch (r.op) {
+        case Op::Sum: return run_reducer<Sum, T>(r);
+        case Op::Prod: return run_reducer<Prod, T>(r);
+        case Op::Max: return run_reducer<Max, T>(r);
+        case Op::Min: return run_reducer<Min, T>(r);
+        case Op::ArgMax: return run_reducer<ArgMax, T>(r);
+        case Op::ArgMin: return run_reducer<ArgMin, T>(r);
+      }
+    }
+  });
+}
+
+void scan(const Scan& s) {
+  visit_dtype(s.input.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<S, bool>) {
+      using T = ScanIn<S>;
+      if constexpr (kFloat<T>) {
+        if (s.product) return Scanner<ScanOp<T, true>>(s).run();
+      }
+      Scanner<ScanOp<T, false>>(s).run();
+    }
+  });
+}
+
+}  // namespace pto::kernels::reduction
