@@ -38,8 +38,8 @@ using ew::kBlock;
 
 // Work below this many elements per thread is not worth a thread's start-up.
 constexpr int64_t kMinElementsPerThread = int64_t(1) << 16;
-// The accumulator row of a column piece: 8 KiB, so it and one input row stay in L1.
-constexpr int64_t kColumnBytes = 8192;
+// Columns per piece: the accumulators and one input row stay in L1.
+constexpr int64_t kColumnWidth = 1024;
 
 // ---- layout ---------------------------------------------------------------------------------
 
@@ -264,10 +264,12 @@ typename P::Acc fold(typename P::Acc* lanes) {
   return lanes[0];
 }
 
+// `rows` rows of w values one after another, row r0 + i the i-th: acc[c] accumulates column c.
 template <class P>
-PTO_SIMD_CLONES void accumulate(typename P::Acc* __restrict acc, const typename P::In* __restrict v, int64_t w,
-                                int64_t idx) {
-  for (int64_t c = 0; c < w; ++c) acc[c] = P::step(acc[c], v[c], idx);
+PTO_SIMD_CLONES void accumulate(typename P::Acc* __restrict acc, const typename P::In* __restrict v, int64_t rows,
+                                int64_t w, int64_t r0) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < w; ++c) acc[c] = P::step(acc[c], v[i * w + c], r0 + i);
 }
 
 template <class P>
@@ -349,6 +351,9 @@ class Reducer {
   }
 
   const In* center_at(int64_t offset) const { return ctr_ ? ctr_ + offset : nullptr; }
+
+  // Whole rows of the column axis lie one after another: a run of them is one contiguous span.
+  bool packed_rows(int64_t width) const { return width == l_.col.size && l_.col.in == 1 && l_.red == width; }
 
   void store_results(const Acc* acc, int64_t m, std::byte* dst, int64_t stride) const {
     Res res[kBlock];
@@ -444,14 +449,16 @@ class Reducer {
 
   // The reduced axis is not innermost: pieces of (outer index, column chunk, row block).
   void columns() {
-    const int64_t width = std::min(kColumnBytes / static_cast<int64_t>(sizeof(Acc)), l_.col.size);
+    const int64_t width = std::min(kColumnWidth, l_.col.size);
     const int64_t outers = count(l_.outer), chunks = (l_.col.size + width - 1) / width;
     const int64_t blocks = (l_.n + kRowBlock - 1) / kRowBlock;
     std::vector<Acc> partial(blocks > 1 ? static_cast<size_t>(outers * chunks * blocks * width) : 0);
     const int64_t pieces = outers * chunks * blocks;
+    // Narrow rows that follow each other in memory are loaded several at a time.
+    const int64_t run = packed_rows(width) && r_.transform != Transform::SquaredDeviation ? kColumnWidth / width : 1;
     parallel_for(pieces, std::max<int64_t>(1, kMinElementsPerThread / (kRowBlock * width)), [&](int64_t b, int64_t e) {
-      alignas(64) Acc acc[kColumnBytes / sizeof(Acc)];
-      alignas(64) In buf[kColumnBytes / sizeof(Acc)];
+      alignas(64) Acc acc[kColumnWidth];
+      alignas(64) In buf[kColumnWidth];
       for (int64_t t = b; t < e; ++t) {
         const int64_t block = t % blocks, chunk = t / blocks % chunks, o = t / blocks / chunks;
         const Walk at(l_.outer, o);
@@ -459,9 +466,10 @@ class Reducer {
         const int64_t r0 = block * kRowBlock, r1 = std::min(l_.n, r0 + kRowBlock);
         const In* center = center_at(at.ctr + c0 * l_.col.ctr);
         std::fill(acc, acc + w, P::identity());
-        for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t r = r0; r < r1; r += run) {
+          const int64_t rows = std::min(run, r1 - r);
           const std::byte* src = in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_;
-          accumulate<P>(acc, values(src, l_.col.in, w, buf, center, l_.col.ctr), w, r);
+          accumulate<P>(acc, values(src, l_.col.in, rows * w, buf, center, l_.col.ctr), rows, w, r);
         }
         if (blocks == 1) store_results(acc, w, out_ + (at.out + c0 * l_.col.out) * osz_, l_.col.out);
         else std::copy(acc, acc + w, partial.data() + t * width);
@@ -600,11 +608,17 @@ class Scanner {
   }
 
   static void scan_block(const In* const* v, Res* const* y, Acc* local, const Acc* offset, int64_t k) {
+    // Local copies: the running values stay in registers, the lines' chains overlap.
+    Acc l[kLines], o[kLines];
+    const In* src[kLines];
+    Res* dst[kLines];
+    for (int g = 0; g < kLines; ++g) l[g] = local[g], o[g] = offset[g], src[g] = v[g], dst[g] = y[g];
     for (int64_t i = 0; i < k; ++i)
       for (int g = 0; g < kLines; ++g) {
-        local[g] = P::combine(local[g], v[g][i]);
-        y[g][i] = static_cast<Res>(P::combine(offset[g], local[g]));
+        l[g] = P::combine(l[g], src[g][i]);
+        dst[g][i] = static_cast<Res>(P::combine(o[g], l[g]));
       }
+    for (int g = 0; g < kLines; ++g) local[g] = l[g];
   }
 
   // The scanned axis is innermost: lines of the flattened kept dims.
@@ -669,36 +683,42 @@ class Scanner {
   // Rows [r0, r1) of one column piece from `offset` (w values); local totals into `totals`.
   void column_block(const Walk& at, int64_t c0, int64_t w, int64_t r0, int64_t r1, const Acc* offset, bool write,
                     Acc* totals) const {
-    alignas(64) In buf[kColumnBytes / sizeof(Acc)];
-    alignas(64) Res ybuf[kColumnBytes / sizeof(Acc)];
+    alignas(64) In buf[kColumnWidth];
+    alignas(64) Res ybuf[kColumnWidth];
     std::fill(totals, totals + w, P::identity());
     const bool direct = out_native_ && l_.col.out == 1;
-    for (int64_t r = r0; r < r1; ++r) {
+    // Narrow rows that follow each other in memory (in and out) go several at a time.
+    const bool packed = w == l_.col.size && l_.col.in == 1 && l_.red == w && l_.col.out == 1 && l_.out_red == w;
+    const int64_t run = packed ? kColumnWidth / w : 1;
+    for (int64_t r = r0; r < r1; r += run) {
+      const int64_t rows = std::min(run, r1 - r);
       const std::byte* src = in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_;
-      const In* v = load_(src, l_.col.in * isz_, w, buf);
+      const In* v = load_(src, l_.col.in * isz_, rows * w, buf);
       std::byte* dst = out_ + (at.out + r * l_.out_red + c0 * l_.col.out) * osz_;
       Res* y = direct ? reinterpret_cast<Res*>(dst) : ybuf;
-      scan_row(v, y, totals, offset, w, write);
-      if (write && !direct) store_(ybuf, dst, l_.col.out * osz_, w);
+      scan_rows(v, y, totals, offset, rows, w, write);
+      if (write && !direct) store_(ybuf, dst, l_.col.out * osz_, rows * w);
     }
   }
 
-  PTO_SIMD_CLONES static void scan_row(const In* __restrict v, Res* __restrict y, Acc* __restrict local,
-                                       const Acc* __restrict offset, int64_t w, bool write) {
-    if (!write) {
-      for (int64_t c = 0; c < w; ++c) local[c] = P::combine(local[c], v[c]);
-      return;
-    }
-    for (int64_t c = 0; c < w; ++c) {
-      local[c] = P::combine(local[c], v[c]);
-      y[c] = static_cast<Res>(P::combine(offset[c], local[c]));
+  PTO_SIMD_CLONES static void scan_rows(const In* __restrict v, Res* __restrict y, Acc* __restrict local,
+                                        const Acc* __restrict offset, int64_t rows, int64_t w, bool write) {
+    for (int64_t i = 0; i < rows; ++i, v += w, y += w) {
+      if (!write) {
+        for (int64_t c = 0; c < w; ++c) local[c] = P::combine(local[c], v[c]);
+        continue;
+      }
+      for (int64_t c = 0; c < w; ++c) {
+        local[c] = P::combine(local[c], v[c]);
+        y[c] = static_cast<Res>(P::combine(offset[c], local[c]));
+      }
     }
   }
 
   // The scanned axis is not innermost: pieces of (outer index, column chunk), vectorised across
   // the columns.
   void columns() {
-    const int64_t width = std::min(kColumnBytes / static_cast<int64_t>(sizeof(Acc)), l_.col.size);
+    const int64_t width = std::min(kColumnWidth, l_.col.size);
     const int64_t outers = count(l_.outer), chunks = (l_.col.size + width - 1) / width;
     const int64_t units = outers * chunks;
     const auto piece = [&](int64_t u, int64_t& c0, int64_t& w) {
@@ -708,7 +728,7 @@ class Scanner {
     };
     if (blocks_ == 1 || units >= 2 * get_num_threads()) {
       parallel_for(units, std::max<int64_t>(1, kMinElementsPerThread / (width * l_.n)), [&](int64_t b, int64_t e) {
-        alignas(64) Acc offset[kColumnBytes / sizeof(Acc)], totals[kColumnBytes / sizeof(Acc)];
+        alignas(64) Acc offset[kColumnWidth], totals[kColumnWidth];
         for (int64_t u = b; u < e; ++u) {
           int64_t c0, w;
           const Walk at = piece(u, c0, w);
@@ -725,7 +745,7 @@ class Scanner {
     std::vector<Acc> offsets(static_cast<size_t>(units * blocks_ * width));
     const auto pass = [&](bool write) {
       parallel_for(units * blocks_, 1, [&](int64_t b, int64_t e) {
-        alignas(64) Acc totals[kColumnBytes / sizeof(Acc)];
+        alignas(64) Acc totals[kColumnWidth];
         for (int64_t t = b; t < e; ++t) {
           int64_t c0, w;
           const Walk at = piece(t / blocks_, c0, w);
