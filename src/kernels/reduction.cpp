@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -36,10 +37,22 @@ namespace {
 using ew::compute_t;
 using ew::kBlock;
 
+// Rows up to this long go through the lanes a group of rows at a time (longer rows one by one).
+constexpr int64_t kShortRow = kLanes;
 // Work below this many elements per thread is not worth a thread's start-up.
 constexpr int64_t kMinElementsPerThread = int64_t(1) << 16;
-// Columns per piece: the accumulators and one input row stay in L1.
-constexpr int64_t kColumnWidth = 1024;
+// Columns per piece: 16 KiB of accumulators, so they and the row being read stay in L1 and a
+// matrix up to 4096 fp32 columns wide is read row after row, in one stream.
+constexpr int64_t kColumnBytes = 16384;
+template <class Acc>
+constexpr int64_t kColumnWidth = kColumnBytes / static_cast<int64_t>(sizeof(Acc));
+// Row segments that do not follow each other in memory are prefetched this many rows ahead (the
+// hardware prefetchers stop at page boundaries).
+constexpr int64_t kPrefetchRows = 4;
+
+void prefetch(const std::byte* p, int64_t bytes) {
+  for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+}
 
 // ---- layout ---------------------------------------------------------------------------------
 
@@ -172,6 +185,51 @@ struct Prod {
   static Res result(Acc a) { return a; }
 };
 
+// ---- spans of an extreme: the value in one vector pass, then where it is -------------------------
+
+// The largest (kMax) or smallest value of v[0, m) (m >= 1) by plain comparisons: a NaN is never
+// taken (it is reported in `nan`), equal values (-0 and +0) keep the one found first in its lane.
+template <class T, bool kMax>
+PTO_SIMD_CLONES T extreme_of(const T* __restrict v, int64_t m, bool& nan) {
+  constexpr T start = kFloat<T> ? (kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity())
+                                : (kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
+  T b[kLanes];
+  int32_t odd[kLanes];
+  for (int j = 0; j < kLanes; ++j) b[j] = start, odd[j] = 0;
+  int64_t i = 0;
+  for (; i + kLanes <= m; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      const T x = v[i + j];
+      b[j] = (kMax ? x > b[j] : x < b[j]) ? x : b[j];
+      odd[j] |= x != x;
+    }
+  for (int j = 0; i + j < m; ++j) {
+    const T x = v[i + j];
+    b[j] = (kMax ? x > b[j] : x < b[j]) ? x : b[j];
+    odd[j] |= x != x;
+  }
+  for (int half = kLanes / 2; half >= 1; half /= 2)
+    for (int j = 0; j < half; ++j) {
+      b[j] = (kMax ? b[j + half] > b[j] : b[j + half] < b[j]) ? b[j + half] : b[j];
+      odd[j] |= odd[j + half];
+    }
+  nan = odd[0] != 0;
+  return b[0];
+}
+
+// The first i in [0, m) with pick(v[i]), m if there is none.
+template <class T, class Pick>
+PTO_SIMD_CLONES int64_t first_of(const T* __restrict v, int64_t m, Pick pick) {
+  int64_t i = 0;
+  for (; i + kLanes <= m; i += kLanes) {
+    int hits = 0;
+    for (int j = 0; j < kLanes; ++j) hits += pick(v[i + j]);
+    if (hits) break;
+  }
+  while (i < m && !pick(v[i])) ++i;
+  return i;
+}
+
 // max / min: integers compare as themselves; floats by order_key with every NaN mapped past the
 // far end, so any NaN wins and the result is the default quiet NaN; -0 < +0.
 template <class T, bool kMax>
@@ -193,6 +251,18 @@ struct Extreme {
     } else {
       return a;
     }
+  }
+  // A float span at once: the extreme by comparisons, then the rules the comparisons miss (a
+  // NaN wins; between zeros +0 is the larger), looked at only where they can apply.
+  static Acc span(const In* v, int64_t m, int64_t) requires kFloat<T> {
+    bool nan = false;
+    T x = extreme_of<T, kMax>(v, m, nan);
+    if (nan) return kMax ? kHigh : kLow;
+    if (x == 0) {
+      const bool preferred = first_of(v, m, [](T y) { return y == 0 && std::signbit(y) != kMax; }) < m;
+      x = preferred ? (kMax ? T(0) : -T(0)) : (kMax ? -T(0) : T(0));
+    }
+    return order_key(x);
   }
 };
 
@@ -218,50 +288,86 @@ struct Arg {
   static Acc combine(Acc a, Acc b) { return kMax ? (b > a ? b : a) : (b < a ? b : a); }
   static K key(In v) {
     if constexpr (kFloat<T>) {
-      if (v != v) return kMax ? std::numeric_limits<K>::max() : std::numeric_limits<K>::lowest();
-      return order_key(static_cast<T>(v + T(0)));  // -0 + 0 = +0
+      const K nan = kMax ? std::numeric_limits<K>::max() : std::numeric_limits<K>::lowest();
+      return v != v ? nan : order_key(static_cast<T>(v + T(0)));  // -0 + 0 = +0
     } else if constexpr (std::is_same_v<T, uint64_t>) {
       return static_cast<K>(v ^ (uint64_t(1) << 63));
     } else {
       return static_cast<K>(v);
     }
   }
-  static Acc step(Acc a, In v, int64_t idx) {
-    const U low = kMax ? U(0xFFFFFFFFu) - static_cast<U>(idx) : static_cast<U>(idx);
-    return combine(a, static_cast<Acc>((static_cast<U>(static_cast<Acc>(key(v))) << kShift) | low));
-  }
+  static Acc step(Acc a, In v, int64_t idx) { return combine(a, packed(key(v), idx)); }
   static Res result(Acc a) {
     const uint32_t low = static_cast<uint32_t>(a);
     return static_cast<Res>(kMax ? 0xFFFFFFFFu - low : low);
   }
+
+  // Spans and columns keep the key and the index apart (vectors of keys, no packing per element):
+  static constexpr K kWorst = kMax ? std::numeric_limits<K>::lowest() : std::numeric_limits<K>::max();
+  static bool better(K a, K b) { return kMax ? a > b : a < b; }
+
+  // A span at once: its extreme by comparisons, then the first index holding it (the first NaN
+  // when there is one).
+  static Acc span(const In* v, int64_t m, int64_t idx0) {
+    bool nan = false;
+    const T x = extreme_of<T, kMax>(v, m, nan);
+    const int64_t i = nan ? first_of(v, m, [](T y) { return y != y; }) : first_of(v, m, [x](T y) { return y == x; });
+    return packed(key(v[i]), idx0 + i);
+  }
+  // Row `idx` of w columns: a strictly better key replaces the column's best (the first stays).
+  PTO_SIMD_CLONES static void update(K* __restrict keys, int32_t* __restrict at, const In* __restrict v, int64_t w,
+                                     int32_t idx) {
+    for (int64_t c = 0; c < w; ++c) {
+      const K k = key(v[c]);
+      const bool take = better(k, keys[c]);
+      keys[c] = take ? k : keys[c];
+      at[c] = take ? idx : at[c];
+    }
+  }
+  static Acc packed(K k, int64_t idx) {
+    const U low = kMax ? U(0xFFFFFFFFu) - static_cast<U>(idx) : static_cast<U>(idx);
+    return static_cast<Acc>((static_cast<U>(static_cast<Acc>(k)) << kShift) | low);
+  }
 };
+
+template <class P>
+inline constexpr bool kIndexed = requires { P::kWorst; };
+// Ops that take a span at once (two passes over it in L1) rather than element by element.
+template <class P>
+inline constexpr bool kSpanWise = requires(const typename P::In* v) { P::span(v, int64_t(1), int64_t(0)); };
 
 // ---- vectorised loops ---------------------------------------------------------------------------
 
-// lanes[j] accumulates v[i] for i % kLanes == j.
+// v[0, m) through the lanes: lane j accumulates v[i] for i % kLanes == j in order from the
+// identity, then the lanes fold by halving (lane j with lane j + 16, then + 8, ..., + 1). One
+// function, so that the lanes stay in registers or in same-width stores.
 template <class P>
-PTO_SIMD_CLONES void feed_lanes(typename P::Acc* __restrict lanes, const typename P::In* __restrict v, int64_t m,
-                                int64_t idx0) {
+PTO_SIMD_CLONES typename P::Acc lanes_of(const typename P::In* __restrict v, int64_t m, int64_t idx0) {
   using Acc = typename P::Acc;
+  static_assert(kLanes == 32);
   Acc acc[kLanes];
-  for (int j = 0; j < kLanes; ++j) acc[j] = lanes[j];
-  for (int64_t i = 0; i + kLanes <= m; i += kLanes)
+  for (int j = 0; j < kLanes; ++j) acc[j] = P::identity();
+  int64_t i = 0;
+  for (; i + kLanes <= m; i += kLanes)
     for (int j = 0; j < kLanes; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
-  for (int j = 0; j < kLanes; ++j) lanes[j] = acc[j];
+  for (int j = 0; i + j < m; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
+  for (int j = 0; j < 16; ++j) acc[j] = P::combine(acc[j], acc[j + 16]);
+  for (int j = 0; j < 8; ++j) acc[j] = P::combine(acc[j], acc[j + 8]);
+  for (int j = 0; j < 4; ++j) acc[j] = P::combine(acc[j], acc[j + 4]);
+  for (int j = 0; j < 2; ++j) acc[j] = P::combine(acc[j], acc[j + 2]);
+  return P::combine(acc[0], acc[1]);
 }
 
-template <class P>
-void feed(typename P::Acc* lanes, const typename P::In* v, int64_t m, int64_t idx0) {
-  const int64_t whole = m / kLanes * kLanes;
-  feed_lanes<P>(lanes, v, whole, idx0);
-  for (int64_t i = whole; i < m; ++i) lanes[i - whole] = P::step(lanes[i - whole], v[i], idx0 + i);
-}
-
-template <class P>
-typename P::Acc fold(typename P::Acc* lanes) {
-  for (int64_t s = kLanes / 2; s >= 1; s /= 2)
-    for (int64_t j = 0; j < s; ++j) lanes[j] = P::combine(lanes[j], lanes[j + s]);
-  return lanes[0];
+// Rows [0, rows) of n values one after another into lanes, row g into column first + g: lane j
+// accumulates elements j, j + kLanes, ... of its row (from the identity).
+template <class P, int64_t kGroup>
+PTO_SIMD_CLONES void spread(typename P::Acc (*__restrict lanes)[kGroup], const typename P::In* __restrict v,
+                            int64_t rows, int64_t n, int64_t first) {
+  for (int64_t g = 0; g < rows; ++g) {
+    for (int64_t j = 0; j < std::min(n, kLanes); ++j) lanes[j][first + g] = P::step(P::identity(), v[g * n + j], j);
+    for (int64_t j = kLanes; j < n; ++j)
+      lanes[j % kLanes][first + g] = P::step(lanes[j % kLanes][first + g], v[g * n + j], j);
+  }
 }
 
 // `rows` rows of w values one after another, row r0 + i the i-th: acc[c] accumulates column c.
@@ -331,7 +437,7 @@ class Reducer {
     if (r_.out.numel() == 0) return;
     if (l_.n == 0) return fill_identity();
     if (l_.columns) return columns();
-    if (l_.n <= kLanes) return short_rows();
+    if (l_.n <= kShortRow) return short_rows();
     rows();
   }
 
@@ -372,19 +478,15 @@ class Reducer {
     });
   }
 
-  // One row's elements [first, first + m) (m <= kChunk) through the lanes.
+  // One row's elements [first, first + m) (m <= kChunk) through the lanes (or as one span).
   Acc span(const std::byte* row, int64_t first, int64_t m, const In* center) const {
-    alignas(64) Acc lanes[kLanes];
-    alignas(64) In buf[kBlock];
-    std::fill(lanes, lanes + kLanes, P::identity());
-    for (int64_t j = 0; j < m; j += kBlock) {
-      const int64_t k = std::min(kBlock, m - j);
-      feed<P>(lanes, values(row + (first + j) * l_.red * isz_, l_.red, k, buf, center, 0), k, first + j);
-    }
-    return fold<P>(lanes);
+    alignas(64) In buf[kChunk];
+    const In* v = values(row + first * l_.red * isz_, l_.red, m, buf, center, 0);
+    if constexpr (kSpanWise<P>) return P::span(v, m, first);
+    else return lanes_of<P>(v, m, first);
   }
 
-  // Rows longer than the lanes. The output of row o is out[o] (out is contiguous, keepdim).
+  // Rows longer than kShortRow. The output of row o is out[o] (out is contiguous, keepdim).
   void rows() {
     const int64_t rows = count(l_.outer), chunks = (l_.n + kChunk - 1) / kChunk;
     if (chunks == 1) {
@@ -417,12 +519,12 @@ class Reducer {
     });
   }
 
-  // Rows of at most kLanes elements: lane j holds element j alone; the halving fold runs across
-  // a group of rows at once, skipping lanes that hold only the identity (combining with it
-  // changes nothing).
+  // Rows of at most kShortRow elements: a group of rows goes through the lanes side by side, so
+  // that the fold runs across the group (vector steps) and skips lanes that hold only the identity
+  // (combining with it changes nothing).
   void short_rows() {
     constexpr int64_t kGroup = 64;
-    const int64_t rows = count(l_.outer), n = l_.n;
+    const int64_t rows = count(l_.outer), n = l_.n, per_load = std::max<int64_t>(1, kLanes * kGroup / n);
     // Consecutive rows one after another in memory: a group is one run of values.
     const bool packed = l_.red == 1 && (l_.outer.empty() || (l_.outer.size() == 1 && l_.outer[0].in == n)) &&
                         r_.transform != Transform::SquaredDeviation;
@@ -432,12 +534,15 @@ class Reducer {
       Walk at(l_.outer, b);
       for (int64_t o = b; o < e; o += kGroup) {
         const int64_t g_count = std::min(kGroup, e - o);
-        const In* run = packed ? values(in_ + at.in * isz_, 1, g_count * n, buf, nullptr, 0) : nullptr;
-        for (int64_t g = 0; g < g_count; ++g, at.next()) {
-          const In* v = packed ? run + g * n : values(in_ + at.in * isz_, l_.red, n, buf, center_at(at.ctr), 0);
-          for (int64_t j = 0; j < n; ++j) lanes[j][g] = P::step(P::identity(), v[j], j);
+        for (int64_t g = 0; g < g_count;) {
+          const int64_t m = packed ? std::min(per_load, g_count - g) : 1;
+          const In* v = packed ? values(in_ + (o + g) * n * isz_, 1, m * n, buf, nullptr, 0)
+                               : values(in_ + at.in * isz_, l_.red, n, buf, center_at(at.ctr), 0);
+          spread<P, kGroup>(lanes, v, m, n, g);
+          g += m;
+          if (!packed) at.next();
         }
-        int64_t used = n;
+        int64_t used = std::min(n, kLanes);
         for (int64_t s = kLanes / 2; s >= 1; s /= 2) {
           for (int64_t j = 0; j < s && j + s < used; ++j) combine_rows<P>(lanes[j], lanes[j + s], g_count);
           used = std::min(used, s);
@@ -447,30 +552,52 @@ class Reducer {
     });
   }
 
+  // Rows [r0, r1) of the columns [c0, c0 + w) into acc, `run` rows per load.
+  void column_block(const Walk& at, int64_t c0, int64_t w, int64_t r0, int64_t r1, int64_t run, Acc* acc) const {
+    alignas(64) In buf[kColumnWidth<Acc>];
+    const In* center = center_at(at.ctr + c0 * l_.col.ctr);
+    const auto row = [&](int64_t r) { return in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_; };
+    std::fill(acc, acc + w, P::identity());
+    // Row segments that do not follow each other are prefetched ahead.
+    const bool scattered = l_.col.in == 1 && l_.red != w;
+    if constexpr (kIndexed<P>) {
+      alignas(64) typename P::K keys[kColumnWidth<Acc>];
+      alignas(64) int32_t rows[kColumnWidth<Acc>];
+      std::fill(keys, keys + w, P::kWorst);
+      std::fill(rows, rows + w, static_cast<int32_t>(r0));
+      for (int64_t r = r0; r < r1; r += run) {
+        const int64_t m = std::min(run, r1 - r);
+        if (scattered && r + kPrefetchRows < r1) prefetch(row(r + kPrefetchRows), w * isz_);
+        const In* v = values(row(r), l_.col.in, m * w, buf, center, l_.col.ctr);
+        for (int64_t i = 0; i < m; ++i) P::update(keys, rows, v + i * w, w, static_cast<int32_t>(r + i));
+      }
+      for (int64_t c = 0; c < w; ++c) acc[c] = P::packed(keys[c], rows[c]);
+    } else {
+      for (int64_t r = r0; r < r1; r += run) {
+        const int64_t m = std::min(run, r1 - r);
+        if (scattered && r + kPrefetchRows < r1) prefetch(row(r + kPrefetchRows), w * isz_);
+        accumulate<P>(acc, values(row(r), l_.col.in, m * w, buf, center, l_.col.ctr), m, w, r);
+      }
+    }
+  }
+
   // The reduced axis is not innermost: pieces of (outer index, column chunk, row block).
   void columns() {
-    const int64_t width = std::min(kColumnWidth, l_.col.size);
+    const int64_t width = std::min(kColumnWidth<Acc>, l_.col.size);
     const int64_t outers = count(l_.outer), chunks = (l_.col.size + width - 1) / width;
     const int64_t blocks = (l_.n + kRowBlock - 1) / kRowBlock;
+    // Narrow rows that follow each other in memory are loaded several at a time.
+    const bool packed = packed_rows(width) && r_.transform != Transform::SquaredDeviation;
+    const int64_t run = packed ? kColumnWidth<Acc> / width : 1;
     std::vector<Acc> partial(blocks > 1 ? static_cast<size_t>(outers * chunks * blocks * width) : 0);
     const int64_t pieces = outers * chunks * blocks;
-    // Narrow rows that follow each other in memory are loaded several at a time.
-    const int64_t run = packed_rows(width) && r_.transform != Transform::SquaredDeviation ? kColumnWidth / width : 1;
     parallel_for(pieces, std::max<int64_t>(1, kMinElementsPerThread / (kRowBlock * width)), [&](int64_t b, int64_t e) {
-      alignas(64) Acc acc[kColumnWidth];
-      alignas(64) In buf[kColumnWidth];
+      alignas(64) Acc acc[kColumnWidth<Acc>];
       for (int64_t t = b; t < e; ++t) {
         const int64_t block = t % blocks, chunk = t / blocks % chunks, o = t / blocks / chunks;
         const Walk at(l_.outer, o);
         const int64_t c0 = chunk * width, w = std::min(width, l_.col.size - c0);
-        const int64_t r0 = block * kRowBlock, r1 = std::min(l_.n, r0 + kRowBlock);
-        const In* center = center_at(at.ctr + c0 * l_.col.ctr);
-        std::fill(acc, acc + w, P::identity());
-        for (int64_t r = r0; r < r1; r += run) {
-          const int64_t rows = std::min(run, r1 - r);
-          const std::byte* src = in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_;
-          accumulate<P>(acc, values(src, l_.col.in, rows * w, buf, center, l_.col.ctr), rows, w, r);
-        }
+        column_block(at, c0, w, block * kRowBlock, std::min(l_.n, (block + 1) * kRowBlock), run, acc);
         if (blocks == 1) store_results(acc, w, out_ + (at.out + c0 * l_.col.out) * osz_, l_.col.out);
         else std::copy(acc, acc + w, partial.data() + t * width);
       }
@@ -534,6 +661,8 @@ struct ScanOp {
 
 // Interleaved lines (several lines at once, so the dependency chains overlap).
 constexpr int kLines = 8;
+// Elements of short lines loaded and stored at once.
+constexpr int64_t kRun = 4096;
 
 template <class P>
 class Scanner {
@@ -569,7 +698,8 @@ class Scanner {
 
   // Scans up to kLines segments together; returns each one's local total. Writes the outputs when
   // `write`. A segment shorter than the others (or absent) is padded with the identity, which
-  // leaves its local value unchanged.
+  // leaves its local value unchanged. The lines are worked in local buffers: lines a power of two
+  // apart in memory would share cache sets.
   void scan_segments(const Segment* seg, int count, bool write, Acc* totals) const {
     alignas(64) In buf[kLines][kBlock];
     alignas(64) Res ybuf[kLines][kBlock];
@@ -580,50 +710,86 @@ class Scanner {
       offset[g] = g < count ? seg[g].offset : P::identity();
       if (g < count) longest = std::max(longest, seg[g].m);
     }
-    const In* v[kLines];
-    Res* y[kLines];
+    const bool offsets = std::any_of(offset, offset + kLines, [](Acc o) { return o != P::identity(); });
     for (int64_t j = 0; j < longest; j += kBlock) {
       const int64_t k = std::min(kBlock, longest - j);
       for (int g = 0; g < kLines; ++g) {
         const int64_t have = g < count ? std::clamp<int64_t>(seg[g].m - j, 0, k) : 0;
         const std::byte* src = in_ + (seg[g < count ? g : 0].in + (seg[g < count ? g : 0].first + j) * l_.red) * isz_;
-        v[g] = have ? load_(src, l_.red * isz_, have, buf[g]) : buf[g];
-        if (have < k) {
-          if (v[g] != buf[g]) std::memcpy(buf[g], v[g], sizeof(In) * have);
-          std::fill(buf[g] + have, buf[g] + k, P::identity());
-          v[g] = buf[g];
-        }
-        const bool direct = write && out_native_ && l_.out_red == 1 && have == k;
-        y[g] = direct ? reinterpret_cast<Res*>(out_) + seg[g].out + seg[g].first + j : ybuf[g];
+        const In* loaded = have ? load_(src, l_.red * isz_, have, buf[g]) : buf[g];
+        if (loaded != buf[g]) std::memcpy(buf[g], loaded, sizeof(In) * have);
+        std::fill(buf[g] + have, buf[g] + k, P::identity());
       }
-      scan_block(v, y, local, offset, k);
+      scan_block(buf, ybuf, local, offset, k, offsets);
       if (!write) continue;
       for (int g = 0; g < count; ++g) {
         const int64_t have = std::clamp<int64_t>(seg[g].m - j, 0, k);
-        if (have && y[g] == ybuf[g])
+        if (have)
           store_(ybuf[g], out_ + (seg[g].out + (seg[g].first + j) * l_.out_red) * osz_, l_.out_red * osz_, have);
       }
     }
     for (int g = 0; g < count; ++g) totals[g] = local[g];
   }
 
-  static void scan_block(const In* const* v, Res* const* y, Acc* local, const Acc* offset, int64_t k) {
-    // Local copies: the running values stay in registers, the lines' chains overlap.
+  // k elements of kLines lines side by side (v[g][i], y[g][i]): running values in registers, so
+  // that the lines' chains overlap. Without offsets (all the identity) the outputs are the running
+  // values themselves.
+  template <class Lines, class Outs>
+  static void scan_block(Lines v, Outs y, Acc* local, const Acc* offset, int64_t k, bool offsets) {
     Acc l[kLines], o[kLines];
-    const In* src[kLines];
-    Res* dst[kLines];
-    for (int g = 0; g < kLines; ++g) l[g] = local[g], o[g] = offset[g], src[g] = v[g], dst[g] = y[g];
-    for (int64_t i = 0; i < k; ++i)
-      for (int g = 0; g < kLines; ++g) {
-        l[g] = P::combine(l[g], src[g][i]);
-        dst[g][i] = static_cast<Res>(P::combine(o[g], l[g]));
-      }
+    for (int g = 0; g < kLines; ++g) l[g] = local[g], o[g] = offset[g];
+    if (offsets) {
+      for (int64_t i = 0; i < k; ++i)
+        for (int g = 0; g < kLines; ++g) {
+          l[g] = P::combine(l[g], v[g][i]);
+          y[g][i] = static_cast<Res>(P::combine(o[g], l[g]));
+        }
+    } else {
+      for (int64_t i = 0; i < k; ++i)
+        for (int g = 0; g < kLines; ++g) {
+          l[g] = P::combine(l[g], v[g][i]);
+          y[g][i] = static_cast<Res>(l[g]);
+        }
+    }
     for (int g = 0; g < kLines; ++g) local[g] = l[g];
+  }
+
+  // Short lines one after another in memory, in and out: runs of them are loaded and stored at once.
+  bool packed_lines() const {
+    const bool one_run = l_.outer.empty() || (l_.outer.size() == 1 && l_.outer[0].in == l_.n && l_.outer[0].out == l_.n);
+    return l_.red == 1 && l_.out_red == 1 && l_.n * kLines <= kRun && one_run;
+  }
+
+  void short_lines(int64_t lines) {
+    const int64_t n = l_.n, per_run = kRun / n / kLines * kLines;
+    parallel_for((lines + per_run - 1) / per_run, std::max<int64_t>(1, kMinElementsPerThread / kRun), [&](int64_t b, int64_t e) {
+      alignas(64) In buf[kRun], padding[kBlock];
+      alignas(64) Res ybuf[kRun], scratch[kBlock];
+      std::fill(padding, padding + n, P::identity());
+      for (int64_t run = b; run < e; ++run) {
+        const int64_t first = run * per_run, count = std::min(per_run, lines - first);
+        const In* v = load_(in_ + first * n * isz_, isz_, count * n, buf);
+        Res* y = out_native_ ? reinterpret_cast<Res*>(out_) + first * n : ybuf;
+        for (int64_t i = 0; i < count; i += kLines) {
+          const In* src[kLines];
+          Res* dst[kLines];
+          Acc local[kLines], offset[kLines];
+          for (int g = 0; g < kLines; ++g) {
+            src[g] = i + g < count ? v + (i + g) * n : padding;
+            dst[g] = i + g < count ? y + (i + g) * n : scratch;
+            local[g] = offset[g] = P::identity();
+          }
+          scan_block(src, dst, local, offset, n, false);
+        }
+        if (y == ybuf) store_(ybuf, out_ + first * n * osz_, osz_, count * n);
+      }
+    });
   }
 
   // The scanned axis is innermost: lines of the flattened kept dims.
   void lines() {
     const int64_t lines = count(l_.outer);
+    if (packed_lines()) return short_lines(lines);
     const int64_t groups = (lines + kLines - 1) / kLines;
     if (blocks_ == 1 || groups >= 2 * get_num_threads()) {
       // One pass: each group of lines goes through its blocks in order, carrying the offsets.
@@ -683,16 +849,18 @@ class Scanner {
   // Rows [r0, r1) of one column piece from `offset` (w values); local totals into `totals`.
   void column_block(const Walk& at, int64_t c0, int64_t w, int64_t r0, int64_t r1, const Acc* offset, bool write,
                     Acc* totals) const {
-    alignas(64) In buf[kColumnWidth];
-    alignas(64) Res ybuf[kColumnWidth];
+    alignas(64) In buf[kColumnWidth<Acc>];
+    alignas(64) Res ybuf[kColumnWidth<Acc>];
     std::fill(totals, totals + w, P::identity());
     const bool direct = out_native_ && l_.col.out == 1;
     // Narrow rows that follow each other in memory (in and out) go several at a time.
     const bool packed = w == l_.col.size && l_.col.in == 1 && l_.red == w && l_.col.out == 1 && l_.out_red == w;
-    const int64_t run = packed ? kColumnWidth / w : 1;
+    const int64_t run = packed ? kColumnWidth<Acc> / w : 1;
+    const bool scattered = l_.col.in == 1 && l_.red != w;
     for (int64_t r = r0; r < r1; r += run) {
       const int64_t rows = std::min(run, r1 - r);
       const std::byte* src = in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_;
+      if (scattered && r + kPrefetchRows < r1) prefetch(src + kPrefetchRows * l_.red * isz_, w * isz_);
       const In* v = load_(src, l_.col.in * isz_, rows * w, buf);
       std::byte* dst = out_ + (at.out + r * l_.out_red + c0 * l_.col.out) * osz_;
       Res* y = direct ? reinterpret_cast<Res*>(dst) : ybuf;
@@ -718,7 +886,7 @@ class Scanner {
   // The scanned axis is not innermost: pieces of (outer index, column chunk), vectorised across
   // the columns.
   void columns() {
-    const int64_t width = std::min(kColumnWidth, l_.col.size);
+    const int64_t width = std::min(kColumnWidth<Acc>, l_.col.size);
     const int64_t outers = count(l_.outer), chunks = (l_.col.size + width - 1) / width;
     const int64_t units = outers * chunks;
     const auto piece = [&](int64_t u, int64_t& c0, int64_t& w) {
@@ -728,7 +896,7 @@ class Scanner {
     };
     if (blocks_ == 1 || units >= 2 * get_num_threads()) {
       parallel_for(units, std::max<int64_t>(1, kMinElementsPerThread / (width * l_.n)), [&](int64_t b, int64_t e) {
-        alignas(64) Acc offset[kColumnWidth], totals[kColumnWidth];
+        alignas(64) Acc offset[kColumnWidth<Acc>], totals[kColumnWidth<Acc>];
         for (int64_t u = b; u < e; ++u) {
           int64_t c0, w;
           const Walk at = piece(u, c0, w);
@@ -745,7 +913,7 @@ class Scanner {
     std::vector<Acc> offsets(static_cast<size_t>(units * blocks_ * width));
     const auto pass = [&](bool write) {
       parallel_for(units * blocks_, 1, [&](int64_t b, int64_t e) {
-        alignas(64) Acc totals[kColumnWidth];
+        alignas(64) Acc totals[kColumnWidth<Acc>];
         for (int64_t t = b; t < e; ++t) {
           int64_t c0, w;
           const Walk at = piece(t / blocks_, c0, w);
