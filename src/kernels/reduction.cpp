@@ -19,6 +19,7 @@
 #include "kernels/reduction.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -55,6 +56,8 @@ void prefetch(const std::byte* p, int64_t bytes) {
 }
 
 // ---- layout ---------------------------------------------------------------------------------
+
+constexpr size_t kMaxRank = 8;  // the cpu platform's largest rank
 
 // One kept dim: its extent and the strides (elements) of the input, the output and var's center.
 struct Axis {
@@ -106,10 +109,11 @@ int64_t count(const std::vector<Axis>& axes) {
   return n;
 }
 
-// Element offsets of the flattened index `at` over `axes`, advanced one index at a time.
+// Element offsets of the flattened index `at` over `axes`, advanced one index at a time. No
+// allocation: made once per piece of work.
 class Walk {
  public:
-  Walk(const std::vector<Axis>& axes, int64_t at) : axes_(axes), idx_(axes.size(), 0) {
+  Walk(const std::vector<Axis>& axes, int64_t at) : axes_(axes) {
     for (int d = static_cast<int>(axes.size()) - 1; d >= 0; --d) {
       idx_[d] = at % axes[d].size;
       at /= axes[d].size;
@@ -131,7 +135,7 @@ class Walk {
 
  private:
   const std::vector<Axis>& axes_;
-  std::vector<int64_t> idx_;
+  std::array<int64_t, kMaxRank> idx_{};
 };
 
 // The largest power of two below n (n >= 2): where the pairwise tree splits.
@@ -190,7 +194,7 @@ struct Prod {
 // The largest (kMax) or smallest value of v[0, m) (m >= 1) by plain comparisons: a NaN is never
 // taken (it is reported in `nan`), equal values (-0 and +0) keep the one found first in its lane.
 template <class T, bool kMax>
-PTO_SIMD_CLONES T extreme_of(const T* __restrict v, int64_t m, bool& nan) {
+[[gnu::always_inline]] inline T extreme_of(const T* __restrict v, int64_t m, bool& nan) {
   constexpr T start = kFloat<T> ? (kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity())
                                 : (kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
   T b[kLanes];
@@ -208,23 +212,26 @@ PTO_SIMD_CLONES T extreme_of(const T* __restrict v, int64_t m, bool& nan) {
     b[j] = (kMax ? x > b[j] : x < b[j]) ? x : b[j];
     odd[j] |= x != x;
   }
-  for (int half = kLanes / 2; half >= 1; half /= 2)
+  const auto halve = [&](int half) {
     for (int j = 0; j < half; ++j) {
       b[j] = (kMax ? b[j + half] > b[j] : b[j + half] < b[j]) ? b[j + half] : b[j];
       odd[j] |= odd[j + half];
     }
+  };
+  static_assert(kLanes == 32);
+  halve(16), halve(8), halve(4), halve(2), halve(1);
   nan = odd[0] != 0;
   return b[0];
 }
 
 // The first i in [0, m) with pick(v[i]), m if there is none.
 template <class T, class Pick>
-PTO_SIMD_CLONES int64_t first_of(const T* __restrict v, int64_t m, Pick pick) {
+[[gnu::always_inline]] inline int64_t first_of(const T* __restrict v, int64_t m, Pick pick) {
   int64_t i = 0;
   for (; i + kLanes <= m; i += kLanes) {
-    int hits = 0;
-    for (int j = 0; j < kLanes; ++j) hits += pick(v[i + j]);
-    if (hits) break;
+    uint32_t hits = 0;
+    for (int j = 0; j < kLanes; ++j) hits |= static_cast<uint32_t>(pick(v[i + j])) << j;
+    if (hits) return i + std::countr_zero(hits);
   }
   while (i < m && !pick(v[i])) ++i;
   return i;
@@ -254,7 +261,7 @@ struct Extreme {
   }
   // A float span at once: the extreme by comparisons, then the rules the comparisons miss (a
   // NaN wins; between zeros +0 is the larger), looked at only where they can apply.
-  static Acc span(const In* v, int64_t m, int64_t) requires kFloat<T> {
+  [[gnu::always_inline]] static Acc span(const In* v, int64_t m, int64_t) requires kFloat<T> {
     bool nan = false;
     T x = extreme_of<T, kMax>(v, m, nan);
     if (nan) return kMax ? kHigh : kLow;
@@ -308,7 +315,7 @@ struct Arg {
 
   // A span at once: its extreme by comparisons, then the first index holding it (the first NaN
   // when there is one).
-  static Acc span(const In* v, int64_t m, int64_t idx0) {
+  [[gnu::always_inline]] static Acc span(const In* v, int64_t m, int64_t idx0) {
     bool nan = false;
     const T x = extreme_of<T, kMax>(v, m, nan);
     const int64_t i = nan ? first_of(v, m, [](T y) { return y != y; }) : first_of(v, m, [x](T y) { return y == x; });
@@ -342,7 +349,7 @@ inline constexpr bool kSpanWise = requires(const typename P::In* v) { P::span(v,
 // identity, then the lanes fold by halving (lane j with lane j + 16, then + 8, ..., + 1). One
 // function, so that the lanes stay in registers or in same-width stores.
 template <class P>
-PTO_SIMD_CLONES typename P::Acc lanes_of(const typename P::In* __restrict v, int64_t m, int64_t idx0) {
+[[gnu::always_inline]] inline typename P::Acc lanes(const typename P::In* __restrict v, int64_t m, int64_t idx0) {
   using Acc = typename P::Acc;
   static_assert(kLanes == 32);
   Acc acc[kLanes];
@@ -358,6 +365,24 @@ PTO_SIMD_CLONES typename P::Acc lanes_of(const typename P::In* __restrict v, int
   return P::combine(acc[0], acc[1]);
 }
 
+// A span of a row: through the lanes, or at once for the ops that take spans.
+template <class P>
+[[gnu::always_inline]] inline typename P::Acc one_span(const typename P::In* v, int64_t m, int64_t idx0) {
+  if constexpr (kSpanWise<P>) return P::span(v, m, idx0);
+  else return lanes<P>(v, m, idx0);
+}
+
+template <class P>
+PTO_SIMD_CLONES typename P::Acc span_of(const typename P::In* v, int64_t m, int64_t idx0) {
+  return one_span<P>(v, m, idx0);
+}
+
+// `rows` rows of n values one after another, each a span.
+template <class P>
+PTO_SIMD_CLONES void spans_of_rows(typename P::Acc* out, const typename P::In* v, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(v + r * n, n, 0);
+}
+
 // Rows [0, rows) of n values one after another into lanes, row g into column first + g: lane j
 // accumulates elements j, j + kLanes, ... of its row (from the identity).
 template <class P, int64_t kGroup>
@@ -368,6 +393,17 @@ PTO_SIMD_CLONES void spread(typename P::Acc (*__restrict lanes)[kGroup], const t
     for (int64_t j = kLanes; j < n; ++j)
       lanes[j % kLanes][first + g] = P::step(lanes[j % kLanes][first + g], v[g * n + j], j);
   }
+}
+
+// As accumulate, for w == kW: the accumulators stay in registers across the rows.
+template <class P, int kW>
+PTO_SIMD_CLONES void accumulate_narrow(typename P::Acc* __restrict acc, const typename P::In* __restrict v,
+                                       int64_t rows, int64_t r0) {
+  typename P::Acc a[kW];
+  for (int c = 0; c < kW; ++c) a[c] = acc[c];
+  for (int64_t i = 0; i < rows; ++i)
+    for (int c = 0; c < kW; ++c) a[c] = P::step(a[c], v[i * kW + c], r0 + i);
+  for (int c = 0; c < kW; ++c) acc[c] = a[c];
 }
 
 // `rows` rows of w values one after another, row r0 + i the i-th: acc[c] accumulates column c.
@@ -458,6 +494,12 @@ class Reducer {
 
   const In* center_at(int64_t offset) const { return ctr_ ? ctr_ + offset : nullptr; }
 
+  // Rows of the reduced axis that follow each other in memory (and take no per-row center).
+  bool packed_lines() const {
+    return l_.red == 1 && (l_.outer.empty() || (l_.outer.size() == 1 && l_.outer[0].in == l_.n)) &&
+           r_.transform != Transform::SquaredDeviation;
+  }
+
   // Whole rows of the column axis lie one after another: a run of them is one contiguous span.
   bool packed_rows(int64_t width) const { return width == l_.col.size && l_.col.in == 1 && l_.red == width; }
 
@@ -482,13 +524,32 @@ class Reducer {
   Acc span(const std::byte* row, int64_t first, int64_t m, const In* center) const {
     alignas(64) In buf[kChunk];
     const In* v = values(row + first * l_.red * isz_, l_.red, m, buf, center, 0);
-    if constexpr (kSpanWise<P>) return P::span(v, m, first);
-    else return lanes_of<P>(v, m, first);
+    return span_of<P>(v, m, first);
   }
 
   // Rows longer than kShortRow. The output of row o is out[o] (out is contiguous, keepdim).
   void rows() {
     const int64_t rows = count(l_.outer), chunks = (l_.n + kChunk - 1) / kChunk;
+    if (chunks == 1 && packed_lines()) {
+      // Rows one after another in memory: as many as fit a chunk are loaded at once.
+      const int64_t n = l_.n, per_load = std::max<int64_t>(1, kChunk / n);
+      parallel_for(rows, std::max<int64_t>(1, kMinElementsPerThread / n), [&](int64_t b, int64_t e) {
+        alignas(64) In buf[kChunk];
+        Acc acc[kBlock];
+        for (int64_t o = b; o < e;) {
+          const int64_t k = std::min(kBlock, e - o);
+          for (int64_t i = 0; i < k;) {
+            const int64_t m = std::min(per_load, k - i);
+            const In* v = values(in_ + (o + i) * n * isz_, 1, m * n, buf, nullptr, 0);
+            spans_of_rows<P>(acc + i, v, m, n);
+            i += m;
+          }
+          store_results(acc, k, out_ + o * osz_, 1);
+          o += k;
+        }
+      });
+      return;
+    }
     if (chunks == 1) {
       parallel_for(rows, std::max<int64_t>(1, kMinElementsPerThread / l_.n), [&](int64_t b, int64_t e) {
         Walk at(l_.outer, b);
@@ -526,8 +587,7 @@ class Reducer {
     constexpr int64_t kGroup = 64;
     const int64_t rows = count(l_.outer), n = l_.n, per_load = std::max<int64_t>(1, kLanes * kGroup / n);
     // Consecutive rows one after another in memory: a group is one run of values.
-    const bool packed = l_.red == 1 && (l_.outer.empty() || (l_.outer.size() == 1 && l_.outer[0].in == n)) &&
-                        r_.transform != Transform::SquaredDeviation;
+    const bool packed = packed_lines();
     parallel_for(rows, std::max<int64_t>(kGroup, kMinElementsPerThread / n), [&](int64_t b, int64_t e) {
       alignas(64) Acc lanes[kLanes][kGroup];
       alignas(64) In buf[kLanes * kGroup];
@@ -576,7 +636,10 @@ class Reducer {
       for (int64_t r = r0; r < r1; r += run) {
         const int64_t m = std::min(run, r1 - r);
         if (scattered && r + kPrefetchRows < r1) prefetch(row(r + kPrefetchRows), w * isz_);
-        accumulate<P>(acc, values(row(r), l_.col.in, m * w, buf, center, l_.col.ctr), m, w, r);
+        const In* v = values(row(r), l_.col.in, m * w, buf, center, l_.col.ctr);
+        if (w == 8) accumulate_narrow<P, 8>(acc, v, m, r);
+        else if (w == 16) accumulate_narrow<P, 16>(acc, v, m, r);
+        else accumulate<P>(acc, v, m, w, r);
       }
     }
   }
@@ -689,6 +752,12 @@ class Scanner {
   }
 
  private:
+  // n outputs to dst, `stride` elements apart, with one rounding to the output dtype.
+  void write_out(const Res* y, std::byte* dst, int64_t stride, int64_t n) const {
+    if (out_native_ && stride == 1) std::memcpy(dst, y, sizeof(Res) * n);
+    else store_(y, dst, stride * osz_, n);
+  }
+
   // A segment: elements [first, first + m) of one line, starting from `offset`.
   struct Segment {
     int64_t in = 0, out = 0;  // element offsets of the line's start
@@ -720,25 +789,28 @@ class Scanner {
         if (loaded != buf[g]) std::memcpy(buf[g], loaded, sizeof(In) * have);
         std::fill(buf[g] + have, buf[g] + k, P::identity());
       }
-      scan_block(buf, ybuf, local, offset, k, offsets);
+      scan_block(buf, write ? ybuf : nullptr, local, offset, k, offsets);
       if (!write) continue;
       for (int g = 0; g < count; ++g) {
         const int64_t have = std::clamp<int64_t>(seg[g].m - j, 0, k);
         if (have)
-          store_(ybuf[g], out_ + (seg[g].out + (seg[g].first + j) * l_.out_red) * osz_, l_.out_red * osz_, have);
+          write_out(ybuf[g], out_ + (seg[g].out + (seg[g].first + j) * l_.out_red) * osz_, l_.out_red, have);
       }
     }
     for (int g = 0; g < count; ++g) totals[g] = local[g];
   }
 
   // k elements of kLines lines side by side (v[g][i], y[g][i]): running values in registers, so
-  // that the lines' chains overlap. Without offsets (all the identity) the outputs are the running
-  // values themselves.
+  // that the lines' chains overlap. y null: only the running values; offsets false (all the
+  // identity): the outputs are the running values themselves.
   template <class Lines, class Outs>
   static void scan_block(Lines v, Outs y, Acc* local, const Acc* offset, int64_t k, bool offsets) {
     Acc l[kLines], o[kLines];
     for (int g = 0; g < kLines; ++g) l[g] = local[g], o[g] = offset[g];
-    if (offsets) {
+    if (!y) {
+      for (int64_t i = 0; i < k; ++i)
+        for (int g = 0; g < kLines; ++g) l[g] = P::combine(l[g], v[g][i]);
+    } else if (offsets) {
       for (int64_t i = 0; i < k; ++i)
         for (int g = 0; g < kLines; ++g) {
           l[g] = P::combine(l[g], v[g][i]);
@@ -781,7 +853,7 @@ class Scanner {
           }
           scan_block(src, dst, local, offset, n, false);
         }
-        if (y == ybuf) store_(ybuf, out_ + first * n * osz_, osz_, count * n);
+        if (y == ybuf) write_out(ybuf, out_ + first * n * osz_, 1, count * n);
       }
     });
   }
