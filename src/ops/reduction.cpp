@@ -375,7 +375,7 @@ index). Shapes as sum; a tile's last dim must be whole 32-byte blocks (docs/ops/
   table.push_back(OpDef{
       .name = "var",
       .params = {{"input", ParamKind::Tensor},
-                 {"dim", ParamKind::IntList, "None", false, nullptr, "int | collections.abc.Sequence[int] | None"},
+                 {"dim", ParamKind::IntList, "None", false, nullptr, "int | collections.abc.Sequence[int]"},
                  {"correction", ParamKind::Scalar, "1", false, nullptr, "int | float"},
                  {"keepdim", ParamKind::Bool, "False"}},
       .forms = kFunction | kMethod,
