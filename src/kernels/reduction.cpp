@@ -38,7 +38,7 @@ namespace {
 using ew::compute_t;
 using ew::kBlock;
 
-// Rows up to this long go through the lanes a group of rows at a time (longer rows one by one).
+// Rows up to this long go through the lanes a group of rows at a time, one element per lane.
 constexpr int64_t kShortRow = kLanes;
 // Work below this many elements per thread is not worth a thread's start-up.
 constexpr int64_t kMinElementsPerThread = int64_t(1) << 16;
@@ -309,7 +309,7 @@ struct Arg {
     return static_cast<Res>(kMax ? 0xFFFFFFFFu - low : low);
   }
 
-  // Spans and columns keep the key and the index apart (vectors of keys, no packing per element):
+  // Columns keep the key and the index apart (vectors of keys, no packing per element).
   static constexpr K kWorst = kMax ? std::numeric_limits<K>::lowest() : std::numeric_limits<K>::max();
   static bool better(K a, K b) { return kMax ? a > b : a < b; }
 
@@ -383,16 +383,13 @@ PTO_SIMD_CLONES void spans_of_rows(typename P::Acc* out, const typename P::In* v
   for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(v + r * n, n, 0);
 }
 
-// Rows [0, rows) of n values one after another into lanes, row g into column first + g: lane j
-// accumulates elements j, j + kLanes, ... of its row (from the identity).
+// Rows [0, rows) of n <= kLanes values one after another into lanes, row g into column first + g:
+// lane j holds element j of its row (taken from the identity).
 template <class P, int64_t kGroup>
 PTO_SIMD_CLONES void spread(typename P::Acc (*__restrict lanes)[kGroup], const typename P::In* __restrict v,
                             int64_t rows, int64_t n, int64_t first) {
-  for (int64_t g = 0; g < rows; ++g) {
-    for (int64_t j = 0; j < std::min(n, kLanes); ++j) lanes[j][first + g] = P::step(P::identity(), v[g * n + j], j);
-    for (int64_t j = kLanes; j < n; ++j)
-      lanes[j % kLanes][first + g] = P::step(lanes[j % kLanes][first + g], v[g * n + j], j);
-  }
+  for (int64_t g = 0; g < rows; ++g)
+    for (int64_t j = 0; j < n; ++j) lanes[j][first + g] = P::step(P::identity(), v[g * n + j], j);
 }
 
 // As accumulate, for w == kW: the accumulators stay in registers across the rows.

@@ -54,7 +54,9 @@ def _case(op: str, tag: str, name: str, shape, dim: int, dtype: str, torch_op: C
         x = inp["x"]
         t = {"ptocpu": Tool(functools.partial(getattr(ptocpu, op), ptocpu.asarray(x), dim))}
         if torch is not None:
-            t["torch"] = Tool(functools.partial(torch_op, _torch(x), dim))
+            peer = functools.partial(torch_op, _torch(x), dim)
+            # A 1-D reduction is [1] upstream (and in ptocpu), 0-d in torch: a view, no copy.
+            t["torch"] = Tool(peer if len(shape) > 1 or op.startswith("cum") else lambda: peer().reshape(1))
         return t
 
     def nbytes(inp):
