@@ -24,6 +24,7 @@ void add_layout(std::vector<OpDef>& table);        // reshape, transpose, concat
 void add_cast(std::vector<OpDef>& table);          // cast (astype shares its conversions) (src/ops/cast.cpp)
 void add_matmul(std::vector<OpDef>& table);        // matmul, scaled_mm, transposed_batchmatmul (src/ops/matmul.cpp)
 void add_binary(std::vector<OpDef>& table);        // floor_div, remainder, pow, atan2, bitwise, clip, where, ...
+void add_reduction(std::vector<OpDef>& table);     // sum, prod, amax, amin, argmax, argmin, var, cumsum, cumprod
 
 // One family per line (merges of new families touch only their own line).
 inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
@@ -44,6 +45,8 @@ inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_cast,
     add_matmul,
     add_binary,
+    add_kernel_model, add_index_select, add_interleave, add_scatter, add_strided_slice,
+    add_gather,       add_scatter_update, add_index_add, add_gathermask, add_arithmetic, add_reduction,
 };
 
 }  // namespace pto::families

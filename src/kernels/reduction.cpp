@@ -1,0 +1,1042 @@
+// The reduction and scan engines (docs/ops/reduction.md#order).
+//
+// Reduce: the kept dims are coalesced; then either
+//  - rows (the reduced axis is the innermost in memory): each row is cut into chunks of kChunk
+//    elements; element i of a chunk goes to lane i % kLanes, each lane accumulates its elements in
+//    order from the identity, the lanes are folded by halving (lane j with lane j + 16, then + 8,
+//    ...), and the chunks are combined by a pairwise tree;
+//  - columns (another axis is innermost): the reduced axis is cut into blocks of kRowBlock rows,
+//    each accumulated in order from the identity, vectorised across the innermost kept axis; the
+//    blocks are combined by the same pairwise tree.
+// Threads take rows, (row, chunk) pairs or (columns, block) pieces; every piece is computed the
+// same way whoever computes it, so 1 and N threads give the same bits.
+//
+// Scan: the axis is cut into blocks of kScanBlock; within a block the running value starts at the
+// identity, element by element; block k's outputs are offset_k (+) local value, offset_0 = the
+// identity, offset_k+1 = offset_k (+) the block's last local value. Few long lines are scanned in
+// three parallel passes (block totals, offsets, outputs), many lines one pass each; both give the
+// same bits.
+#include "kernels/reduction.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "copy/simd.h"
+#include "kernels/arithmetic.h"
+#include "kernels/elementwise.h"
+#include "ptocpu/parallel.h"
+
+namespace pto::kernels::reduction {
+namespace {
+
+using ew::compute_t;
+using ew::kBlock;
+
+// Rows up to this long go through the lanes a group of rows at a time, one element per lane.
+constexpr int64_t kShortRow = kLanes;
+// Work below this many elements per thread is not worth a thread's start-up.
+constexpr int64_t kMinElementsPerThread = int64_t(1) << 16;
+// Columns per piece: 16 KiB of accumulators, so they and the row being read stay in L1 and a
+// matrix up to 4096 fp32 columns wide is read row after row, in one stream.
+constexpr int64_t kColumnBytes = 16384;
+template <class Acc>
+constexpr int64_t kColumnWidth = kColumnBytes / static_cast<int64_t>(sizeof(Acc));
+// Row segments that do not follow each other in memory are prefetched this many rows ahead (the
+// hardware prefetchers stop at page boundaries).
+constexpr int64_t kPrefetchRows = 4;
+
+void prefetch(const std::byte* p, int64_t bytes) {
+  for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+}
+
+// ---- layout ---------------------------------------------------------------------------------
+
+constexpr size_t kMaxRank = 8;  // the cpu platform's largest rank
+
+// One kept dim: its extent and the strides (elements) of the input, the output and var's center.
+struct Axis {
+  int64_t size = 1, in = 0, out = 0, ctr = 0;
+};
+
+struct Layout {
+  std::vector<Axis> outer;  // the kept dims the walk goes over, outermost first
+  int64_t n = 0;            // the reduced / scanned axis: extent,
+  int64_t red = 0;          // input stride,
+  int64_t out_red = 0;      // output stride (scans)
+  bool columns = false;     // another axis is innermost: read as columns
+  Axis col;                 // that axis (columns only)
+};
+
+Layout plan(const Tensor& in, int dim, const Tensor& out, const Tensor& ctr) {
+  Layout l;
+  for (int d = 0; d < in.ndim(); ++d) {
+    if (d == dim || in.shape(d) == 1) continue;
+    const Axis a{in.shape(d), in.stride(d), out.stride(d), ctr.defined() ? ctr.stride(d) : 0};
+    if (!l.outer.empty()) {
+      Axis& b = l.outer.back();
+      if (b.in == a.in * a.size && b.out == a.out * a.size && b.ctr == a.ctr * a.size) {
+        b = {b.size * a.size, a.in, a.out, a.ctr};
+        continue;
+      }
+    }
+    l.outer.push_back(a);
+  }
+  l.n = in.shape(dim);
+  l.red = in.stride(dim);
+  l.out_red = out.stride(dim);
+  if (l.n > 1 && !l.outer.empty()) {
+    const auto inner = std::min_element(l.outer.begin(), l.outer.end(), [](const Axis& a, const Axis& b) {
+      return std::abs(a.in) < std::abs(b.in);
+    });
+    if (std::abs(inner->in) < std::abs(l.red)) {
+      l.columns = true;
+      l.col = *inner;
+      l.outer.erase(inner);
+    }
+  }
+  return l;
+}
+
+int64_t count(const std::vector<Axis>& axes) {
+  int64_t n = 1;
+  for (const Axis& a : axes) n *= a.size;
+  return n;
+}
+
+// Element offsets of the flattened index `at` over `axes`, advanced one index at a time. No
+// allocation: made once per piece of work.
+class Walk {
+ public:
+  Walk(const std::vector<Axis>& axes, int64_t at) : axes_(axes) {
+    for (int d = static_cast<int>(axes.size()) - 1; d >= 0; --d) {
+      idx_[d] = at % axes[d].size;
+      at /= axes[d].size;
+      in += idx_[d] * axes[d].in;
+      out += idx_[d] * axes[d].out;
+      ctr += idx_[d] * axes[d].ctr;
+    }
+  }
+  void next() {
+    for (int d = static_cast<int>(axes_.size()) - 1; d >= 0; --d) {
+      const Axis& a = axes_[d];
+      in += a.in, out += a.out, ctr += a.ctr;
+      if (++idx_[d] < a.size) return;
+      in -= a.in * a.size, out -= a.out * a.size, ctr -= a.ctr * a.size;
+      idx_[d] = 0;
+    }
+  }
+  int64_t in = 0, out = 0, ctr = 0;
+
+ private:
+  const std::vector<Axis>& axes_;
+  std::array<int64_t, kMaxRank> idx_{};
+};
+
+// The largest power of two below n (n >= 2): where the pairwise tree splits.
+int64_t tree_split(int64_t n) { return std::bit_floor(static_cast<uint64_t>(n - 1)); }
+
+// ---- keys: floats in a total order (docs/ops/reduction.md#nan-and-signed-zeros) ------------------
+
+template <class F>
+using Key = std::conditional_t<sizeof(F) == 4, int32_t, int64_t>;
+
+// -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN as signed integers; its own inverse.
+template <class K>
+K flip(K bits) {
+  return bits ^ ((bits >> (8 * sizeof(K) - 1)) & std::numeric_limits<K>::max());
+}
+template <class F>
+Key<F> order_key(F v) { return flip(std::bit_cast<Key<F>>(v)); }
+template <class F>
+F from_key(Key<F> k) { return std::bit_cast<F>(flip(k)); }
+
+// ---- the ops: identity, step (one element), combine (two partial results), result ------------
+
+template <class T>
+inline constexpr bool kFloat = std::is_floating_point_v<T>;
+
+template <class T>
+struct Sum {
+  using In = T;
+  using Acc = T;
+  using Res = T;
+  static Acc identity() { return T(0); }
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (kFloat<T>) return a + b;
+    else return arith::wrap_add(a, b);
+  }
+  static Acc step(Acc a, In v, int64_t) { return combine(a, v); }
+  static Res result(Acc a) { return a; }
+};
+
+template <class T>
+struct Prod {
+  using In = T;
+  using Acc = T;
+  using Res = T;
+  static Acc identity() { return T(1); }
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (kFloat<T>) return a * b;
+    else return arith::wrap_mul(a, b);
+  }
+  static Acc step(Acc a, In v, int64_t) { return combine(a, v); }
+  static Res result(Acc a) { return a; }
+};
+
+// ---- spans of an extreme: the value in one vector pass, then where it is -------------------------
+
+// The largest (kMax) or smallest value of v[0, m) (m >= 1) by plain comparisons: a NaN is never
+// taken (it is reported in `nan`), equal values (-0 and +0) keep the one found first in its lane.
+template <class T, bool kMax>
+[[gnu::always_inline]] inline T extreme_of(const T* __restrict v, int64_t m, bool& nan) {
+  constexpr T start = kFloat<T> ? (kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity())
+                                : (kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
+  T b[kLanes];
+  int32_t odd[kLanes];
+  for (int j = 0; j < kLanes; ++j) b[j] = start, odd[j] = 0;
+  int64_t i = 0;
+  for (; i + kLanes <= m; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      const T x = v[i + j];
+      b[j] = (kMax ? x > b[j] : x < b[j]) ? x : b[j];
+      odd[j] |= x != x;
+    }
+  for (int j = 0; i + j < m; ++j) {
+    const T x = v[i + j];
+    b[j] = (kMax ? x > b[j] : x < b[j]) ? x : b[j];
+    odd[j] |= x != x;
+  }
+  const auto halve = [&](int half) {
+    for (int j = 0; j < half; ++j) {
+      b[j] = (kMax ? b[j + half] > b[j] : b[j + half] < b[j]) ? b[j + half] : b[j];
+      odd[j] |= odd[j + half];
+    }
+  };
+  static_assert(kLanes == 32);
+  halve(16), halve(8), halve(4), halve(2), halve(1);
+  nan = odd[0] != 0;
+  return b[0];
+}
+
+// The first i in [0, m) with pick(v[i]), m if there is none.
+template <class T, class Pick>
+[[gnu::always_inline]] inline int64_t first_of(const T* __restrict v, int64_t m, Pick pick) {
+  int64_t i = 0;
+  for (; i + kLanes <= m; i += kLanes) {
+    uint32_t hits = 0;
+    for (int j = 0; j < kLanes; ++j) hits |= static_cast<uint32_t>(pick(v[i + j])) << j;
+    if (hits) return i + std::countr_zero(hits);
+  }
+  while (i < m && !pick(v[i])) ++i;
+  return i;
+}
+
+// max / min: integers compare as themselves; floats by order_key with every NaN mapped past the
+// far end, so any NaN wins and the result is the default quiet NaN; -0 < +0.
+template <class T, bool kMax>
+struct Extreme {
+  using In = T;
+  using Acc = std::conditional_t<kFloat<T>, Key<T>, T>;
+  using Res = T;
+  static constexpr Acc kLow = std::numeric_limits<Acc>::lowest(), kHigh = std::numeric_limits<Acc>::max();
+  static Acc identity() { return kMax ? kLow : kHigh; }
+  static Acc combine(Acc a, Acc b) { return kMax ? (b > a ? b : a) : (b < a ? b : a); }
+  static Acc step(Acc a, In v, int64_t) {
+    if constexpr (kFloat<T>) return combine(a, v != v ? (kMax ? kHigh : kLow) : order_key(v));
+    else return combine(a, v);
+  }
+  static Res result(Acc a) {
+    if constexpr (kFloat<T>) {
+      if (a == (kMax ? kHigh : kLow)) return std::numeric_limits<T>::quiet_NaN();
+      return from_key<T>(a);
+    } else {
+      return a;
+    }
+  }
+  // A float span at once: the extreme by comparisons, then the rules the comparisons miss (a
+  // NaN wins; between zeros +0 is the larger), looked at only where they can apply.
+  [[gnu::always_inline]] static Acc span(const In* v, int64_t m, int64_t) requires kFloat<T> {
+    bool nan = false;
+    T x = extreme_of<T, kMax>(v, m, nan);
+    if (nan) return kMax ? kHigh : kLow;
+    if (x == 0) {
+      const bool preferred = first_of(v, m, [](T y) { return y == 0 && std::signbit(y) != kMax; }) < m;
+      x = preferred ? (kMax ? T(0) : -T(0)) : (kMax ? -T(0) : T(0));
+    }
+    return order_key(x);
+  }
+};
+
+// argmax / argmin: the key in the high half, the index in the low half, so that one max / min
+// picks the largest (smallest) value and, among equal ones, the first index. Floats: -0 equals +0,
+// NaN wins (the first NaN).
+template <class T>
+using ArgKey = std::conditional_t<kFloat<T>, Key<T>, std::conditional_t<(sizeof(T) < 4 || std::is_same_v<T, int32_t>), int32_t, int64_t>>;
+template <class T>
+using Packed = std::conditional_t<sizeof(ArgKey<T>) == 4, int64_t, __int128>;
+
+template <class T, bool kMax>
+struct Arg {
+  using In = T;
+  using Acc = Packed<T>;
+  using Res = int32_t;
+  using K = ArgKey<T>;
+  using U = std::conditional_t<sizeof(Acc) == 8, uint64_t, unsigned __int128>;
+  static constexpr int kShift = 8 * sizeof(K);
+  static constexpr Acc kLowest = static_cast<Acc>(U(1) << (8 * sizeof(Acc) - 1));
+  static constexpr Acc kHighest = static_cast<Acc>(~static_cast<U>(kLowest));
+  static Acc identity() { return kMax ? kLowest : kHighest; }
+  static Acc combine(Acc a, Acc b) { return kMax ? (b > a ? b : a) : (b < a ? b : a); }
+  static K key(In v) {
+    if constexpr (kFloat<T>) {
+      const K nan = kMax ? std::numeric_limits<K>::max() : std::numeric_limits<K>::lowest();
+      return v != v ? nan : order_key(static_cast<T>(v + T(0)));  // -0 + 0 = +0
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+      return static_cast<K>(v ^ (uint64_t(1) << 63));
+    } else {
+      return static_cast<K>(v);
+    }
+  }
+  static Acc step(Acc a, In v, int64_t idx) { return combine(a, packed(key(v), idx)); }
+  static Res result(Acc a) {
+    const uint32_t low = static_cast<uint32_t>(a);
+    return static_cast<Res>(kMax ? 0xFFFFFFFFu - low : low);
+  }
+
+  // Columns keep the key and the index apart (vectors of keys, no packing per element).
+  static constexpr K kWorst = kMax ? std::numeric_limits<K>::lowest() : std::numeric_limits<K>::max();
+  static bool better(K a, K b) { return kMax ? a > b : a < b; }
+
+  // A span at once: its extreme by comparisons, then the first index holding it (the first NaN
+  // when there is one).
+  [[gnu::always_inline]] static Acc span(const In* v, int64_t m, int64_t idx0) {
+    bool nan = false;
+    const T x = extreme_of<T, kMax>(v, m, nan);
+    const int64_t i = nan ? first_of(v, m, [](T y) { return y != y; }) : first_of(v, m, [x](T y) { return y == x; });
+    return packed(key(v[i]), idx0 + i);
+  }
+  // Row `idx` of w columns: a strictly better key replaces the column's best (the first stays).
+  PTO_SIMD_CLONES static void update(K* __restrict keys, int32_t* __restrict at, const In* __restrict v, int64_t w,
+                                     int32_t idx) {
+    for (int64_t c = 0; c < w; ++c) {
+      const K k = key(v[c]);
+      const bool take = better(k, keys[c]);
+      keys[c] = take ? k : keys[c];
+      at[c] = take ? idx : at[c];
+    }
+  }
+  static Acc packed(K k, int64_t idx) {
+    const U low = kMax ? U(0xFFFFFFFFu) - static_cast<U>(idx) : static_cast<U>(idx);
+    return static_cast<Acc>((static_cast<U>(static_cast<Acc>(k)) << kShift) | low);
+  }
+};
+
+template <class P>
+inline constexpr bool kIndexed = requires { P::kWorst; };
+// Ops that take a span at once (two passes over it in L1) rather than element by element.
+template <class P>
+inline constexpr bool kSpanWise = requires(const typename P::In* v) { P::span(v, int64_t(1), int64_t(0)); };
+
+// ---- vectorised loops ---------------------------------------------------------------------------
+
+// v[0, m) through the lanes: lane j accumulates v[i] for i % kLanes == j in order from the
+// identity, then the lanes fold by halving (lane j with lane j + 16, then + 8, ..., + 1). One
+// function, so that the lanes stay in registers or in same-width stores.
+template <class P>
+[[gnu::always_inline]] inline typename P::Acc lanes(const typename P::In* __restrict v, int64_t m, int64_t idx0) {
+  using Acc = typename P::Acc;
+  static_assert(kLanes == 32);
+  Acc acc[kLanes];
+  for (int j = 0; j < kLanes; ++j) acc[j] = P::identity();
+  int64_t i = 0;
+  for (; i + kLanes <= m; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
+  for (int j = 0; i + j < m; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
+  for (int j = 0; j < 16; ++j) acc[j] = P::combine(acc[j], acc[j + 16]);
+  for (int j = 0; j < 8; ++j) acc[j] = P::combine(acc[j], acc[j + 8]);
+  for (int j = 0; j < 4; ++j) acc[j] = P::combine(acc[j], acc[j + 4]);
+  for (int j = 0; j < 2; ++j) acc[j] = P::combine(acc[j], acc[j + 2]);
+  return P::combine(acc[0], acc[1]);
+}
+
+// A span of a row: through the lanes, or at once for the ops that take spans.
+template <class P>
+[[gnu::always_inline]] inline typename P::Acc one_span(const typename P::In* v, int64_t m, int64_t idx0) {
+  if constexpr (kSpanWise<P>) return P::span(v, m, idx0);
+  else return lanes<P>(v, m, idx0);
+}
+
+template <class P>
+PTO_SIMD_CLONES typename P::Acc span_of(const typename P::In* v, int64_t m, int64_t idx0) {
+  return one_span<P>(v, m, idx0);
+}
+
+// `rows` rows of n values one after another, each a span.
+template <class P>
+PTO_SIMD_CLONES void spans_of_rows(typename P::Acc* out, const typename P::In* v, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(v + r * n, n, 0);
+}
+
+// Rows [0, rows) of n <= kLanes values one after another into lanes, row g into column first + g:
+// lane j holds element j of its row (taken from the identity).
+template <class P, int64_t kGroup>
+PTO_SIMD_CLONES void spread(typename P::Acc (*__restrict lanes)[kGroup], const typename P::In* __restrict v,
+                            int64_t rows, int64_t n, int64_t first) {
+  for (int64_t g = 0; g < rows; ++g)
+    for (int64_t j = 0; j < n; ++j) lanes[j][first + g] = P::step(P::identity(), v[g * n + j], j);
+}
+
+// As accumulate, for w == kW: the accumulators stay in registers across the rows.
+template <class P, int kW>
+PTO_SIMD_CLONES void accumulate_narrow(typename P::Acc* __restrict acc, const typename P::In* __restrict v,
+                                       int64_t rows, int64_t r0) {
+  typename P::Acc a[kW];
+  for (int c = 0; c < kW; ++c) a[c] = acc[c];
+  for (int64_t i = 0; i < rows; ++i)
+    for (int c = 0; c < kW; ++c) a[c] = P::step(a[c], v[i * kW + c], r0 + i);
+  for (int c = 0; c < kW; ++c) acc[c] = a[c];
+}
+
+// `rows` rows of w values one after another, row r0 + i the i-th: acc[c] accumulates column c.
+template <class P>
+PTO_SIMD_CLONES void accumulate(typename P::Acc* __restrict acc, const typename P::In* __restrict v, int64_t rows,
+                                int64_t w, int64_t r0) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < w; ++c) acc[c] = P::step(acc[c], v[i * w + c], r0 + i);
+}
+
+template <class P>
+PTO_SIMD_CLONES void combine_rows(typename P::Acc* __restrict a, const typename P::Acc* __restrict b, int64_t w) {
+  for (int64_t c = 0; c < w; ++c) a[c] = P::combine(a[c], b[c]);
+}
+
+// The pairwise tree over `count` rows of `w` accumulators `pitch` apart; the result in row 0.
+template <class P>
+void tree(typename P::Acc* rows, int64_t count, int64_t w, int64_t pitch) {
+  if (count < 2) return;
+  const int64_t half = tree_split(count);
+  tree<P>(rows, half, w, pitch);
+  tree<P>(rows + half * pitch, count - half, w, pitch);
+  combine_rows<P>(rows, rows + half * pitch, w);
+}
+
+template <class T>
+PTO_SIMD_CLONES void scale(T* __restrict v, int64_t m, T divisor) {
+  for (int64_t i = 0; i < m; ++i) v[i] = v[i] / divisor;
+}
+
+template <class T>
+PTO_SIMD_CLONES void squared_deviation(T* __restrict v, int64_t m, const T* __restrict center, int64_t cstride,
+                                       T divisor) {
+  if (cstride == 0) {
+    const T c = center[0];
+    for (int64_t i = 0; i < m; ++i) v[i] = ((v[i] - c) * (v[i] - c)) / divisor;
+  } else if (cstride == 1) {
+    for (int64_t i = 0; i < m; ++i) v[i] = ((v[i] - center[i]) * (v[i] - center[i])) / divisor;
+  } else {
+    for (int64_t i = 0; i < m; ++i) v[i] = ((v[i] - center[i * cstride]) * (v[i] - center[i * cstride])) / divisor;
+  }
+}
+
+// ---- reduce ---------------------------------------------------------------------------------------
+
+template <class P>
+class Reducer {
+  using In = typename P::In;
+  using Acc = typename P::Acc;
+  using Res = typename P::Res;
+
+ public:
+  explicit Reducer(const Reduce& r) : r_(r), l_(plan(r.input, r.dim, r.out, r.center)) {
+    in_ = static_cast<const std::byte*>(r.input.data());
+    out_ = static_cast<std::byte*>(r.out.data());
+    isz_ = static_cast<int64_t>(r.input.itemsize());
+    osz_ = static_cast<int64_t>(r.out.itemsize());
+    load_ = ew::loader<In>(r.input.dtype());
+    store_ = ew::storer<Res>(r.out.dtype());
+    if constexpr (kFloat<In>) {
+      divisor_ = static_cast<In>(r.divisor);
+      if (r.center.defined()) ctr_ = static_cast<const In*>(r.center.data());
+    }
+  }
+
+  void run() {
+    if (r_.out.numel() == 0) return;
+    if (l_.n == 0) return fill_identity();
+    if (l_.columns) return columns();
+    if (l_.n <= kShortRow) return short_rows();
+    rows();
+  }
+
+ private:
+  // n values along a stride (elements) as the compute type, transformed for var.
+  const In* values(const std::byte* src, int64_t stride, int64_t m, In* buf, const In* center, int64_t cstride) const {
+    const In* v = load_(src, stride * isz_, m, buf);
+    if constexpr (kFloat<In>) {
+      if (r_.transform == Transform::None) return v;
+      if (v != buf) std::memcpy(buf, v, sizeof(In) * m);
+      if (r_.transform == Transform::Scaled) scale(buf, m, divisor_);
+      else squared_deviation(buf, m, center, cstride, divisor_);
+      return buf;
+    } else {
+      return v;
+    }
+  }
+
+  const In* center_at(int64_t offset) const { return ctr_ ? ctr_ + offset : nullptr; }
+
+  // Rows of the reduced axis that follow each other in memory (and take no per-row center).
+  bool packed_lines() const {
+    return l_.red == 1 && (l_.outer.empty() || (l_.outer.size() == 1 && l_.outer[0].in == l_.n)) &&
+           r_.transform != Transform::SquaredDeviation;
+  }
+
+  // Whole rows of the column axis lie one after another: a run of them is one contiguous span.
+  bool packed_rows(int64_t width) const { return width == l_.col.size && l_.col.in == 1 && l_.red == width; }
+
+  void store_results(const Acc* acc, int64_t m, std::byte* dst, int64_t stride) const {
+    Res res[kBlock];
+    for (int64_t j = 0; j < m; j += kBlock) {
+      const int64_t k = std::min(kBlock, m - j);
+      for (int64_t i = 0; i < k; ++i) res[i] = P::result(acc[j + i]);
+      store_(res, dst + j * stride * osz_, stride * osz_, k);
+    }
+  }
+
+  void fill_identity() {
+    parallel_for(r_.out.numel(), kMinElementsPerThread, [&](int64_t b, int64_t e) {
+      Acc acc[kBlock];
+      std::fill(acc, acc + kBlock, P::identity());
+      for (int64_t o = b; o < e; o += kBlock) store_results(acc, std::min(kBlock, e - o), out_ + o * osz_, 1);
+    });
+  }
+
+  // One row's elements [first, first + m) (m <= kChunk) through the lanes (or as one span).
+  Acc span(const std::byte* row, int64_t first, int64_t m, const In* center) const {
+    alignas(64) In buf[kChunk];
+    const In* v = values(row + first * l_.red * isz_, l_.red, m, buf, center, 0);
+    return span_of<P>(v, m, first);
+  }
+
+  // Rows longer than kShortRow. The output of row o is out[o] (out is contiguous, keepdim).
+  void rows() {
+    const int64_t rows = count(l_.outer), chunks = (l_.n + kChunk - 1) / kChunk;
+    if (chunks == 1 && packed_lines()) {
+      // Rows one after another in memory: as many as fit a chunk are loaded at once.
+      const int64_t n = l_.n, per_load = std::max<int64_t>(1, kChunk / n);
+      parallel_for(rows, std::max<int64_t>(1, kMinElementsPerThread / n), [&](int64_t b, int64_t e) {
+        alignas(64) In buf[kChunk];
+        Acc acc[kBlock];
+        for (int64_t o = b; o < e;) {
+          const int64_t k = std::min(kBlock, e - o);
+          for (int64_t i = 0; i < k;) {
+            const int64_t m = std::min(per_load, k - i);
+            const In* v = values(in_ + (o + i) * n * isz_, 1, m * n, buf, nullptr, 0);
+            spans_of_rows<P>(acc + i, v, m, n);
+            i += m;
+          }
+          store_results(acc, k, out_ + o * osz_, 1);
+          o += k;
+        }
+      });
+      return;
+    }
+    if (chunks == 1) {
+      parallel_for(rows, std::max<int64_t>(1, kMinElementsPerThread / l_.n), [&](int64_t b, int64_t e) {
+        Walk at(l_.outer, b);
+        Acc acc[kBlock];
+        for (int64_t o = b; o < e;) {
+          const int64_t k = std::min(kBlock, e - o);
+          for (int64_t i = 0; i < k; ++i, at.next()) acc[i] = span(in_ + at.in * isz_, 0, l_.n, center_at(at.ctr));
+          store_results(acc, k, out_ + o * osz_, 1);
+          o += k;
+        }
+      });
+      return;
+    }
+    std::vector<Acc> partial(static_cast<size_t>(rows * chunks));
+    parallel_for(rows * chunks, std::max<int64_t>(1, kMinElementsPerThread / kChunk), [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t o = t / chunks, c = t % chunks;
+        const Walk at(l_.outer, o);
+        partial[t] = span(in_ + at.in * isz_, c * kChunk, std::min(kChunk, l_.n - c * kChunk), center_at(at.ctr));
+      }
+    });
+    parallel_for(rows, 64, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        Acc* p = partial.data() + o * chunks;
+        tree<P>(p, chunks, 1, 1);
+        store_results(p, 1, out_ + o * osz_, 1);
+      }
+    });
+  }
+
+  // Rows of at most kShortRow elements: a group of rows goes through the lanes side by side, so
+  // that the fold runs across the group (vector steps) and skips lanes that hold only the identity
+  // (combining with it changes nothing).
+  void short_rows() {
+    constexpr int64_t kGroup = 64;
+    const int64_t rows = count(l_.outer), n = l_.n, per_load = std::max<int64_t>(1, kLanes * kGroup / n);
+    // Consecutive rows one after another in memory: a group is one run of values.
+    const bool packed = packed_lines();
+    parallel_for(rows, std::max<int64_t>(kGroup, kMinElementsPerThread / n), [&](int64_t b, int64_t e) {
+      alignas(64) Acc lanes[kLanes][kGroup];
+      alignas(64) In buf[kLanes * kGroup];
+      Walk at(l_.outer, b);
+      for (int64_t o = b; o < e; o += kGroup) {
+        const int64_t g_count = std::min(kGroup, e - o);
+        for (int64_t g = 0; g < g_count;) {
+          const int64_t m = packed ? std::min(per_load, g_count - g) : 1;
+          const In* v = packed ? values(in_ + (o + g) * n * isz_, 1, m * n, buf, nullptr, 0)
+                               : values(in_ + at.in * isz_, l_.red, n, buf, center_at(at.ctr), 0);
+          spread<P, kGroup>(lanes, v, m, n, g);
+          g += m;
+          if (!packed) at.next();
+        }
+        int64_t used = std::min(n, kLanes);
+        for (int64_t s = kLanes / 2; s >= 1; s /= 2) {
+          for (int64_t j = 0; j < s && j + s < used; ++j) combine_rows<P>(lanes[j], lanes[j + s], g_count);
+          used = std::min(used, s);
+        }
+        store_results(lanes[0], g_count, out_ + o * osz_, 1);
+      }
+    });
+  }
+
+  // Rows [r0, r1) of the columns [c0, c0 + w) into acc, `run` rows per load.
+  void column_block(const Walk& at, int64_t c0, int64_t w, int64_t r0, int64_t r1, int64_t run, Acc* acc) const {
+    alignas(64) In buf[kColumnWidth<Acc>];
+    const In* center = center_at(at.ctr + c0 * l_.col.ctr);
+    const auto row = [&](int64_t r) { return in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_; };
+    std::fill(acc, acc + w, P::identity());
+    // Row segments that do not follow each other are prefetched ahead.
+    const bool scattered = l_.col.in == 1 && l_.red != w;
+    if constexpr (kIndexed<P>) {
+      alignas(64) typename P::K keys[kColumnWidth<Acc>];
+      alignas(64) int32_t rows[kColumnWidth<Acc>];
+      std::fill(keys, keys + w, P::kWorst);
+      std::fill(rows, rows + w, static_cast<int32_t>(r0));
+      for (int64_t r = r0; r < r1; r += run) {
+        const int64_t m = std::min(run, r1 - r);
+        if (scattered && r + kPrefetchRows < r1) prefetch(row(r + kPrefetchRows), w * isz_);
+        const In* v = values(row(r), l_.col.in, m * w, buf, center, l_.col.ctr);
+        for (int64_t i = 0; i < m; ++i) P::update(keys, rows, v + i * w, w, static_cast<int32_t>(r + i));
+      }
+      for (int64_t c = 0; c < w; ++c) acc[c] = P::packed(keys[c], rows[c]);
+    } else {
+      for (int64_t r = r0; r < r1; r += run) {
+        const int64_t m = std::min(run, r1 - r);
+        if (scattered && r + kPrefetchRows < r1) prefetch(row(r + kPrefetchRows), w * isz_);
+        const In* v = values(row(r), l_.col.in, m * w, buf, center, l_.col.ctr);
+        if (w == 8) accumulate_narrow<P, 8>(acc, v, m, r);
+        else if (w == 16) accumulate_narrow<P, 16>(acc, v, m, r);
+        else accumulate<P>(acc, v, m, w, r);
+      }
+    }
+  }
+
+  // The reduced axis is not innermost: pieces of (outer index, column chunk, row block).
+  void columns() {
+    const int64_t width = std::min(kColumnWidth<Acc>, l_.col.size);
+    const int64_t outers = count(l_.outer), chunks = (l_.col.size + width - 1) / width;
+    const int64_t blocks = (l_.n + kRowBlock - 1) / kRowBlock;
+    // Narrow rows that follow each other in memory are loaded several at a time.
+    const bool packed = packed_rows(width) && r_.transform != Transform::SquaredDeviation;
+    const int64_t run = packed ? kColumnWidth<Acc> / width : 1;
+    std::vector<Acc> partial(blocks > 1 ? static_cast<size_t>(outers * chunks * blocks * width) : 0);
+    const int64_t pieces = outers * chunks * blocks;
+    parallel_for(pieces, std::max<int64_t>(1, kMinElementsPerThread / (kRowBlock * width)), [&](int64_t b, int64_t e) {
+      alignas(64) Acc acc[kColumnWidth<Acc>];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t block = t % blocks, chunk = t / blocks % chunks, o = t / blocks / chunks;
+        const Walk at(l_.outer, o);
+        const int64_t c0 = chunk * width, w = std::min(width, l_.col.size - c0);
+        column_block(at, c0, w, block * kRowBlock, std::min(l_.n, (block + 1) * kRowBlock), run, acc);
+        if (blocks == 1) store_results(acc, w, out_ + (at.out + c0 * l_.col.out) * osz_, l_.col.out);
+        else std::copy(acc, acc + w, partial.data() + t * width);
+      }
+    });
+    if (blocks == 1) return;
+    parallel_for(outers * chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t chunk = t % chunks, o = t / chunks;
+        const Walk at(l_.outer, o);
+        const int64_t c0 = chunk * width, w = std::min(width, l_.col.size - c0);
+        Acc* rows = partial.data() + t * blocks * width;
+        tree<P>(rows, blocks, w, width);
+        store_results(rows, w, out_ + (at.out + c0 * l_.col.out) * osz_, l_.col.out);
+      }
+    });
+  }
+
+  const Reduce& r_;
+  const Layout l_;
+  const std::byte* in_ = nullptr;
+  std::byte* out_ = nullptr;
+  int64_t isz_ = 0, osz_ = 0;
+  ew::LoadFn<In> load_ = nullptr;
+  ew::StoreFn<Res> store_ = nullptr;
+  In divisor_ = In(1);
+  const In* ctr_ = nullptr;
+};
+
+template <template <class> class Op, class T>
+void run_reducer(const Reduce& r) {
+  Reducer<Op<T>>(r).run();
+}
+
+template <class T>
+using Max = Extreme<T, true>;
+template <class T>
+using Min = Extreme<T, false>;
+template <class T>
+using ArgMax = Arg<T, true>;
+template <class T>
+using ArgMin = Arg<T, false>;
+
+// ---- scan -----------------------------------------------------------------------------------------
+
+// The scan's compute types: floats as in reductions; integers accumulate in int32 (int64 for
+// 64-bit integers) and are written as int64.
+template <class S>
+using ScanIn = std::conditional_t<!std::is_integral_v<S>, compute_t<S>, std::conditional_t<(sizeof(S) == 8), int64_t, int32_t>>;
+
+template <class T, bool kProduct>
+struct ScanOp {
+  using In = T;
+  using Acc = T;
+  using Res = std::conditional_t<kFloat<T>, T, int64_t>;
+  static Acc identity() { return kProduct ? T(1) : T(0); }
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (kFloat<T>) return kProduct ? a * b : a + b;
+    else return arith::wrap_add(a, b);
+  }
+};
+
+// Interleaved lines (several lines at once, so the dependency chains overlap).
+constexpr int kLines = 8;
+// Elements of short lines loaded and stored at once.
+constexpr int64_t kRun = 4096;
+
+template <class P>
+class Scanner {
+  using In = typename P::In;
+  using Acc = typename P::Acc;
+  using Res = typename P::Res;
+
+ public:
+  explicit Scanner(const Scan& s) : s_(s), l_(plan(s.input, s.dim, s.out, Tensor())) {
+    in_ = static_cast<const std::byte*>(s.input.data());
+    out_ = static_cast<std::byte*>(s.out.data());
+    isz_ = static_cast<int64_t>(s.input.itemsize());
+    osz_ = static_cast<int64_t>(s.out.itemsize());
+    load_ = ew::loader<In>(s.input.dtype());
+    store_ = ew::storer<Res>(s.out.dtype());
+    out_native_ = visit_dtype(s.out.dtype(), [](auto o) { return std::is_same_v<typename decltype(o)::type, Res>; });
+    blocks_ = (l_.n + kScanBlock - 1) / kScanBlock;
+  }
+
+  void run() {
+    if (s_.out.numel() == 0) return;
+    if (l_.columns) return columns();
+    lines();
+  }
+
+ private:
+  // n outputs to dst, `stride` elements apart, with one rounding to the output dtype.
+  void write_out(const Res* y, std::byte* dst, int64_t stride, int64_t n) const {
+    if (out_native_ && stride == 1) std::memcpy(dst, y, sizeof(Res) * n);
+    else store_(y, dst, stride * osz_, n);
+  }
+
+  // A segment: elements [first, first + m) of one line, starting from `offset`.
+  struct Segment {
+    int64_t in = 0, out = 0;  // element offsets of the line's start
+    int64_t first = 0, m = 0;
+    Acc offset = P::identity();
+  };
+
+  // Scans up to kLines segments together; returns each one's local total. Writes the outputs when
+  // `write`. A segment shorter than the others (or absent) is padded with the identity, which
+  // leaves its local value unchanged. The lines are worked in local buffers: lines a power of two
+  // apart in memory would share cache sets.
+  void scan_segments(const Segment* seg, int count, bool write, Acc* totals) const {
+    alignas(64) In buf[kLines][kBlock];
+    alignas(64) Res ybuf[kLines][kBlock];
+    Acc local[kLines], offset[kLines];
+    int64_t longest = 0;
+    for (int g = 0; g < kLines; ++g) {
+      local[g] = P::identity();
+      offset[g] = g < count ? seg[g].offset : P::identity();
+      if (g < count) longest = std::max(longest, seg[g].m);
+    }
+    const bool offsets = std::any_of(offset, offset + kLines, [](Acc o) { return o != P::identity(); });
+    for (int64_t j = 0; j < longest; j += kBlock) {
+      const int64_t k = std::min(kBlock, longest - j);
+      for (int g = 0; g < kLines; ++g) {
+        const int64_t have = g < count ? std::clamp<int64_t>(seg[g].m - j, 0, k) : 0;
+        const std::byte* src = in_ + (seg[g < count ? g : 0].in + (seg[g < count ? g : 0].first + j) * l_.red) * isz_;
+        const In* loaded = have ? load_(src, l_.red * isz_, have, buf[g]) : buf[g];
+        if (loaded != buf[g]) std::memcpy(buf[g], loaded, sizeof(In) * have);
+        std::fill(buf[g] + have, buf[g] + k, P::identity());
+      }
+      scan_block(buf, write ? ybuf : nullptr, local, offset, k, offsets);
+      if (!write) continue;
+      for (int g = 0; g < count; ++g) {
+        const int64_t have = std::clamp<int64_t>(seg[g].m - j, 0, k);
+        if (have)
+          write_out(ybuf[g], out_ + (seg[g].out + (seg[g].first + j) * l_.out_red) * osz_, l_.out_red, have);
+      }
+    }
+    for (int g = 0; g < count; ++g) totals[g] = local[g];
+  }
+
+  // k elements of kLines lines side by side (v[g][i], y[g][i]): running values in registers, so
+  // that the lines' chains overlap. y null: only the running values; offsets false (all the
+  // identity): the outputs are the running values themselves.
+  template <class Lines, class Outs>
+  static void scan_block(Lines v, Outs y, Acc* local, const Acc* offset, int64_t k, bool offsets) {
+    Acc l[kLines], o[kLines];
+    for (int g = 0; g < kLines; ++g) l[g] = local[g], o[g] = offset[g];
+    if (!y) {
+      for (int64_t i = 0; i < k; ++i)
+        for (int g = 0; g < kLines; ++g) l[g] = P::combine(l[g], v[g][i]);
+    } else if (offsets) {
+      for (int64_t i = 0; i < k; ++i)
+        for (int g = 0; g < kLines; ++g) {
+          l[g] = P::combine(l[g], v[g][i]);
+          y[g][i] = static_cast<Res>(P::combine(o[g], l[g]));
+        }
+    } else {
+      for (int64_t i = 0; i < k; ++i)
+        for (int g = 0; g < kLines; ++g) {
+          l[g] = P::combine(l[g], v[g][i]);
+          y[g][i] = static_cast<Res>(l[g]);
+        }
+    }
+    for (int g = 0; g < kLines; ++g) local[g] = l[g];
+  }
+
+  // Short lines one after another in memory, in and out: runs of them are loaded and stored at once.
+  bool packed_lines() const {
+    const bool one_run = l_.outer.empty() || (l_.outer.size() == 1 && l_.outer[0].in == l_.n && l_.outer[0].out == l_.n);
+    return l_.red == 1 && l_.out_red == 1 && l_.n * kLines <= kRun && one_run;
+  }
+
+  void short_lines(int64_t lines) {
+    const int64_t n = l_.n, per_run = kRun / n / kLines * kLines;
+    parallel_for((lines + per_run - 1) / per_run, std::max<int64_t>(1, kMinElementsPerThread / kRun), [&](int64_t b, int64_t e) {
+      alignas(64) In buf[kRun], padding[kBlock];
+      alignas(64) Res ybuf[kRun], scratch[kBlock];
+      std::fill(padding, padding + n, P::identity());
+      for (int64_t run = b; run < e; ++run) {
+        const int64_t first = run * per_run, count = std::min(per_run, lines - first);
+        const In* v = load_(in_ + first * n * isz_, isz_, count * n, buf);
+        Res* y = out_native_ ? reinterpret_cast<Res*>(out_) + first * n : ybuf;
+        for (int64_t i = 0; i < count; i += kLines) {
+          const In* src[kLines];
+          Res* dst[kLines];
+          Acc local[kLines], offset[kLines];
+          for (int g = 0; g < kLines; ++g) {
+            src[g] = i + g < count ? v + (i + g) * n : padding;
+            dst[g] = i + g < count ? y + (i + g) * n : scratch;
+            local[g] = offset[g] = P::identity();
+          }
+          scan_block(src, dst, local, offset, n, false);
+        }
+        if (y == ybuf) write_out(ybuf, out_ + first * n * osz_, 1, count * n);
+      }
+    });
+  }
+
+  // The scanned axis is innermost: lines of the flattened kept dims.
+  void lines() {
+    const int64_t lines = count(l_.outer);
+    if (packed_lines()) return short_lines(lines);
+    const int64_t groups = (lines + kLines - 1) / kLines;
+    if (blocks_ == 1 || groups >= 2 * get_num_threads()) {
+      // One pass: each group of lines goes through its blocks in order, carrying the offsets.
+      parallel_for(groups, std::max<int64_t>(1, kMinElementsPerThread / (kLines * l_.n)), [&](int64_t b, int64_t e) {
+        for (int64_t grp = b; grp < e; ++grp) {
+          Segment seg[kLines];
+          const int count = static_cast<int>(std::min<int64_t>(kLines, lines - grp * kLines));
+          Walk at(l_.outer, grp * kLines);
+          for (int g = 0; g < count; ++g, at.next()) seg[g].in = at.in, seg[g].out = at.out;
+          for (int64_t k = 0; k < blocks_; ++k) {
+            Acc totals[kLines];
+            for (int g = 0; g < count; ++g) seg[g].first = k * kScanBlock, seg[g].m = std::min(kScanBlock, l_.n - k * kScanBlock);
+            scan_segments(seg, count, true, totals);
+            for (int g = 0; g < count; ++g) seg[g].offset = P::combine(seg[g].offset, totals[g]);
+          }
+        }
+      });
+      return;
+    }
+    // Three passes over (line, block) segments: totals, offsets, outputs.
+    const int64_t segments = lines * blocks_;
+    std::vector<Acc> offsets(static_cast<size_t>(segments));
+    const auto segment = [&](int64_t t) {
+      const Walk at(l_.outer, t / blocks_);
+      const int64_t first = t % blocks_ * kScanBlock;
+      return Segment{at.in, at.out, first, std::min(kScanBlock, l_.n - first), offsets[t]};
+    };
+    const auto pass = [&](bool write) {
+      parallel_for((segments + kLines - 1) / kLines, 1, [&](int64_t b, int64_t e) {
+        for (int64_t grp = b; grp < e; ++grp) {
+          Segment seg[kLines];
+          Acc totals[kLines];
+          const int count = static_cast<int>(std::min<int64_t>(kLines, segments - grp * kLines));
+          for (int g = 0; g < count; ++g) seg[g] = segment(grp * kLines + g);
+          scan_segments(seg, count, write, totals);
+          if (!write) std::copy(totals, totals + count, offsets.begin() + grp * kLines);
+        }
+      });
+    };
+    pass(false);
+    for (int64_t line = 0; line < lines; ++line) exclusive_offsets(offsets.data() + line * blocks_, blocks_, 1);
+    pass(true);
+  }
+
+  // Block totals (blocks rows of w, `pitch` apart) become the offsets of their blocks.
+  static void exclusive_offsets(Acc* rows, int64_t blocks, int64_t w, int64_t pitch = 1) {
+    for (int64_t c = 0; c < w; ++c) {
+      Acc running = P::identity();
+      for (int64_t k = 0; k < blocks; ++k) {
+        const Acc total = rows[k * pitch + c];
+        rows[k * pitch + c] = running;
+        running = P::combine(running, total);
+      }
+    }
+  }
+
+  // Rows [r0, r1) of one column piece from `offset` (w values); local totals into `totals`.
+  void column_block(const Walk& at, int64_t c0, int64_t w, int64_t r0, int64_t r1, const Acc* offset, bool write,
+                    Acc* totals) const {
+    alignas(64) In buf[kColumnWidth<Acc>];
+    alignas(64) Res ybuf[kColumnWidth<Acc>];
+    std::fill(totals, totals + w, P::identity());
+    const bool direct = out_native_ && l_.col.out == 1;
+    // Narrow rows that follow each other in memory (in and out) go several at a time.
+    const bool packed = w == l_.col.size && l_.col.in == 1 && l_.red == w && l_.col.out == 1 && l_.out_red == w;
+    const int64_t run = packed ? kColumnWidth<Acc> / w : 1;
+    const bool scattered = l_.col.in == 1 && l_.red != w;
+    for (int64_t r = r0; r < r1; r += run) {
+      const int64_t rows = std::min(run, r1 - r);
+      const std::byte* src = in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_;
+      if (scattered && r + kPrefetchRows < r1) prefetch(src + kPrefetchRows * l_.red * isz_, w * isz_);
+      const In* v = load_(src, l_.col.in * isz_, rows * w, buf);
+      std::byte* dst = out_ + (at.out + r * l_.out_red + c0 * l_.col.out) * osz_;
+      Res* y = direct ? reinterpret_cast<Res*>(dst) : ybuf;
+      scan_rows(v, y, totals, offset, rows, w, write);
+      if (write && !direct) store_(ybuf, dst, l_.col.out * osz_, rows * w);
+    }
+  }
+
+  PTO_SIMD_CLONES static void scan_rows(const In* __restrict v, Res* __restrict y, Acc* __restrict local,
+                                        const Acc* __restrict offset, int64_t rows, int64_t w, bool write) {
+    for (int64_t i = 0; i < rows; ++i, v += w, y += w) {
+      if (!write) {
+        for (int64_t c = 0; c < w; ++c) local[c] = P::combine(local[c], v[c]);
+        continue;
+      }
+      for (int64_t c = 0; c < w; ++c) {
+        local[c] = P::combine(local[c], v[c]);
+        y[c] = static_cast<Res>(P::combine(offset[c], local[c]));
+      }
+    }
+  }
+
+  // The scanned axis is not innermost: pieces of (outer index, column chunk), vectorised across
+  // the columns.
+  void columns() {
+    const int64_t width = std::min(kColumnWidth<Acc>, l_.col.size);
+    const int64_t outers = count(l_.outer), chunks = (l_.col.size + width - 1) / width;
+    const int64_t units = outers * chunks;
+    const auto piece = [&](int64_t u, int64_t& c0, int64_t& w) {
+      c0 = u % chunks * width;
+      w = std::min(width, l_.col.size - c0);
+      return Walk(l_.outer, u / chunks);
+    };
+    if (blocks_ == 1 || units >= 2 * get_num_threads()) {
+      parallel_for(units, std::max<int64_t>(1, kMinElementsPerThread / (width * l_.n)), [&](int64_t b, int64_t e) {
+        alignas(64) Acc offset[kColumnWidth<Acc>], totals[kColumnWidth<Acc>];
+        for (int64_t u = b; u < e; ++u) {
+          int64_t c0, w;
+          const Walk at = piece(u, c0, w);
+          std::fill(offset, offset + w, P::identity());
+          for (int64_t k = 0; k < blocks_; ++k) {
+            column_block(at, c0, w, k * kScanBlock, std::min(l_.n, (k + 1) * kScanBlock), offset, true, totals);
+            combine_rows<P>(offset, totals, w);
+          }
+        }
+      });
+      return;
+    }
+    // Three passes over (piece, block): totals, offsets, outputs.
+    std::vector<Acc> offsets(static_cast<size_t>(units * blocks_ * width));
+    const auto pass = [&](bool write) {
+      parallel_for(units * blocks_, 1, [&](int64_t b, int64_t e) {
+        alignas(64) Acc totals[kColumnWidth<Acc>];
+        for (int64_t t = b; t < e; ++t) {
+          int64_t c0, w;
+          const Walk at = piece(t / blocks_, c0, w);
+          const int64_t k = t % blocks_;
+          Acc* row = offsets.data() + t * width;
+          column_block(at, c0, w, k * kScanBlock, std::min(l_.n, (k + 1) * kScanBlock), row, write, totals);
+          if (!write) std::copy(totals, totals + w, row);
+        }
+      });
+    };
+    pass(false);
+    for (int64_t u = 0; u < units; ++u) exclusive_offsets(offsets.data() + u * blocks_ * width, blocks_, width, width);
+    pass(true);
+  }
+
+  const Scan& s_;
+  const Layout l_;
+  const std::byte* in_ = nullptr;
+  std::byte* out_ = nullptr;
+  int64_t isz_ = 0, osz_ = 0, blocks_ = 0;
+  ew::LoadFn<In> load_ = nullptr;
+  ew::StoreFn<Res> store_ = nullptr;
+  bool out_native_ = false;
+};
+
+}  // namespace
+
+void reduce(const Reduce& r) {
+  visit_dtype(r.input.dtype(), [&](auto tag) {
+    using T = compute_t<typename decltype(tag)::type>;
+    if constexpr (!std::is_same_v<T, bool>) {
+      switch (r.op) {
+        case Op::Sum: return run_reducer<Sum, T>(r);
+        case Op::Prod: return run_reducer<Prod, T>(r);
+        case Op::Max: return run_reducer<Max, T>(r);
+        case Op::Min: return run_reducer<Min, T>(r);
+        case Op::ArgMax: return run_reducer<ArgMax, T>(r);
+        case Op::ArgMin: return run_reducer<ArgMin, T>(r);
+      }
+    }
+  });
+}
+
+void scan(const Scan& s) {
+  visit_dtype(s.input.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<S, bool>) {
+      using T = ScanIn<S>;
+      if constexpr (kFloat<T>) {
+        if (s.product) return Scanner<ScanOp<T, true>>(s).run();
+      }
+      Scanner<ScanOp<T, false>>(s).run();
+    }
+  });
+}
+
+}  // namespace pto::kernels::reduction
