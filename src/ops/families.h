@@ -45,8 +45,7 @@ inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_cast,
     add_matmul,
     add_binary,
-    add_kernel_model, add_index_select, add_interleave, add_scatter, add_strided_slice,
-    add_gather,       add_scatter_update, add_index_add, add_gathermask, add_arithmetic, add_reduction,
+    add_reduction,
 };
 
 }  // namespace pto::families
