@@ -122,8 +122,12 @@ def test_unmarked_is_910():
     assert torch.npu.is_initialized() is False and torch.npu.memory_reserved() == 0
     torch.npu.current_stream().synchronize()
     torch.npu.empty_cache()
-    t = torch.zeros(2, 3, device=0)
-    assert torch_npu.npu_format_cast(t, 29) is t and torch_npu.get_npu_format(t) == 2
+    t = torch.ones(2, 3, device=0)
+    assert torch_npu.npu_format_cast(t, 2) is t and torch_npu.get_npu_format(t) == 2
+    nz = torch_npu.npu_format_cast(t, 29)  # NZ: zero-padded to the fractal, 16 rows x 32 bytes
+    assert nz.shape == (16, 8) and nz.sum() == 6 and nz[:2, :3].eq(1).all()
+    aligned = torch.zeros(16, 8)
+    assert torch_npu.npu_format_cast(aligned, 29) is aligned
     bits = torch_npu.npu_trans_quant_param(torch.tensor([1.0, 3.1415927]))
     assert bits.dtype == torch.int64 and bits.tolist() == [0x3F800000, 0x40490FDB & 0xFFFFE000]
 
