@@ -110,17 +110,22 @@ Tensor view_block(const Tensor& input, const Shape& shape, const Shape& offsets,
   if (valid_shape) {
     check_length(op, "valid_shape", *valid_shape, rank, "input");
     check_non_negative(op, "valid_shape", *valid_shape);
+    // PyPTO bounds a valid shape by input's shape only; the part beyond the block's shape is never
+    // read (the device clips every tile's valid shape at the block), so it is clipped here.
     for (int i = 0; i < rank; ++i)
-      if ((*valid_shape)[i] > shape[i])
-        fail<TileError>(op, ": valid_shape ", shape_to_string(*valid_shape), " exceeds shape ", shape_to_string(shape), " at dim ", i, " (",
-                        (*valid_shape)[i], " > ", shape[i], "); the valid part lies inside the declared block");
+      if ((*valid_shape)[i] > input.shape(i))
+        fail<TileError>(op, ": valid_shape ", shape_to_string(*valid_shape), " exceeds input shape ",
+                        shape_to_string(input.shape()), " at dim ", i, " (", (*valid_shape)[i], " > ", input.shape(i),
+                        "); a valid shape cannot be larger than the viewed tensor");
   }
   checks::check_extent(op, "input", input.shape(), true);
   checks::check_extent(op, "shape", shape, true);
   Shape valid;
   if (valid_shape) {
-    valid = *valid_shape;
-    check_inside(op, "", offsets, valid, "valid_shape", input.shape(), "input");
+    valid.resize(rank);
+    for (int i = 0; i < rank; ++i) valid[i] = std::min((*valid_shape)[i], shape[i]);
+    check_inside(op, "", offsets, valid, valid == *valid_shape ? "valid_shape" : "valid_shape (clipped to shape)",
+                 input.shape(), "input");
   } else {
     // A block that runs past the end of input keeps its shape; its valid shape is the part inside.
     for (int i = 0; i < rank; ++i)

@@ -277,7 +277,10 @@ def test_view_of_views_and_strided_inputs():
     (([4, 4], [4, 0]), {}, pypto.TileError, r"^view: offsets \[4, 0\] has the offset 4 at dim 0, outside \[0, 4\)"),
     (([4, 4], [5, 0]), {}, pypto.TileError, r"^view: offsets \[5, 0\] has the offset 5 at dim 0"),
     (([4, 4], [-1, 0]), {}, pypto.TileError, r"^view: offsets \[-1, 0\] has the offset -1 at dim 0, outside \[0, 4\)"),
-    (([2, 4], [0, 0]), {"valid_shape": [3, 4]}, pypto.TileError, r"^view: valid_shape \[3, 4\] exceeds shape \[2, 4\]"),
+    (([2, 4], [0, 0]), {"valid_shape": [5, 4]}, pypto.TileError,
+     r"^view: valid_shape \[5, 4\] exceeds input shape \[4, 8\] at dim 0 \(5 > 4\)"),
+    (([2, 4], [3, 0]), {"valid_shape": [4, 4]}, pypto.TileError,
+     r"^view: offsets \[3, 0\] \+ valid_shape \(clipped to shape\) \[2, 4\] = \[5, 4\] is outside input shape"),
     (([4, 4.0], [0, 0]), {}, pypto.DTypeError, r"^view: shape must be an integer, got float"),
     (([4, 4], [0, "1"]), {}, pypto.DTypeError, r"^view: offsets must be an integer, got str"),
 ])

@@ -228,7 +228,7 @@ def test_function_errors_and_nesting():
     with pytest.raises(FeError) as e:
         with pypto.function("VALID", y):
             pypto.view(y, [4, 8], [0, 0], valid_shape=[5, 8])
-    assert isinstance(e.value, pypto.TileError) and "valid_shape [5, 8] exceeds shape [4, 8]" in str(e.value)
+    assert isinstance(e.value, pypto.TileError) and "valid_shape [5, 8] exceeds input shape [4, 8]" in str(e.value)
 
 
 def test_pypto_error_classes():
