@@ -60,7 +60,7 @@ def test_seed000_kernel_matches_torch(platform):
     input0, input1, output0 = ex.run(platform)
     expected = torch.index_select(torch.from_numpy(input0), ex.CONFIG.axis, torch.from_numpy(input1))
     np.testing.assert_array_equal(output0, expected.numpy())
-    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == []
 
 
 @pytest.mark.parametrize("axis", [0, 1])
@@ -118,7 +118,7 @@ def test_interleave_kernel_is_not_offered_on_atlas(platform):
     with pypto.platform(platform), pytest.raises(pypto.UnsupportedError, match=r"^interleave: .*ascend950"):
         ex.interleave_kernel(a, b, out0, out1, ex.ROWS_PER_BLOCK)
     assert not out0.any() and not out1.any()
-    assert pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_vec_tile_shapes() == []
 
 
 def test_interleave_kernel_tile_must_cover_the_last_axis():
@@ -210,7 +210,7 @@ def test_ub_between_atlas_a2_and_ascend950_limits():
     assert msg.startswith("index_select: ") and "229376" in msg and "196608" in msg and "atlas_a2" in msg
     assert "[56, 1024]" in msg
     assert not out2.any()
-    assert pypto.get_vec_tile_shapes() == () and pypto.get_platform() == "cpu"
+    assert pypto.get_vec_tile_shapes() == [] and pypto.get_platform() == "cpu"
 
 
 @pytest.mark.parametrize("platform", ASCEND)
@@ -579,28 +579,28 @@ def test_jit_scopes_tile_shape_and_platform():
     def k(x: pypto.Tensor(), fail: bool):
         pypto.set_platform("atlas_a2")
         pypto.set_vec_tile_shapes(4, 4)
-        assert pypto.get_vec_tile_shapes() == (4, 4)
+        assert pypto.get_vec_tile_shapes() == [4, 4]
         if fail:
             raise RuntimeError("kernel failed")
 
     x = np.zeros((4, 4), np.float32)
     k(x, False)
-    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == []
     with pytest.raises(RuntimeError, match="kernel failed"):
         k(x, True)
-    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == []
     with pypto.platform("ascend950"), pypto.vec_tile_shapes(8, 16):
         k(x, False)
-        assert pypto.get_platform() == "ascend950" and pypto.get_vec_tile_shapes() == (8, 16)
+        assert pypto.get_platform() == "ascend950" and pypto.get_vec_tile_shapes() == [8, 16]
         with pytest.raises(RuntimeError):
             k(x, True)
-        assert pypto.get_platform() == "ascend950" and pypto.get_vec_tile_shapes() == (8, 16)
+        assert pypto.get_platform() == "ascend950" and pypto.get_vec_tile_shapes() == [8, 16]
     # a ptocpu error raised inside the kernel restores them too
     ex, kernel = _gather_kernel()
     input0, input1 = ex.make_inputs()
     with pytest.raises(pypto.IndexOutOfRange):
         kernel(input0, np.array([99], np.int64), np.zeros((1, 64), np.float32), ex.CONFIG)
-    assert pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_vec_tile_shapes() == []
 
 
 def test_jit_kernels_nest_and_keep_their_own_scope():
@@ -618,5 +618,5 @@ def test_jit_kernels_nest_and_keep_their_own_scope():
         seen.append((pypto.get_vec_tile_shapes(), pypto.get_platform()))
 
     outer(np.zeros(2))
-    assert seen == [((4, 4), "cpu")]
-    assert pypto.get_vec_tile_shapes() == ()
+    assert seen == [([4, 4], "cpu")]
+    assert pypto.get_vec_tile_shapes() == []
