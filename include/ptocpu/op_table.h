@@ -58,6 +58,10 @@ struct Param {
   bool variadic = false;
   // A Scalar that also takes a str, read as Python's float(str) does ("-inf", "1e-3").
   bool number_from_str = false;
+  // A tensor read here that has dynamic dims (a jit argument annotated pypto.DYNAMIC; views of
+  // it are static) is refused, as PyPTO refuses it: with these words when the op has its own
+  // (PyPTO's), else with the general message (bindings/python/ops.cpp).
+  const char* dynamic_refusal = nullptr;
 };
 
 // A (tensor, offsets) pair: one part of assemble's list form.

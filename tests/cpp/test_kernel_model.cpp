@@ -206,17 +206,6 @@ TEST(KernelModelLoop, TripCounts) {
   expect_error<pto::ArgumentError>([] { pto::loop_trip_count(0, 3, 0); }, "loop: step must not be 0");
 }
 
-TEST(KernelModelJit, ArgumentAgainstAnnotation) {
-  Tensor x = Tensor::zeros({2, 3}, DType::FP32);
-  pto::check_kernel_argument("k", "x", x, {2, 3}, DType::FP32);
-  expect_error<pto::ArgumentError>([&] { pto::check_kernel_argument("k", "x", x, {3, 2}, DType::FP32); },
-                                   "jit: kernel k parameter 'x' has shape [2, 3] but its annotation asks for [3, 2]");
-  expect_error<pto::DTypeError>([&] { pto::check_kernel_argument("k", "x", x, {2, 3}, DType::BF16); },
-                                "jit: kernel k parameter 'x' has dtype DT_FP32 but its annotation asks for DT_BF16");
-  expect_error<pto::DTypeError>([&] { pto::check_kernel_argument("k", "y", Tensor(), {2, 3}, DType::FP32); },
-                                "jit: kernel k parameter 'y' got an annotation placeholder");
-}
-
 // ---- seed 000's kernel pattern -----------------------------------------------------------
 
 // set_vec_tile_shapes(tile); loop over blocks of the output rows; index_select the block's index

@@ -466,7 +466,12 @@ def test_jit_forms_and_options():
         pypto.frontend.jit(debug_options=[1])
     with pytest.raises(TypeError, match=r"jit can only decorate functions"):
         pypto.frontend.jit(42)
-    assert pypto.frontend.function(body) is body and pypto.frontend.function()(body) is body
+    # a function is wrapped (its annotated arguments are checked at each call) and runs as itself
+    for helper in (pypto.frontend.function(body), pypto.frontend.function()(body)):
+        assert helper is not body and helper.__wrapped__ is body and helper.__name__ == "body"
+        out = np.zeros(4, np.float32)
+        assert helper(x, out) is None
+        np.testing.assert_array_equal(out, x)
 
 
 @pytest.mark.parametrize("make", [
@@ -513,10 +518,12 @@ def test_jit_torch_tensors_that_require_grad_are_read_not_written():
 
 @pytest.mark.parametrize("annotation_shape, annotation_dtype, arg, error, pattern", [
     ([2, 3], pypto.DT_FP32, np.zeros((3, 2), np.float32), pypto.ArgumentError,
-     r"^jit: kernel .*k parameter 'x' has shape \[3, 2\] but its annotation asks for \[2, 3\]"),
+     r"^jit: kernel .*k parameter 'x' \(the 1st input tensor\): shape \[3, 2\] does not match the shape of its "
+     r"definition \[2, 3\]"),
     ([2, 3], pypto.DT_FP32, np.zeros((2, 3), np.float16), pypto.DTypeError,
-     r"^jit: kernel .*k parameter 'x' has dtype DT_FP16 but its annotation asks for DT_FP32"),
-    ([2, 3], pypto.DT_BF16, torch.zeros(2, 3), pypto.DTypeError, r"parameter 'x' has dtype DT_FP32 .* DT_BF16"),
+     r"^jit: kernel .*k parameter 'x' \(the 1st input tensor\): dtype DT_FP16 does not match the dtype of its "
+     r"definition DT_FP32"),
+    ([2, 3], pypto.DT_BF16, torch.zeros(2, 3), pypto.DTypeError, r"parameter 'x' .*: dtype DT_FP32 does not match .* DT_BF16"),
     ([2, 3], pypto.DT_FP32, 1.0, pypto.DTypeError,
      r"^jit: kernel .*k parameter 'x' is annotated as a pypto.Tensor but got float"),
     ([2, 3], pypto.DT_FP32, None, pypto.DTypeError, r"parameter 'x' is annotated as a pypto.Tensor but got NoneType"),
@@ -542,7 +549,7 @@ def test_jit_annotation_forms():
 
     k(np.zeros(2, np.int32), [1.0, 2.0], torch.zeros(5, dtype=torch.int8), np.zeros(3))
     assert seen == [(pypto.Tensor, pypto.Tensor, pypto.Tensor, pypto.Tensor, 3)]
-    with pytest.raises(pypto.ArgumentError, match=r"parameter 'a' has shape \[3\]"):
+    with pytest.raises(pypto.ArgumentError, match=r"parameter 'a' \(the 1st input tensor\): shape \[3\] does not"):
         k(np.zeros(3, np.int32), 1, 2, 3)
     with pytest.raises(pypto.DTypeError, match=r"parameter 'b' is annotated as a pypto.Tensor but got int"):
         k(np.zeros(2, np.int32), 1, np.zeros(1), 3)
@@ -570,7 +577,7 @@ def test_jit_string_annotations(tmp_path):
     out = np.zeros((2, 2), np.float32)
     module.k(np.ones((2, 2), np.float32), out)
     assert out.sum() == 4
-    with pytest.raises(pypto.DTypeError, match=r"parameter 'x' has dtype DT_FP64"):
+    with pytest.raises(pypto.DTypeError, match=r"parameter 'x' \(the 1st input tensor\): dtype DT_FP64 does not match"):
         module.k(np.ones((2, 2)), out)
 
 
