@@ -19,6 +19,7 @@ caller memory is kept.
 from __future__ import annotations
 
 import ast
+import contextlib
 import linecache
 import sys
 import threading
@@ -170,8 +171,6 @@ class Program:
         if self.body is not None:
             self._run_body(bound)
             return
-        placeholders = [t._whole for t in self.tensors]
-        platform, tile = _core.get_platform(), _core.get_vec_tile_shapes()
         if self.compiled is not None and all(
                 g.strides == d.strides and g.is_contiguous() == d.is_contiguous() for d, g in zip(self.tensors, bound)):
             try:
@@ -181,31 +180,30 @@ class Program:
                 raise _fe(e) from e
             self._check_goldens(bound)
             return
-        for declared, given in zip(self.tensors, bound):
-            declared._rebind(given)
         self.moved = set()
-        _core._enter_kernel()
-        try:
-            with trace.kernel_call(self.name, "function"):  # a track per run while tracing (docs/tracing.md)
-                for step in self.steps:
-                    step.replay(self)
+        with self._bound(bound):
+            for step in self.steps:
+                step.replay(self)
             for declared, given in zip(self.tensors, bound):
                 if id(declared) in self.moved:
                     _copy_moved(declared, given)
-        except _core.Error as e:
-            raise _fe(e) from e
-        finally:
-            _core._exit_kernel()
-            _core.set_platform(platform)
-            _core.set_vec_tile_shapes(*tile) if tile else _core.reset_vec_tile_shapes()
-            # The declared tensors are placeholders again: the caller's memory is not kept (F5).
-            for declared, placeholder in zip(self.tensors, placeholders):
-                declared._rebind(placeholder)
         self._check_goldens(bound)
 
     def _run_body(self, bound: List[_core.Tensor]) -> None:
         """A function over tensors with dynamic dims: its body runs again, eagerly, with the declared
         tensors bound to this run's data (their sizes are known now)."""
+        with self._bound(bound):
+            self.body.run()
+            for declared, given in zip(self.tensors, bound):
+                if declared._address != given._address:  # rebound by move: its value lands in the data
+                    _copy_moved(declared, given)
+        self._check_goldens(bound)
+
+    @contextlib.contextmanager
+    def _bound(self, bound: List[_core.Tensor]):
+        """One run: the declared tensors bound to the run's data inside a kernel scope (a trace
+        track per run, docs/tracing.md); afterwards the platform and tile shape are restored and
+        the declared tensors are placeholders again (the caller's memory is not kept, F5)."""
         placeholders = [t._whole for t in self.tensors]
         platform, tile = _core.get_platform(), _core.get_vec_tile_shapes()
         for declared, given in zip(self.tensors, bound):
@@ -213,10 +211,7 @@ class Program:
         _core._enter_kernel()
         try:
             with trace.kernel_call(self.name, "function"):
-                self.body.run()
-            for declared, given in zip(self.tensors, bound):
-                if declared._address != given._address:  # rebound by move: its value lands in the data
-                    _copy_moved(declared, given)
+                yield
         except _core.Error as e:
             raise _fe(e) from e
         finally:
@@ -225,7 +220,6 @@ class Program:
             _core.set_vec_tile_shapes(*tile) if tile else _core.reset_vec_tile_shapes()
             for declared, placeholder in zip(self.tensors, placeholders):
                 declared._rebind(placeholder)
-        self._check_goldens(bound)
 
     def _check_goldens(self, bound: List[_core.Tensor]) -> None:
         if golden.wanted(None):  # set_verify_options(enable_pass_verify=True) + set_verify_golden_data
