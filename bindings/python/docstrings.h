@@ -52,11 +52,11 @@ checks its tile rules and that its UB buffers fit the platform's UB bytes (TileE
 otherwise). At least one dim, every dim > 0 (TileError); non-integers are a DTypeError.
 
 >>> ptocpu.set_vec_tile_shapes(8, 64); ptocpu.get_vec_tile_shapes()
-(8, 64)
+[8, 64]
 >>> ptocpu.reset_vec_tile_shapes())"};
 
-inline constexpr Doc get_vec_tile_shapes{"def get_vec_tile_shapes() -> tuple[int, ...]",
-                                         "This thread's tile shape; empty when none is set."};
+inline constexpr Doc get_vec_tile_shapes{"def get_vec_tile_shapes() -> list[int]",
+                                         "This thread's tile shape as a list (as PyPTO's); empty when none is set."};
 
 inline constexpr Doc reset_vec_tile_shapes{"def reset_vec_tile_shapes() -> None",
                                            "Clear this thread's tile shape: ops pick their own tiling and no tile rule applies."};

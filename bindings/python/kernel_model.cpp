@@ -1,5 +1,5 @@
 // The PyPTO kernel model (docs/kernel_model.md) beyond its ops (view and assemble are in the op
-// table): loop, kernel scopes and the jit argument check that ptocpu.frontend.jit calls.
+// table): loop and kernel scopes.
 #include <Python.h>
 #include <nanobind/stl/string.h>
 
@@ -13,17 +13,6 @@
 
 namespace ptobind {
 namespace {
-
-std::string python_type(nb::handle obj) { return nb::type_name(obj.type()).c_str(); }
-
-// A kernel's tensor argument: a ptocpu.Tensor (jit has already converted arrays).
-pto::Tensor tensor_argument(nb::handle obj, const std::string& kernel, const std::string& param) {
-  pto::Tensor* t = nullptr;
-  if (nb::try_cast<pto::Tensor*>(obj, t) && t) return *t;
-  pto::fail<pto::DTypeError>("jit: kernel ", kernel, " parameter '", param,
-                             "' is annotated as a pypto.Tensor but got ", python_type(obj), " ",
-                             nb::repr(obj).c_str(), "; pass a numpy array, a torch CPU tensor or a ptocpu.Tensor");
-}
 
 // loop(stop) / loop(start, stop, step=1, /, name=..., idx_name=..., unroll_list=...,
 // submit_before_loop=...): a range of ints (the keywords only name or schedule device loops).
@@ -56,21 +45,11 @@ nb::object loop(nb::args args, nb::kwargs kwargs) {
 void bind_kernel_model(nb::module_& m) {
   m.def("loop", &loop, nb::sig(docs::loop.sig), docs::loop.text);
   m.def("_is_placeholder", [](const pto::Tensor& t) { return !t.defined(); },
-        "True for Tensor() (an annotation without shape or dtype)");
+        "True for a tensor without storage: Tensor(), an annotation, a declaration with dynamic dims");
   // jit kernels and pypto.function bodies run inside a kernel scope (PyPTO's indexing forms).
   m.def("_enter_kernel", &pto::enter_kernel, "A jit kernel or a pypto.function body starts on this thread");
   m.def("_exit_kernel", &pto::exit_kernel, "... and ends");
   m.def("_in_kernel", &pto::in_kernel, "True while a jit kernel or a pypto.function body runs on this thread");
-  m.def("_check_kernel_argument",
-        [](const std::string& kernel, const std::string& param, nb::handle arg, nb::handle annotation) {
-          const pto::Tensor a = tensor_argument(arg, kernel, param);
-          pto::Tensor* ann = nullptr;
-          if (annotation.is_none() || !nb::try_cast<pto::Tensor*>(annotation, ann) || !ann || !ann->defined()) return;
-          pto::check_kernel_argument(kernel, param, a, ann->shape(), ann->dtype());
-        },
-        nb::arg("kernel"), nb::arg("param"), nb::arg("arg").none(), nb::arg("annotation").none(),
-        "jit: DTypeError unless arg is a tensor; with a pypto.Tensor(shape, dtype) annotation, its shape "
-        "(ArgumentError) and dtype (DTypeError)");
 }
 
 }  // namespace ptobind

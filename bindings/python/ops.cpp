@@ -129,6 +129,32 @@ pto::Value default_value(const pto::Param& p) {
   throw std::logic_error("op table: default '" + std::string(d) + "' of " + p.name + " has no value");
 }
 
+// A tensor with dynamic dims (lang/tensor_spec.py marks a jit argument annotated pypto.DYNAMIC
+// with `_dynamic_dims`) read by an op: refused as PyPTO refuses it, before anything runs. Only
+// ptocpu tensors can carry the mark; a lookup that finds nothing raises nothing.
+// `index` >= 0: item `index` of the list parameter (its src when `part`).
+void refuse_dynamic(const pto::Param& p, nb::handle obj, const char* op, int index = -1, bool part = false) {
+  if (!nb::isinstance<pto::Tensor>(obj)) return;
+  static PyObject* const key = PyUnicode_InternFromString("_dynamic_dims");
+  PyObject* dims = nullptr;
+#if PY_VERSION_HEX >= 0x030D0000
+  if (PyObject_GetOptionalAttr(obj.ptr(), key, &dims) < 0) throw nb::python_error();
+#else
+  if (_PyObject_LookupAttr(obj.ptr(), key, &dims) < 0) throw nb::python_error();
+#endif
+  if (!dims) return;
+  nb::object owned = nb::steal(dims);
+  std::string where = p.name;
+  if (index >= 0) where += "[" + std::to_string(index) + "]" + (part ? " src" : "");
+  const std::string shape = nb::str(nb::steal(PySequence_List(nb::object(obj.attr("shape")).ptr()))).c_str();  // a declaration shows its unknown dims
+  if (p.dynamic_refusal)
+    pto::fail<pto::ArgumentError>(p.dynamic_refusal, " (", op, ": ", where, " of shape ", shape, " has the dynamic dims ",
+                                  nb::str(owned).c_str(), ")");
+  pto::fail<pto::ArgumentError>(op, ": ", where, " of shape ", shape, " has the dynamic dims ", nb::str(owned).c_str(),
+                                ". Dynamic shape tensors are not allowed as operation operands. Use view in pypto.loop "
+                                "to get static shape tensors before computation");
+}
+
 pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
   using K = pto::ParamKind;
   if (p.kind == K::Dict)
@@ -136,10 +162,13 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
   if (obj.is_none() && accepts_none(p)) return std::monostate{};
   const char* name = p.name;
   switch (p.kind) {
-    case K::Tensor: return to_tensor(obj, op, name, Access::Read);
+    case K::Tensor:
+      refuse_dynamic(p, obj, op);
+      return to_tensor(obj, op, name, Access::Read);
     case K::Memory: return to_tensor(obj, op, name, Access::Write);
     case K::TensorOrScalar:
       if (std::optional<pto::Scalar> s = to_scalar(obj)) return *s;
+      refuse_dynamic(p, obj, op);
       return to_tensor(obj, op, name, Access::Read);
     case K::TensorList: {
       if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()) || nb::isinstance<pto::Tensor>(obj))
@@ -150,6 +179,7 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
       else PyErr_Clear();
       size_t i = 0;
       for (nb::handle item : nb::iter(obj)) {
+        refuse_dynamic(p, item, op, static_cast<int>(i));
         pto::Tensor* t = nullptr;
         if (nb::try_cast<pto::Tensor*>(item, t) && t && t->defined()) {  // no message to name it for
           out.push_back(*t);
@@ -173,6 +203,7 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
           pto::fail<pto::ArgumentError>(op, ": ", where, " must be a (tensor, offsets) pair, got ",
                                         nb::type_name(item.type()).c_str(), " ", nb::repr(item).c_str());
         nb::object t = nb::steal(PySequence_GetItem(item.ptr(), 0)), off = nb::steal(PySequence_GetItem(item.ptr(), 1));
+        refuse_dynamic(p, t, op, static_cast<int>(i - 1), true);
         out.push_back({to_tensor(t, op, (where + " src").c_str()), to_int_list(off, op, (where + " offsets").c_str())});
       }
       return out;

@@ -114,7 +114,7 @@ void bind_runtime(nb::module_& m) {
   m.def("set_vec_tile_shapes", [](nb::args dims) {
     pto::set_vec_tile_shapes(to_int_list(dims, "set_vec_tile_shapes", "dims"));
   }, nb::sig(docs::set_vec_tile_shapes.sig), docs::set_vec_tile_shapes.text);
-  m.def("get_vec_tile_shapes", [] { return to_tuple(pto::get_vec_tile_shapes()); }, nb::sig(docs::get_vec_tile_shapes.sig), docs::get_vec_tile_shapes.text);
+  m.def("get_vec_tile_shapes", [] { return nb::list(to_tuple(pto::get_vec_tile_shapes())); }, nb::sig(docs::get_vec_tile_shapes.sig), docs::get_vec_tile_shapes.text);
   m.def("reset_vec_tile_shapes", &pto::reset_vec_tile_shapes, nb::sig(docs::reset_vec_tile_shapes.sig), docs::reset_vec_tile_shapes.text);
 
   // The cube tile shape and matrix size: python/ptocpu/lang/options.py gives them PyPTO's faces.

@@ -9,6 +9,7 @@
 #include "docstrings.h"
 #include "dlpack.h"
 #include "ptocpu/error.h"
+#include "ptocpu/ops.h"
 
 namespace ptobind {
 
@@ -67,15 +68,29 @@ nb::object values_of(nb::handle self, const pto::Tensor& t) {
   return np.attr("stack")(nb::make_tuple(low, high), nb::arg("axis") = -1);
 }
 
-// A jit annotation's shape written with PyPTO's markers, e.g. [pypto.STATIC, pypto.DYNAMIC].
-bool is_marker_shape(nb::handle shape) {
-  // Only PyPTO's markers (enum members such as pypto.DYNAMIC, or Ellipsis) make a placeholder;
-  // None or a nested list in a shape is a bad shape, refused by the int conversion.
-  if (!PyList_Check(shape.ptr()) && !PyTuple_Check(shape.ptr())) return false;
-  nb::object enum_type = nb::module_::import_("enum").attr("Enum");
-  for (nb::handle item : nb::iter(shape))
-    if (item.is(Py_Ellipsis) || PyObject_IsInstance(item.ptr(), enum_type.ptr()) == 1) return true;
-  return false;
+// PyPTO's tensors without storage (lang/tensor_spec.py): no shape, a shape of markers (STATIC,
+// DYNAMIC, ...) or with dynamic dims (-1, an unknown symbolic scalar). Shapes of plain ints do not
+// need Python; anything else is that module's to read (or the int conversion's to refuse).
+// The binding imports no ptocpu module: the package registers that module and the type of a
+// valid shape's entries (lang/symbolic.py KnownDim) when it is imported (_register_tensor_hooks).
+PyObject* g_tensor_spec = nullptr;
+PyObject* g_known_dim = nullptr;
+
+nb::handle registered(PyObject* hook) {
+  if (!hook) throw std::runtime_error("ptocpu._core: the tensor hooks are not registered; import ptocpu first");
+  return hook;
+}
+nb::handle tensor_spec() { return registered(g_tensor_spec); }
+
+bool plain_shape(nb::handle shape) {
+  if (!PyList_Check(shape.ptr()) && !PyTuple_Check(shape.ptr())) return !shape.is_none();
+  for (nb::handle item : nb::iter(shape)) {
+    if (!PyLong_CheckExact(item.ptr())) return false;
+    const long long v = PyLong_AsLongLong(item.ptr());
+    if (v == -1 && PyErr_Occurred()) PyErr_Clear();  // too large: the int conversion says so
+    else if (v == -1) return false;
+  }
+  return true;
 }
 enum class TileOpFormat { ND = 0, NZ = 1 };
 
@@ -111,6 +126,15 @@ nb::object to_shape(const std::vector<int64_t>& dims) {
 
 void bind_tensor(nb::module_& m) {
   make_shape_type(m);
+  m.def("_register_tensor_hooks",
+        [](nb::object spec_module, nb::object known_dim) {
+          Py_XDECREF(g_tensor_spec);
+          g_tensor_spec = spec_module.release().ptr();
+          Py_XDECREF(g_known_dim);
+          g_known_dim = known_dim.release().ptr();
+        },
+        nb::arg("tensor_spec"), nb::arg("known_dim"),
+        "ptocpu registers ptocpu.lang.tensor_spec and symbolic.KnownDim here when it is imported");
   // dynamic_attr: PyPTO tensors carry a name (and user attributes) next to the data.
   nb::enum_<TileOpFormat>(m, "TileOpFormat", "A tensor's layout on the device; the CPU stores every tensor row-major (ND)")
       .value("TILEOP_ND", TileOpFormat::ND)
@@ -126,14 +150,18 @@ void bind_tensor(nb::module_& m) {
            [](pto::Tensor* self, nb::handle shape, nb::handle dtype, nb::handle name, nb::handle format, nb::handle,
               nb::handle, nb::handle) {
              // PyPTO's Tensor(shape=None, dtype=None, name="", format=None, data_ptr=None, device=None,
-             // ori_shape=None). No shape, or a shape of PyPTO markers (STATIC, DYNAMIC, ...) instead of
-             // ints, is an annotation placeholder that accepts any shape.
-             if (shape.is_none() || is_marker_shape(shape)) new (self) pto::Tensor();
+             // ori_shape=None). No shape, a shape of PyPTO markers (STATIC, DYNAMIC, ...) or one with
+             // dynamic dims makes a tensor without storage (a jit annotation or a declaration).
+             nb::object spec = nb::none();
+             if (!plain_shape(shape))
+               spec = tensor_spec().attr("spec_of")(shape, dtype.is_none() ? nb::none() : nb::cast(to_dtype(dtype)));
+             if (!spec.is_none()) new (self) pto::Tensor();
              else new (self) pto::Tensor(pto::with_op_named("Tensor", [&] {
                return pto::Tensor::zeros(to_int_list(shape, "Tensor", "shape"),
                                          dtype.is_none() ? pto::DType::FP32 : to_dtype(dtype));
              }));
              nb::handle obj = nb::find(self);
+             if (!spec.is_none()) tensor_spec().attr("attach")(obj, spec);
              nb::setattr(obj, "name", name);
              if (!format.is_none())  // kept; the CPU stores every tensor ND
                *self = self->with_nz_format(nb::cast<TileOpFormat>(format) == TileOpFormat::NZ);
@@ -148,15 +176,33 @@ void bind_tensor(nb::module_& m) {
            nb::arg("format").none() = nb::none(), nb::arg("data_ptr").none() = nb::none(),
            nb::arg("device").none() = nb::none(), nb::arg("ori_shape").none() = nb::none(),
            "A zero-filled tensor; Tensor() is an annotation placeholder")
-      .def_prop_ro("shape", [](const pto::Tensor& t) { return to_shape(t.shape()); },
+      .def_prop_ro("shape",
+                   [](nb::handle self) -> nb::object {
+                     const auto& t = nb::cast<const pto::Tensor&>(self);
+                     return t.defined() ? to_shape(t.shape()) : tensor_spec().attr("shape_of")(self);
+                   },
                    nb::for_getter(nb::sig("def shape(self, /) -> tuple[int, ...]")),
-                   "The shape (a tuple that also equals the list form, as PyPTO's)")
-      .def_prop_ro("valid_shape", [](const pto::Tensor& t) { return to_shape(t.valid_shape()); },
+                   "The shape (a tuple that also equals the list form, as PyPTO's); without storage, the "
+                   "shape as written, each dynamic dim an unknown symbolic scalar")
+      .def_prop_ro("valid_shape",
+                   [](const pto::Tensor& t) {
+                     // PyPTO's entries are symbolic scalars (x.concrete()); known ones here, printed as ints.
+                     PyObject* const dim = registered(g_known_dim).ptr();
+                     nb::list dims;
+                     for (int64_t d : t.valid_shape()) dims.append(nb::steal(PyObject_CallOneArg(dim, nb::int_(d).ptr())));
+                     return nb::steal(PyObject_CallOneArg(g_shape_type, nb::tuple(dims).ptr()));
+                   },
                    nb::for_getter(nb::sig("def valid_shape(self, /) -> tuple[int, ...]")),
-                   "The leading part of each dim that holds data: the shape unless a view set less")
+                   "The leading part of each dim that holds data: the shape unless a view set less (its entries "
+                   "are known symbolic scalars, ints with .concrete(), as PyPTO's)")
       .def_prop_ro("partially_valid", &pto::Tensor::partially_valid,
                    "True when the valid shape is smaller than the shape")
-      .def_prop_ro("dim", &pto::Tensor::ndim, "The rank (PyPTO's name for ndim)")
+      .def_prop_ro("dim",
+                   [](nb::handle self) {
+                     const auto& t = nb::cast<const pto::Tensor&>(self);
+                     return t.defined() ? t.ndim() : static_cast<int>(nb::len(nb::object(self.attr("shape"))));
+                   },
+                   "The rank (PyPTO's name for ndim)")
       .def_prop_ro("_whole", [](const pto::Tensor& t) { return t.with_valid_shape(t.shape()); },
                    "This tensor with its valid shape cleared (what a move into an output copies)")
       .def_prop_ro("_address", [](const pto::Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); },
@@ -188,7 +234,12 @@ void bind_tensor(nb::module_& m) {
                   },
                   "Tensor[shape, dtype]: PyPTO's annotation spelling of Tensor(shape, dtype)")
       .def_prop_ro("strides", [](const pto::Tensor& t) { return to_tuple(t.strides()); }, "Strides in elements")
-      .def_prop_ro("dtype", &pto::Tensor::dtype)
+      .def_prop_ro("dtype",
+                   [](nb::handle self) -> nb::object {
+                     const auto& t = nb::cast<const pto::Tensor&>(self);
+                     return t.defined() ? nb::cast(t.dtype()) : tensor_spec().attr("dtype_of")(self);
+                   },
+                   nb::for_getter(nb::sig("def dtype(self, /) -> DType")))
       .def_prop_ro("ndim", &pto::Tensor::ndim)
       .def_prop_ro("numel", &pto::Tensor::numel)
       .def_prop_ro("itemsize", &pto::Tensor::itemsize)
@@ -209,6 +260,15 @@ void bind_tensor(nb::module_& m) {
              return a.attr("astype")(dtype, nb::arg("copy") = always);
            },
            nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+      .def("__iter__",
+           [](nb::handle self) -> nb::object {
+             // PyPTO's tensors are not iterable (unpacking one in a kernel is an error); outside
+             // kernels a ptocpu tensor iterates its rows as an array does.
+             if (pto::in_kernel())
+               pto::fail<pto::DTypeError>("Tensor is not iterable inside a kernel (PyPTO's tensors are not); index or "
+                                          "view it instead");
+             return nb::steal(PySeqIter_New(self.ptr()));
+           })
       .def("tolist", [](nb::handle self) { return values_of(self, nb::cast<const pto::Tensor&>(self)).attr("tolist")(); })
       .def("__len__",
            [](const pto::Tensor& t) {

@@ -63,6 +63,10 @@ struct Param {
   // A Dict parameter's keys: each a Param of its own (name, kind, default). The op receives
   // them as one Fields value, in this order.
   std::span<const Param> fields = {};
+  // A tensor read here that has dynamic dims (a jit argument annotated pypto.DYNAMIC; views of
+  // it are static) is refused, as PyPTO refuses it: with these words when the op has its own
+  // (PyPTO's), else with the general message (bindings/python/ops.cpp).
+  const char* dynamic_refusal = nullptr;
 };
 
 // A (tensor, offsets) pair: one part of assemble's list form.

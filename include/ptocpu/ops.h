@@ -105,10 +105,6 @@ class KernelScope {
 
 // loop(start, stop, step): the number of iterations; ArgumentError for step 0.
 int64_t loop_trip_count(int64_t start, int64_t stop, int64_t step);
-// jit: a kernel argument against its pypto.Tensor(shape, dtype) annotation
-// (DTypeError / ArgumentError naming the kernel and the parameter).
-void check_kernel_argument(const std::string& kernel, const std::string& param, const Tensor& arg,
-                           const Shape& shape, DType dtype);
 
 // docs/ops/interleave.md: along the last axis the 2n stream s[2k] = input[k], s[2k+1] = other[k];
 // out0 = s[0:n], out1 = s[n:2n] (both of input's shape). other: input's dtype and shape, n even.

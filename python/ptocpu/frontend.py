@@ -22,6 +22,7 @@ from .error import as_fe_error
 from .lang.enums import NamedIntEnum
 from .lang.kernel_source import refusal
 from .lang.options import section_values
+from .lang.tensor_spec import check_argument as _check_annotation, dynamic_dims_of
 
 __all__ = ["jit", "function", "RunMode", "JIT_OPTIONS"]
 
@@ -70,12 +71,49 @@ def _is_tensor_annotation(annotation) -> bool:
     return annotation is _core.Tensor or isinstance(annotation, _core.Tensor)
 
 
+def check_tensor_argument(where: str, position: int, value: Any, annotation) -> None:
+    """A tensor parameter's argument: a tensor (DTypeError) that fits its annotation
+    (lang/tensor_spec.py: the number of dims and fixed dims, ArgumentError; the dtype, DTypeError)."""
+    if not isinstance(value, _core.Tensor):
+        raise _core.DTypeError(f"{where} is annotated as a pypto.Tensor but got {type(value).__name__} {value!r}; "
+                               f"pass a numpy array, a torch CPU tensor or a ptocpu.Tensor")
+    if _core._is_placeholder(value):
+        raise _core.DTypeError(f"{where} got a tensor without storage (an annotation or a declaration with dynamic "
+                               f"dims), not data")
+    _check_annotation(where, position, value, annotation)
+
+
 _UNCHECKED = object()
 
 
 def _pypto_options(options: Optional[dict]) -> Optional[dict]:
     """A kernel's options without ptocpu's own keys (debug_options' "eager")."""
     return {k: v for k, v in options.items() if k != "eager"} if options else options
+
+
+def _evaluated_signature(func: Callable, scope: dict, what: str) -> inspect.Signature:
+    """func's signature with string annotations (from __future__ import annotations) evaluated like
+    PyPTO does: in the function's globals, its closure and the locals of the scope that decorated it."""
+    sig = inspect.signature(func)
+    if not any(isinstance(p.annotation, str) for p in sig.parameters.values()):
+        return sig
+    unwrapped = inspect.unwrap(func)
+    names = dict(getattr(unwrapped, "__globals__", {}))
+    names.update(scope)
+    names.update(inspect.getclosurevars(unwrapped).nonlocals if inspect.isfunction(unwrapped) else {})
+
+    def evaluate(param: inspect.Parameter) -> inspect.Parameter:
+        if not isinstance(param.annotation, str):
+            return param
+        try:
+            return param.replace(annotation=eval(param.annotation, names))  # noqa: S307 — the function's own source
+        except Exception as e:  # noqa: BLE001
+            if "Tensor" in param.annotation or "tensor" in param.annotation:
+                raise NameError(f"{what} parameter {param.name!r}: cannot evaluate the annotation "
+                                f"{param.annotation!r} ({e})") from e
+            return param  # a non-tensor annotation that does not evaluate constrains nothing
+
+    return sig.replace(parameters=[evaluate(p) for p in sig.parameters.values()])
 
 
 def _address(t: _core.Tensor) -> int:
@@ -91,6 +129,19 @@ def _write_back_moved(tensors: list) -> None:
             _core.assemble(whole if whole.shape == kept.shape else argument, [0] * argument.ndim, kept)
 
 
+def _mark_dynamic(arguments: dict, parameters) -> list:
+    """Marks the tensors given for parameters annotated with dynamic dims (pypto.DYNAMIC, DYN, -1):
+    as in PyPTO, where such a dim has no size while the kernel is built, operators refuse them as
+    operands (views of them are static). Returns the tensors marked here, unmarked after the call."""
+    marked = []
+    for name, value in arguments.items():
+        dims = dynamic_dims_of(parameters[name].annotation)
+        if dims and isinstance(value, _core.Tensor) and not hasattr(value, "_dynamic_dims"):
+            value._dynamic_dims = dims
+            marked.append(value)
+    return marked
+
+
 class _Kernel:
     """A jit kernel: the signature (annotations resolved on the first call) and the options."""
 
@@ -103,27 +154,9 @@ class _Kernel:
         self._signature: Optional[inspect.Signature] = None
         self.compiled = _compile.Kernels(self.name)  # docs/kernel_model.md#compiled-kernels
 
-    def _evaluate(self, param: inspect.Parameter) -> inspect.Parameter:
-        """A string annotation (from __future__ import annotations) evaluated like PyPTO does: in
-        the kernel's globals, its closure and the locals of the scope that decorated it."""
-        if not isinstance(param.annotation, str):
-            return param
-        func = inspect.unwrap(self.func)
-        names = dict(getattr(func, "__globals__", {}))
-        names.update(self._scope)
-        names.update(inspect.getclosurevars(func).nonlocals if inspect.isfunction(func) else {})
-        try:
-            return param.replace(annotation=eval(param.annotation, names))  # noqa: S307 — the kernel's own source
-        except Exception as e:  # noqa: BLE001
-            if "Tensor" in param.annotation or "tensor" in param.annotation:
-                raise NameError(f"jit: kernel {self.name} parameter {param.name!r}: cannot evaluate the annotation "
-                                f"{param.annotation!r} ({e})") from e
-            return param  # a non-tensor annotation that does not evaluate constrains nothing
-
     def signature(self) -> inspect.Signature:
         if self._signature is None:
-            sig = inspect.signature(self.func)
-            self._signature = sig.replace(parameters=[self._evaluate(p) for p in sig.parameters.values()])
+            self._signature = _evaluated_signature(self.func, self._scope, f"jit: kernel {self.name}")
         return self._signature
 
     def convert(self, param: inspect.Parameter, value: Any) -> Any:
@@ -131,9 +164,14 @@ class _Kernel:
         if _is_array(value) or (tensor_param and isinstance(value, (list, tuple))):
             value = _to_tensor(self.name, param.name, value)
         if tensor_param:
-            annotation = param.annotation if isinstance(param.annotation, _core.Tensor) else None
-            _core._check_kernel_argument(self.name, param.name, value, annotation)
+            check_tensor_argument(f"jit: kernel {self.name} parameter {param.name!r}", self._position(param), value,
+                                  param.annotation)
         return value
+
+    def _position(self, param: inspect.Parameter) -> int:
+        """param's place among the tensor parameters, from 1 (PyPTO's messages count those)."""
+        tensors = [p.name for p in self.signature().parameters.values() if _is_tensor_annotation(p.annotation)]
+        return tensors.index(param.name) + 1
 
     def refusal(self) -> Optional[BaseException]:
         """What PyPTO's parser refuses in this kernel's source (found once), or None."""
@@ -146,6 +184,7 @@ class _Kernel:
         # Tile shapes, platform and options set inside the kernel end with the call.
         tile, platform, cube = _core.get_vec_tile_shapes(), _core.get_platform(), _core._get_cube_tile_shapes()
         scoped = False
+        marked: list = []
         try:
             try:
                 bound = self.signature().bind(*args, **kwargs)
@@ -153,6 +192,7 @@ class _Kernel:
                 raise _core.ArgumentError(f"jit: kernel {self.name}: {e}") from None
             for name, value in bound.arguments.items():  # the arguments first, as PyPTO's runtime
                 bound.arguments[name] = self.convert(self.signature().parameters[name], value)
+            marked = _mark_dynamic(bound.arguments, self.signature().parameters)
             refusal = self.refusal()
             if refusal is not None:
                 raise refusal
@@ -174,6 +214,8 @@ class _Kernel:
         except _core.Error as e:  # a failed check of a kernel is also a pypto.error.FeError
             raise as_fe_error(e) from None
         finally:
+            for t in marked:
+                del t._dynamic_dims
             if scoped:
                 config.pop()
             _core.set_platform(platform)
@@ -222,8 +264,29 @@ def jit(func: Optional[Callable] = None, /, **options):
 
 
 def function(func: Optional[Callable] = None):
-    """`@pypto.frontend.function`: a helper that PyPTO inlines into kernels; here it is the
-    function itself."""
+    """`@pypto.frontend.function`: a helper that PyPTO inlines into kernels. It runs as the function
+    itself; the tensors it is given for parameters annotated with a `pypto.Tensor(...)` are checked
+    against the annotations as a kernel's are (PyPTO checks them when it inlines the call)."""
     if func is None:
-        return lambda f: f
-    return func
+        return function
+    name = getattr(func, "__qualname__", getattr(func, "__name__", "function"))
+    caller = sys._getframe(1)
+    scope = dict(caller.f_locals) if caller.f_locals is not caller.f_globals else {}
+    del caller
+    resolved: list = []  # the signature, its annotations evaluated at the first call
+
+    @functools.wraps(func)
+    def checked(*args, **kwargs):
+        if not resolved:
+            signature = _evaluated_signature(func, scope, f"function {name}")
+            resolved[:] = [signature, [n for n, p in signature.parameters.items() if _is_tensor_annotation(p.annotation)]]
+        signature, tensor_params = resolved
+        bound = signature.bind(*args, **kwargs)
+        for position, param in enumerate(tensor_params, 1):
+            value = bound.arguments.get(param)
+            if isinstance(value, _core.Tensor):
+                check_tensor_argument(f"function {name} parameter {param!r}", position, value,
+                                      signature.parameters[param].annotation)
+        return func(*args, **kwargs)
+
+    return checked

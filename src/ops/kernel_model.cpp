@@ -110,17 +110,22 @@ Tensor view_block(const Tensor& input, const Shape& shape, const Shape& offsets,
   if (valid_shape) {
     check_length(op, "valid_shape", *valid_shape, rank, "input");
     check_non_negative(op, "valid_shape", *valid_shape);
+    // PyPTO bounds a valid shape by input's shape only; the part beyond the block's shape is never
+    // read (the device clips every tile's valid shape at the block), so it is clipped here.
     for (int i = 0; i < rank; ++i)
-      if ((*valid_shape)[i] > shape[i])
-        fail<TileError>(op, ": valid_shape ", shape_to_string(*valid_shape), " exceeds shape ", shape_to_string(shape), " at dim ", i, " (",
-                        (*valid_shape)[i], " > ", shape[i], "); the valid part lies inside the declared block");
+      if ((*valid_shape)[i] > input.shape(i))
+        fail<TileError>(op, ": valid_shape ", shape_to_string(*valid_shape), " exceeds input shape ",
+                        shape_to_string(input.shape()), " at dim ", i, " (", (*valid_shape)[i], " > ", input.shape(i),
+                        "); a valid shape cannot be larger than the viewed tensor");
   }
   checks::check_extent(op, "input", input.shape(), true);
   checks::check_extent(op, "shape", shape, true);
   Shape valid;
   if (valid_shape) {
-    valid = *valid_shape;
-    check_inside(op, "", offsets, valid, "valid_shape", input.shape(), "input");
+    valid.resize(rank);
+    for (int i = 0; i < rank; ++i) valid[i] = std::min((*valid_shape)[i], shape[i]);
+    check_inside(op, "", offsets, valid, valid == *valid_shape ? "valid_shape" : "valid_shape (clipped to shape)",
+                 input.shape(), "input");
   } else {
     // A block that runs past the end of input keeps its shape; its valid shape is the part inside.
     for (int i = 0; i < rank; ++i)
@@ -205,20 +210,6 @@ int64_t loop_trip_count(int64_t start, int64_t stop, int64_t step) {
   return static_cast<int64_t>(step > 0 ? (span + s - 1) / s : (span + s + 1) / s);
 }
 
-void check_kernel_argument(const std::string& kernel, const std::string& param, const Tensor& arg,
-                           const Shape& shape, DType dtype) {
-  if (!arg.defined())
-    fail<DTypeError>("jit: kernel ", kernel, " parameter '", param,
-                     "' got an annotation placeholder (Tensor()), not a tensor with storage");
-  if (arg.dtype() != dtype)
-    fail<DTypeError>("jit: kernel ", kernel, " parameter '", param, "' has dtype ", dtype_name(arg.dtype()),
-                     " but its annotation asks for ", dtype_name(dtype));
-  if (!shape.empty() && arg.shape() != shape)  // Tensor([], dtype): any shape
-    fail<ArgumentError>("jit: kernel ", kernel, " parameter '", param, "' has shape ", shape_to_string(arg.shape()),
-                        " but its annotation asks for ", shape_to_string(shape));
-}
-
-
 namespace {
 
 Outputs run_view(const OpDef&, const Args& a) {
@@ -253,6 +244,9 @@ int64_t assemble_bytes(const OpDef&, const Args& a, const Outputs&) {
 }
 
 int64_t no_bytes(const OpDef&, const Args&, const Outputs&) { return 0; }
+
+// PyPTO's assemble checks its source's shape itself, before the refusal every operator shares.
+constexpr const char* kAssembleDynamic = "Assemble: shape of src tensor requires integer";
 
 }  // namespace
 
@@ -292,12 +286,18 @@ docs/kernel_model.md.
   });
   table.push_back(OpDef{
       .name = "assemble",
-      .params = {{"input", ParamKind::Tensor}, {"offsets", ParamKind::IntList}, {"out", ParamKind::Memory}},
-      .overloads = {{{"inputs", ParamKind::Parts}, {"out", ParamKind::Memory}, {"parallel", ParamKind::Bool, "False"}}},
+      .params = {{.name = "input", .kind = ParamKind::Tensor, .dynamic_refusal = kAssembleDynamic},
+                 {"offsets", ParamKind::IntList},
+                 {"out", ParamKind::Memory},
+                 {.name = "parallel", .kind = ParamKind::Bool, .default_value = "False", .keyword_only = true}},
+      .overloads = {{{.name = "inputs", .kind = ParamKind::Parts, .dynamic_refusal = kAssembleDynamic},
+                     {"out", ParamKind::Memory},
+                     {"parallel", ParamKind::Bool, "False"}}},
       .num_outputs = 0,
       .written = "out",
-      .doc = R"(Copy tiles into an output tensor: assemble(input, offsets, out), or
-assemble([(tensor, offsets), ...], out, parallel=False) for several tiles.
+      .doc = R"(Copy tiles into an output tensor: assemble(input, offsets, out, *, parallel=False), or
+assemble([(tensor, offsets), ...], out, parallel=False) for several tiles (parallel is PyPTO's
+scheduling hint: the CPU's result is the same).
 
 Each tile's valid part is written into out at its offsets. Every tile is checked (same rank: ArgumentError;
 same dtype: DTypeError; inside out: TileError; out writable) before anything is written.

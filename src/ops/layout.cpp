@@ -321,7 +321,9 @@ Tensor reshape(const Tensor& input, const std::vector<int64_t>& shape, const std
   constexpr const char* op = "reshape";
   check_input(op, "input", input);
   if (inplace && valid_shape)
-    fail<ArgumentError>(op, ": valid_shape cannot be given with inplace=True; use inplace=False");
+    // PyPTO refuses the pair for every input, with words about dynamic views that its tests match.
+    fail<ArgumentError>(op, ": valid_shape cannot be given with inplace=True; use inplace=False (PyPTO: "
+                        "\"Reshape(Inplace=true) is not supported for tensors derived from dynamic view\")");
   if (inplace && input.partially_valid())
     fail<ArgumentError>(op, ": input has valid shape ", shape_to_string(input.valid_shape()), " inside shape ",
                         shape_to_string(input.shape()), "; a partly valid tensor (a view) may only be reshaped with inplace=False");

@@ -60,7 +60,7 @@ def test_seed000_kernel_matches_torch(platform):
     input0, input1, output0 = ex.run(platform)
     expected = torch.index_select(torch.from_numpy(input0), ex.CONFIG.axis, torch.from_numpy(input1))
     np.testing.assert_array_equal(output0, expected.numpy())
-    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == []
 
 
 @pytest.mark.parametrize("axis", [0, 1])
@@ -118,7 +118,7 @@ def test_interleave_kernel_is_not_offered_on_atlas(platform):
     with pypto.platform(platform), pytest.raises(pypto.UnsupportedError, match=r"^interleave: .*ascend950"):
         ex.interleave_kernel(a, b, out0, out1, ex.ROWS_PER_BLOCK)
     assert not out0.any() and not out1.any()
-    assert pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_vec_tile_shapes() == []
 
 
 def test_interleave_kernel_tile_must_cover_the_last_axis():
@@ -210,7 +210,7 @@ def test_ub_between_atlas_a2_and_ascend950_limits():
     assert msg.startswith("index_select: ") and "229376" in msg and "196608" in msg and "atlas_a2" in msg
     assert "[56, 1024]" in msg
     assert not out2.any()
-    assert pypto.get_vec_tile_shapes() == () and pypto.get_platform() == "cpu"
+    assert pypto.get_vec_tile_shapes() == [] and pypto.get_platform() == "cpu"
 
 
 @pytest.mark.parametrize("platform", ASCEND)
@@ -277,7 +277,10 @@ def test_view_of_views_and_strided_inputs():
     (([4, 4], [4, 0]), {}, pypto.TileError, r"^view: offsets \[4, 0\] has the offset 4 at dim 0, outside \[0, 4\)"),
     (([4, 4], [5, 0]), {}, pypto.TileError, r"^view: offsets \[5, 0\] has the offset 5 at dim 0"),
     (([4, 4], [-1, 0]), {}, pypto.TileError, r"^view: offsets \[-1, 0\] has the offset -1 at dim 0, outside \[0, 4\)"),
-    (([2, 4], [0, 0]), {"valid_shape": [3, 4]}, pypto.TileError, r"^view: valid_shape \[3, 4\] exceeds shape \[2, 4\]"),
+    (([2, 4], [0, 0]), {"valid_shape": [5, 4]}, pypto.TileError,
+     r"^view: valid_shape \[5, 4\] exceeds input shape \[4, 8\] at dim 0 \(5 > 4\)"),
+    (([2, 4], [3, 0]), {"valid_shape": [4, 4]}, pypto.TileError,
+     r"^view: offsets \[3, 0\] \+ valid_shape \(clipped to shape\) \[2, 4\] = \[5, 4\] is outside input shape"),
     (([4, 4.0], [0, 0]), {}, pypto.DTypeError, r"^view: shape must be an integer, got float"),
     (([4, 4], [0, "1"]), {}, pypto.DTypeError, r"^view: offsets must be an integer, got str"),
 ])
@@ -463,7 +466,12 @@ def test_jit_forms_and_options():
         pypto.frontend.jit(debug_options=[1])
     with pytest.raises(TypeError, match=r"jit can only decorate functions"):
         pypto.frontend.jit(42)
-    assert pypto.frontend.function(body) is body and pypto.frontend.function()(body) is body
+    # a function is wrapped (its annotated arguments are checked at each call) and runs as itself
+    for helper in (pypto.frontend.function(body), pypto.frontend.function()(body)):
+        assert helper is not body and helper.__wrapped__ is body and helper.__name__ == "body"
+        out = np.zeros(4, np.float32)
+        assert helper(x, out) is None
+        np.testing.assert_array_equal(out, x)
 
 
 @pytest.mark.parametrize("make", [
@@ -510,10 +518,12 @@ def test_jit_torch_tensors_that_require_grad_are_read_not_written():
 
 @pytest.mark.parametrize("annotation_shape, annotation_dtype, arg, error, pattern", [
     ([2, 3], pypto.DT_FP32, np.zeros((3, 2), np.float32), pypto.ArgumentError,
-     r"^jit: kernel .*k parameter 'x' has shape \[3, 2\] but its annotation asks for \[2, 3\]"),
+     r"^jit: kernel .*k parameter 'x' \(the 1st input tensor\): shape \[3, 2\] does not match the shape of its "
+     r"definition \[2, 3\]"),
     ([2, 3], pypto.DT_FP32, np.zeros((2, 3), np.float16), pypto.DTypeError,
-     r"^jit: kernel .*k parameter 'x' has dtype DT_FP16 but its annotation asks for DT_FP32"),
-    ([2, 3], pypto.DT_BF16, torch.zeros(2, 3), pypto.DTypeError, r"parameter 'x' has dtype DT_FP32 .* DT_BF16"),
+     r"^jit: kernel .*k parameter 'x' \(the 1st input tensor\): dtype DT_FP16 does not match the dtype of its "
+     r"definition DT_FP32"),
+    ([2, 3], pypto.DT_BF16, torch.zeros(2, 3), pypto.DTypeError, r"parameter 'x' .*: dtype DT_FP32 does not match .* DT_BF16"),
     ([2, 3], pypto.DT_FP32, 1.0, pypto.DTypeError,
      r"^jit: kernel .*k parameter 'x' is annotated as a pypto.Tensor but got float"),
     ([2, 3], pypto.DT_FP32, None, pypto.DTypeError, r"parameter 'x' is annotated as a pypto.Tensor but got NoneType"),
@@ -539,7 +549,7 @@ def test_jit_annotation_forms():
 
     k(np.zeros(2, np.int32), [1.0, 2.0], torch.zeros(5, dtype=torch.int8), np.zeros(3))
     assert seen == [(pypto.Tensor, pypto.Tensor, pypto.Tensor, pypto.Tensor, 3)]
-    with pytest.raises(pypto.ArgumentError, match=r"parameter 'a' has shape \[3\]"):
+    with pytest.raises(pypto.ArgumentError, match=r"parameter 'a' \(the 1st input tensor\): shape \[3\] does not"):
         k(np.zeros(3, np.int32), 1, 2, 3)
     with pytest.raises(pypto.DTypeError, match=r"parameter 'b' is annotated as a pypto.Tensor but got int"):
         k(np.zeros(2, np.int32), 1, np.zeros(1), 3)
@@ -567,7 +577,7 @@ def test_jit_string_annotations(tmp_path):
     out = np.zeros((2, 2), np.float32)
     module.k(np.ones((2, 2), np.float32), out)
     assert out.sum() == 4
-    with pytest.raises(pypto.DTypeError, match=r"parameter 'x' has dtype DT_FP64"):
+    with pytest.raises(pypto.DTypeError, match=r"parameter 'x' \(the 1st input tensor\): dtype DT_FP64 does not match"):
         module.k(np.ones((2, 2)), out)
 
 
@@ -576,28 +586,28 @@ def test_jit_scopes_tile_shape_and_platform():
     def k(x: pypto.Tensor(), fail: bool):
         pypto.set_platform("atlas_a2")
         pypto.set_vec_tile_shapes(4, 4)
-        assert pypto.get_vec_tile_shapes() == (4, 4)
+        assert pypto.get_vec_tile_shapes() == [4, 4]
         if fail:
             raise RuntimeError("kernel failed")
 
     x = np.zeros((4, 4), np.float32)
     k(x, False)
-    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == []
     with pytest.raises(RuntimeError, match="kernel failed"):
         k(x, True)
-    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_platform() == "cpu" and pypto.get_vec_tile_shapes() == []
     with pypto.platform("ascend950"), pypto.vec_tile_shapes(8, 16):
         k(x, False)
-        assert pypto.get_platform() == "ascend950" and pypto.get_vec_tile_shapes() == (8, 16)
+        assert pypto.get_platform() == "ascend950" and pypto.get_vec_tile_shapes() == [8, 16]
         with pytest.raises(RuntimeError):
             k(x, True)
-        assert pypto.get_platform() == "ascend950" and pypto.get_vec_tile_shapes() == (8, 16)
+        assert pypto.get_platform() == "ascend950" and pypto.get_vec_tile_shapes() == [8, 16]
     # a ptocpu error raised inside the kernel restores them too
     ex, kernel = _gather_kernel()
     input0, input1 = ex.make_inputs()
     with pytest.raises(pypto.IndexOutOfRange):
         kernel(input0, np.array([99], np.int64), np.zeros((1, 64), np.float32), ex.CONFIG)
-    assert pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_vec_tile_shapes() == []
 
 
 def test_jit_kernels_nest_and_keep_their_own_scope():
@@ -615,5 +625,5 @@ def test_jit_kernels_nest_and_keep_their_own_scope():
         seen.append((pypto.get_vec_tile_shapes(), pypto.get_platform()))
 
     outer(np.zeros(2))
-    assert seen == [((4, 4), "cpu")]
-    assert pypto.get_vec_tile_shapes() == ()
+    assert seen == [([4, 4], "cpu")]
+    assert pypto.get_vec_tile_shapes() == []

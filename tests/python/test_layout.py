@@ -93,7 +93,9 @@ def test_reshape_inplace_shares_memory_and_refuses_what_cannot_share():
     assert x.tolist() == [[0.0, 7.0], [2.0, 3.0]]
     with pytest.raises(ptocpu.ArgumentError, match=r"cannot be viewed as shape \[4\]; inplace=True shares"):
         ptocpu.reshape(np.arange(4, dtype=np.float32).reshape(2, 2).T, [4], inplace=True)
-    with pytest.raises(ptocpu.ArgumentError, match="valid_shape cannot be given with inplace=True"):
+    with pytest.raises(ptocpu.ArgumentError, match=r"valid_shape cannot be given with inplace=True; use inplace=False "
+                                                   r"\(PyPTO: \"Reshape\(Inplace=true\) is not supported for tensors "
+                                                   r"derived from dynamic view\"\)"):
         ptocpu.reshape(x, [4], valid_shape=[2], inplace=True)
     with pytest.raises(ptocpu.ArgumentError, match=r"has -1 at index 0; with inplace=True every dim must be given"):
         ptocpu.reshape(x, [-1], inplace=True)

@@ -170,7 +170,9 @@ def test_sections_return_every_option():
                     "compile_timeout_stage": 7, "compile_monitor_print_interval": 60}
     assert set(pypto.get_codegen_options()) == {"support_dynamic_aligned", "soc_version", "enable_pmu_trace",
                                                 "vf_options"}
-    assert pypto.get_debug_options() == {"compile_debug_mode": 0, "runtime_debug_mode": 0, "dump_pass_graph": []}
+    # beside PyPTO's, ptocpu's own switch "eager" (docs/kernel_model.md#compiled-kernels)
+    assert pypto.get_debug_options() == {"compile_debug_mode": 0, "runtime_debug_mode": 0, "dump_pass_graph": [],
+                                         "eager": False}
     assert experimental.get_operation_options() == {"combine_axis": True}
     experimental.set_operation_options(combine_axis=False)
     assert experimental.get_operation_options() == {"combine_axis": False}
@@ -201,12 +203,12 @@ def test_options_blocks_and_decorators_are_scopes():
     pypto.set_codegen_options(vf_options="-O1")
     with pypto.options("outer", codegen_options={"soc_version": "Ascend950"}, vec_tile_shapes=[4, 8]):
         assert pypto.get_codegen_options()["soc_version"] == "Ascend950"
-        assert pypto.get_vec_tile_shapes() == (4, 8)
+        assert pypto.get_vec_tile_shapes() == [4, 8]
         pypto.set_codegen_options(vf_options="-O3")
         assert pypto.get_codegen_options()["vf_options"] == "-O3"
     assert pypto.get_codegen_options() == {"support_dynamic_aligned": False, "soc_version": "",
                                            "enable_pmu_trace": False, "vf_options": "-O1"}
-    assert pypto.get_vec_tile_shapes() == ()
+    assert pypto.get_vec_tile_shapes() == []
 
     @pypto.options(host_options={"compile_timeout": 5})
     def timeout():
@@ -254,7 +256,7 @@ def test_a_loop_body_is_a_scope():
         pypto.set_pass_options(sg_set_tunevf_mode=1)
     for _ in pypto.loop(1):
         seen.append((pypto.get_vec_tile_shapes(), pypto.get_pass_options()["sg_set_tunevf_mode"]))
-    assert seen == [((8, 8), 0)]
+    assert seen == [([8, 8], 0)]
 
 
 # --- enums, Element, platform, pypto_impl, error codes -------------------------------------------

@@ -228,7 +228,7 @@ def test_function_errors_and_nesting():
     with pytest.raises(FeError) as e:
         with pypto.function("VALID", y):
             pypto.view(y, [4, 8], [0, 0], valid_shape=[5, 8])
-    assert isinstance(e.value, pypto.TileError) and "valid_shape [5, 8] exceeds shape [4, 8]" in str(e.value)
+    assert isinstance(e.value, pypto.TileError) and "valid_shape [5, 8] exceeds input shape [4, 8]" in str(e.value)
 
 
 def test_pypto_error_classes():
@@ -359,7 +359,7 @@ def test_jit_annotations_of_any_shape_and_fe_errors():
     assert torch.equal(out, torch.tensor([[4.0, 5.0], [9.0, 9.0]]))  # only the valid part is assembled
     with pytest.raises(FeError) as e:
         copy(torch.zeros(3, 3, dtype=torch.int32), out)
-    assert isinstance(e.value, pypto.DTypeError) and "parameter 'x' has dtype DT_INT32" in str(e.value)
+    assert isinstance(e.value, pypto.DTypeError) and "parameter 'x' (the 1st input tensor): dtype DT_INT32 does not match" in str(e.value)
 
 
 # --- loops and scalars ------------------------------------------------------------------------

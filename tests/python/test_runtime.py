@@ -143,28 +143,28 @@ def test_platform_table_is_spec_6():
 
 # ------------------------------------------------------------------------------ tile shapes
 def test_tile_shapes_set_get_reset():
-    assert ptocpu.get_vec_tile_shapes() == ()
+    assert ptocpu.get_vec_tile_shapes() == []
     ptocpu.set_vec_tile_shapes(4, 16)
-    assert ptocpu.get_vec_tile_shapes() == (4, 16)
+    assert ptocpu.get_vec_tile_shapes() == [4, 16]
     ptocpu.set_vec_tile_shapes(np.int64(8), np.int32(2), 1)
-    assert ptocpu.get_vec_tile_shapes() == (8, 2, 1)
+    assert ptocpu.get_vec_tile_shapes() == [8, 2, 1]
     ptocpu.reset_vec_tile_shapes()
-    assert ptocpu.get_vec_tile_shapes() == ()
+    assert ptocpu.get_vec_tile_shapes() == []
     ptocpu.reset_vec_tile_shapes()  # resetting twice is fine
-    assert ptocpu.get_vec_tile_shapes() == ()
+    assert ptocpu.get_vec_tile_shapes() == []
 
 
 def test_tile_shape_scope():
     with ptocpu.vec_tile_shapes(2, 8):
-        assert ptocpu.get_vec_tile_shapes() == (2, 8)
+        assert ptocpu.get_vec_tile_shapes() == [2, 8]
         with ptocpu.vec_tile_shapes(1, 2, 3):
-            assert ptocpu.get_vec_tile_shapes() == (1, 2, 3)
-        assert ptocpu.get_vec_tile_shapes() == (2, 8)
+            assert ptocpu.get_vec_tile_shapes() == [1, 2, 3]
+        assert ptocpu.get_vec_tile_shapes() == [2, 8]
         with pytest.raises(KeyError):
             with ptocpu.vec_tile_shapes(5):
                 raise KeyError("x")
-        assert ptocpu.get_vec_tile_shapes() == (2, 8)
-    assert ptocpu.get_vec_tile_shapes() == ()
+        assert ptocpu.get_vec_tile_shapes() == [2, 8]
+    assert ptocpu.get_vec_tile_shapes() == []
 
 
 def test_tile_shape_applies_to_ops():
@@ -191,23 +191,23 @@ def test_tile_shape_errors(dims, error, shown):
         ptocpu.set_vec_tile_shapes(*dims)
     assert isinstance(e.value, TypeError if error is ptocpu.DTypeError else ValueError)
     assert str(e.value).startswith("set_vec_tile_shapes") and shown in str(e.value)
-    assert ptocpu.get_vec_tile_shapes() == (3, 3)  # unchanged
+    assert ptocpu.get_vec_tile_shapes() == [3, 3]  # unchanged
     with pytest.raises(error):
         with ptocpu.vec_tile_shapes(*dims):
             pass
-    assert ptocpu.get_vec_tile_shapes() == (3, 3)
+    assert ptocpu.get_vec_tile_shapes() == [3, 3]
 
 
 def test_tile_shapes_are_per_thread():
     ptocpu.set_vec_tile_shapes(7, 7)
-    assert run_in_thread(ptocpu.get_vec_tile_shapes) == ()
+    assert run_in_thread(ptocpu.get_vec_tile_shapes) == []
 
     def other():
         ptocpu.set_vec_tile_shapes(1, 2)
         return ptocpu.get_vec_tile_shapes()
 
-    assert run_in_thread(other) == (1, 2)
-    assert ptocpu.get_vec_tile_shapes() == (7, 7)
+    assert run_in_thread(other) == [1, 2]
+    assert ptocpu.get_vec_tile_shapes() == [7, 7]
 
 
 # ---------------------------------------------------------------------------------- threads

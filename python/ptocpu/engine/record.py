@@ -18,11 +18,17 @@ caller memory is kept.
 """
 from __future__ import annotations
 
+import ast
+import contextlib
+import linecache
+import sys
 import threading
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any, List, Optional
 
 from .. import _core
+from ..lang.tensor_spec import is_dynamic_declaration
 from . import compile as _compile
 from . import golden, trace
 from .dispatch import Handler, handling, on_reset
@@ -123,6 +129,7 @@ class Program:
     steps: list = field(default_factory=list)
     moved: set = field(default_factory=set)
     compiled: Optional[_core._Program] = None  # the body as a C++ program (docs/kernel_model.md#compiled-kernels)
+    body: Optional["_Body"] = None  # over tensors with dynamic dims: the body, executed by each run
 
     def __iter__(self):
         """`with pypto.function(...) as f: for _ in f:` records the body once (PyPTO may record a
@@ -138,6 +145,16 @@ class Program:
             if not isinstance(given, _core.Tensor):
                 raise _fe(TypeError(f"function {self.name!r} argument {i} must be a tensor (pypto.from_torch), "
                                     f"got {type(given).__name__}"))
+            if is_dynamic_declaration(declared):
+                dims = declared._spec.dims  # None: a dynamic dim, any size
+                if declared.dtype != given.dtype or given.ndim != len(dims) or any(
+                        d is not None and d != n for d, n in zip(dims, given.shape)):
+                    raise _fe(ValueError(
+                        f"function {self.name!r} argument {i} ({getattr(declared, 'name', '')!r}) was declared "
+                        f"{declared._spec.shown()} {declared.dtype.name} but the run got {list(given.shape)} "
+                        f"{given.dtype.name}"))
+                bound.append(given)
+                continue
             shape = tuple(declared.shape)
             if (declared.dtype == given.dtype and tuple(given.shape) != shape and declared.numel == given.numel
                     and given.is_contiguous() and declared.ndim > 0):
@@ -153,8 +170,9 @@ class Program:
 
     def run(self, data: List[Any]) -> None:
         bound = self._bind(list(data))
-        placeholders = [t._whole for t in self.tensors]
-        platform, tile, cube = _core.get_platform(), _core.get_vec_tile_shapes(), _core._get_cube_tile_shapes()
+        if self.body is not None:
+            self._run_body(bound)
+            return
         if self.compiled is not None and all(
                 g.strides == d.strides and g.is_contiguous() == d.is_contiguous() for d, g in zip(self.tensors, bound)):
             try:
@@ -164,18 +182,38 @@ class Program:
                 raise _fe(e) from e
             self._check_goldens(bound)
             return
+        self.moved = set()
+        with self._bound(bound):
+            for step in self.steps:
+                step.replay(self)
+            for declared, given in zip(self.tensors, bound):
+                if id(declared) in self.moved:
+                    _copy_moved(declared, given)
+        self._check_goldens(bound)
+
+    def _run_body(self, bound: List[_core.Tensor]) -> None:
+        """A function over tensors with dynamic dims: its body runs again, eagerly, with the declared
+        tensors bound to this run's data (their sizes are known now)."""
+        with self._bound(bound):
+            self.body.run()
+            for declared, given in zip(self.tensors, bound):
+                if declared._address != given._address:  # rebound by move: its value lands in the data
+                    _copy_moved(declared, given)
+        self._check_goldens(bound)
+
+    @contextlib.contextmanager
+    def _bound(self, bound: List[_core.Tensor]):
+        """One run: the declared tensors bound to the run's data inside a kernel scope (a trace
+        track per run, docs/tracing.md); afterwards the platform and tile shape are restored and
+        the declared tensors are placeholders again (the caller's memory is not kept, F5)."""
+        placeholders = [t._whole for t in self.tensors]
+        platform, tile, cube = _core.get_platform(), _core.get_vec_tile_shapes(), _core._get_cube_tile_shapes()
         for declared, given in zip(self.tensors, bound):
             declared._rebind(given)
-        self.moved = set()
         _core._enter_kernel()
         try:
-            with trace.kernel_call(self.name, "function"):  # a track per run while tracing (docs/tracing.md)
-                for step in self.steps:
-                    step.replay(self)
-            for declared, given in zip(self.tensors, bound):
-                if id(declared) in self.moved:  # the whole moved value, padding included, as PyPTO's move
-                    whole = declared._whole
-                    _core.assemble(whole if whole.shape == given.shape else declared, [0] * declared.ndim, given)
+            with trace.kernel_call(self.name, "function"):
+                yield
         except _core.Error as e:
             raise _fe(e) from e
         finally:
@@ -183,16 +221,55 @@ class Program:
             _core.set_platform(platform)
             _core._restore_cube_tile_shapes(cube)
             _core.set_vec_tile_shapes(*tile) if tile else _core.reset_vec_tile_shapes()
-            # The declared tensors are placeholders again: the caller's memory is not kept (F5).
             for declared, placeholder in zip(self.tensors, placeholders):
                 declared._rebind(placeholder)
-        self._check_goldens(bound)
 
     def _check_goldens(self, bound: List[_core.Tensor]) -> None:
         if golden.wanted(None):  # set_verify_options(enable_pass_verify=True) + set_verify_golden_data
             golden.check(f"function {self.name}",
                          [(getattr(t, "name", "") or f"tensor {i}", t) for i, t in enumerate(bound)],
                          golden.take_goldens()[1])
+
+
+def _copy_moved(declared: _core.Tensor, given: _core.Tensor) -> None:
+    """A declared tensor the body rebound with `move`: its whole value, padding included, lands in
+    the bound data, as PyPTO's move."""
+    whole = declared._whole
+    _core.assemble(whole if whole.shape == given.shape else declared, [0] * declared.ndim, given)
+
+
+class _Body:
+    """The body of the `with pypto.function(...)` statement running in `frame`, from its source, as
+    module-level code over a snapshot of the names the frame sees when the statement starts (so it
+    reads and assigns names as the body itself does). Each run executes it on a copy of that
+    snapshot."""
+
+    def __init__(self, frame, name: str, program: "Program"):
+        filename = frame.f_code.co_filename
+        source = "".join(linecache.getlines(filename, frame.f_globals))
+        line = frame.f_lineno
+        statement = None
+        if source:
+            statements = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.With)
+                          and n.lineno <= line <= max(n.lineno, n.body[0].lineno - 1)]
+            statement = max(statements, key=lambda n: (n.lineno, n.col_offset), default=None)
+        if statement is None:
+            raise _fe(RuntimeError(f"pypto.function {name!r} declares tensors with dynamic dims, so each run executes "
+                                   f"its body again, but the source of the with statement at {filename}:{line} "
+                                   f"cannot be read"))
+        try:
+            self.code: CodeType = compile(ast.Module(body=statement.body, type_ignores=[]), filename, "exec")
+        except SyntaxError as e:  # return / yield / nonlocal: the body is not a block of its own
+            raise _fe(RuntimeError(f"pypto.function {name!r} declares tensors with dynamic dims, so each run executes "
+                                   f"its body again, which needs a body that runs on its own: {e}")) from None
+        self.names = dict(frame.f_globals)
+        self.names.update(frame.f_locals)
+        for item in statement.items:  # `with pypto.function(...) as f:` -- f is the program
+            if isinstance(item.optional_vars, ast.Name):
+                self.names[item.optional_vars.id] = program
+
+    def run(self) -> None:
+        exec(self.code, dict(self.names))  # noqa: S102 -- the program's own source
 
 
 def _fe(error: BaseException) -> BaseException:
@@ -240,9 +317,10 @@ class function:  # noqa: N801 — PyPTO's name
         self.name = name
         self.tensors = _flatten(tensors)
         for i, t in enumerate(self.tensors):
-            if _core._is_placeholder(t):
+            if _core._is_placeholder(t) and not is_dynamic_declaration(t):
                 raise _fe(TypeError(f"function {name!r}: tensor {i} is Tensor(), a placeholder; declare tensors "
                                     f"with pypto.tensor(shape, dtype, name)"))
+        self.dynamic = any(is_dynamic_declaration(t) for t in self.tensors)
         self.program: Optional[Program] = None
 
     def __enter__(self) -> Program:
@@ -250,11 +328,13 @@ class function:  # noqa: N801 — PyPTO's name
             raise _fe(RuntimeError(f"pypto.function {self.name!r} inside pypto.function "
                                    f"{_state.recording.name!r}: functions do not nest"))
         self.program = Program(self.name, list(self.tensors))
+        if self.dynamic:  # each run executes the body (a recording would fix the sizes)
+            self.program.body = _Body(sys._getframe(1), self.name, self.program)
         self._saved = (_core.get_platform(), _core.get_vec_tile_shapes(), _core._get_cube_tile_shapes())
         self._handling = handling(_Recorder(self.program))
         self._handling.__enter__()
         _state.recording = self.program
-        self._tracer = None if _compile.eager_forced() else _compile.begin(self.name, self.tensors)
+        self._tracer = None if _compile.eager_forced() or self.dynamic else _compile.begin(self.name, self.tensors)
         _core._enter_kernel()
         return self.program
 
@@ -270,9 +350,11 @@ class function:  # noqa: N801 — PyPTO's name
         _core.set_platform(platform)
         _core._restore_cube_tile_shapes(cube)
         _core.set_vec_tile_shapes(*tile) if tile else _core.reset_vec_tile_shapes()
-        if exc is None:
+        if exc is None or (self.dynamic and isinstance(exc, _core.Error)):
+            # Over dynamic dims the body stops at the first size it needs (or a check that needs
+            # one); each run executes it with the data's sizes and raises what is still wrong.
             _state.programs.append(self.program)
-            return False
+            return exc is not None
         if isinstance(exc, _core.Error):  # a failed check inside a function is also a FeError
             raise _fe(exc) from exc
         return False  # anything else propagates as it is

@@ -21,7 +21,7 @@ from typing import Callable, Optional, Union
 from .. import _core
 from .enums import NamedIntEnum
 
-__all__ = ["SymbolicScalar", "SymbolicExpr", "SatStatus", "SymInt", "symbolic_scalar", "min", "max", "ceildiv",
+__all__ = ["SymbolicScalar", "SymbolicExpr", "KnownDim", "SatStatus", "SymInt", "symbolic_scalar", "min", "max", "ceildiv",
            "ceil", "cond", "is_loop_begin", "is_loop_end", "bytes_of", "int_arg"]
 
 
@@ -249,6 +249,19 @@ class SymbolicScalar(_ScalarOps, int, metaclass=_ScalarType):
 
     def __repr__(self) -> str:
         return f"SymbolicScalar({int(self)})"
+
+
+class KnownDim(SymbolicScalar):
+    """An entry of a tensor's valid shape: PyPTO gives symbolic scalars there (`[d.concrete() for d
+    in t.valid_shape]`); on the CPU each is known, and prints as the int it is."""
+
+    name = ""
+    _kind = "immediate"
+
+    def __new__(cls, value: int):
+        return int.__new__(cls, value)
+
+    __repr__ = __str__ = int.__repr__
 
 
 class SymbolicExpr(_ScalarOps):

@@ -1,0 +1,313 @@
+"""Behaviours of hicann/pypto (883e7df) that its own test suite relies on, outside the operators.
+
+Each test names the upstream file the behaviour comes from; the programs are our own and the
+expected values come from numpy / torch or are written out by hand.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ptocpu as pypto
+from ptocpu.error import FeError
+
+
+def run_program(*torch_tensors):
+    pypto.runtime._device_run_once_data_from_host(*[pypto.from_torch(t) for t in torch_tensors])
+
+
+# --- view with a valid shape larger than the view's shape ---------------------------------------
+# python/tests/st/operation/vector/test_log10.py (and test_relu.py, test_tanh.py, ... 12 files)
+# give every block `valid_shape=[min(n - b * block, n), ...]`, which is n for the first block;
+# framework/src/interface/operation/operation_impl.cpp (CheckViewValidShapesConstraint) bounds a
+# valid shape by the viewed tensor's shape only.
+
+def test_view_valid_shape_larger_than_shape_is_clipped_to_the_block():
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    v = pypto.view(x, [2, 4], [1, 2], valid_shape=[4, 8])
+    assert v.shape == [2, 4] and v.valid_shape == [2, 4]
+    np.testing.assert_array_equal(v.numpy(), x[1:3, 2:6])
+    # one dim clipped, the other partly valid: the padding reads 0
+    w = pypto.view(x, [2, 4], [2, 4], valid_shape=[1, 8])
+    assert w.valid_shape == [1, 4]
+    np.testing.assert_array_equal(w.numpy(), [[20, 21, 22, 23], [0, 0, 0, 0]])
+
+
+@pytest.mark.parametrize("valid, pattern", [
+    ([5, 4], r"^view: valid_shape \[5, 4\] exceeds input shape \[4, 8\] at dim 0 \(5 > 4\)"),
+    ([4, 9], r"^view: valid_shape \[4, 9\] exceeds input shape \[4, 8\] at dim 1 \(9 > 8\)"),
+    # clipped to [2, 4], which at offset 3 runs past the input's 4 rows
+    ([4, 4], r"^view: offsets \[3, 0\] \+ valid_shape \(clipped to shape\) \[2, 4\] = \[5, 4\] is outside input"),
+])
+def test_view_valid_shape_beyond_the_input_is_a_tile_error(valid, pattern):
+    x = np.zeros((4, 8), np.float32)
+    with pytest.raises(pypto.TileError, match=pattern):
+        pypto.view(x, [2, 4], [3 if valid == [4, 4] else 0, 0], valid_shape=valid)
+
+
+def test_blocks_with_the_whole_tensor_as_valid_shape_compute_the_whole_tensor():
+    # the kernel shape of test_log10.py: 16x16 blocks of a 32x32 tensor, valid shape min(n - i*16, n)
+    pypto.set_platform("ascend950")
+    n = 32
+    a = pypto.tensor([n, n], pypto.DT_FP32, "a")
+    b = pypto.tensor([n, n], pypto.DT_FP32, "b")
+    with pypto.function("MAIN", a, b):
+        for i in pypto.loop(2):
+            for j in pypto.loop(2):
+                block = pypto.view(a, [16, 16], [i * 16, j * 16],
+                                   valid_shape=[pypto.min(pypto.symbolic_scalar(n) - i * 16, pypto.symbolic_scalar(n)),
+                                                pypto.min(pypto.symbolic_scalar(n) - j * 16, pypto.symbolic_scalar(n))])
+                pypto.set_vec_tile_shapes(8, 8)
+                block.move(pypto.exp(block))
+                pypto.assemble(block, [i * 16, j * 16], b)
+    ta = torch.rand(n, n)
+    tb = torch.zeros(n, n)
+    run_program(ta, tb)
+    torch.testing.assert_close(tb, torch.exp(ta), rtol=1e-6, atol=0)
+
+
+# --- tensors with dynamic dims ------------------------------------------------------------------
+# python/tests/ut/interface/test_tensor.py (test_init_tensor) declares pypto.tensor([-1, 32], ...);
+# test_symbolic_scalar_solver.py (test_affine_mop_call) reads its dim as
+# RUNTIME_GetInputShapeDim(ARG_c,0); python/pypto/tensor.py (Tensor.shape) gives dynamic dims as
+# symbolic scalars.
+
+def test_a_declared_dynamic_dim_is_an_unknown_named_after_the_tensor():
+    b = pypto.tensor([-1, 32], pypto.DT_FP16, "b", pypto.TileOpFormat.TILEOP_NZ)
+    assert (b.dtype, b.name, b.format, b.dim) == (pypto.DT_FP16, "b", pypto.TileOpFormat.TILEOP_NZ, 2)
+    assert str(b.shape[0]) == "RUNTIME_GetInputShapeDim(ARG_b,0)" and b.shape[1] == 32
+    with pytest.raises(ValueError):  # an unknown dim cannot be compared
+        assert b.shape == [-1, 32]
+    n = pypto.symbolic_scalar("n")
+    c = pypto.Tensor([n, 8], pypto.DT_INT32, "c")  # an unknown symbolic dim is dynamic too
+    assert str(c.shape[0]) == "RUNTIME_GetInputShapeDim(ARG_c,0)" and c.dtype == pypto.DT_INT32
+    a = pypto.symbolic_scalar("a")
+    rows = b.shape[0]
+    check = pypto.SymbolicScalar.check
+    assert check([a + 1 == rows - 1, a + 2 == rows - 1]) == pypto.SatStatus.UNSAT
+    assert check([a + 1 == rows - 1]) != pypto.SatStatus.UNSAT
+    with pytest.raises(pypto.ArgumentError, match=r"exp: input of shape \[RUNTIME_GetInputShapeDim\(ARG_b,0\), 32\] "
+                                                  r"has the dynamic dims \(0,\)\. Dynamic shape tensors are not"):
+        pypto.exp(b)
+
+
+def _record_add_rows(body):
+    """The kernel of python/tests/ut/interface/test_pto_loop.py (test_loop_manual_unroll) over
+    [-1, 64] tensors: every 64-row block of B is A's + 2, the block count read from A's dim."""
+    pypto.set_platform("ascend950")
+    A = pypto.tensor((-1, 64), pypto.DT_FP32, "A")  # noqa: N806
+    B = pypto.tensor((-1, 64), pypto.DT_FP32, "B")  # noqa: N806
+    with pypto.function("MAIN", A, B):
+        body(A, B)
+
+
+def _unrolled_blocks(A, B):  # noqa: N803
+    pypto.set_vec_tile_shapes(64, 64)
+    for b, k in pypto.loop_unroll(A.shape[0] // 64, unroll_list=[1, 2, 4], name="A", idx_name="b"):
+        tile = A[b * 64:(b + k) * 64, :]
+        tile = tile + 2
+        B[b * 64:, :] = tile
+
+
+def test_a_function_over_dynamic_dims_runs_its_body_with_each_runs_sizes():
+    _record_add_rows(_unrolled_blocks)  # recording stops where it needs A's rows: no error
+    for rows in (64 * 3, 64 * 7):
+        a = torch.rand(rows, 64)
+        out = torch.zeros(rows, 64)
+        run_program(a, out)
+        torch.testing.assert_close(out, a + 2, rtol=0, atol=0)
+    with pytest.raises(FeError, match=r"argument 1 \('B'\) was declared \[-1, 64\] DT_FP32 but the run got \[64, 32\]"):
+        run_program(torch.zeros(64, 64), torch.zeros(64, 32))
+    with pytest.raises(FeError, match=r"argument 0 \('A'\) was declared \[-1, 64\] DT_FP32 but the run got \[64, 64\] "
+                                      r"DT_INT32"):
+        run_program(torch.zeros(64, 64, dtype=torch.int32), torch.zeros(64, 64))
+
+
+def test_a_function_over_dynamic_dims_refuses_them_as_operands_when_it_runs():
+    def whole(A, B):  # noqa: N803
+        pypto.set_vec_tile_shapes(64, 64)
+        B[:] = A + 2
+
+    _record_add_rows(whole)
+    with pytest.raises(FeError, match="Dynamic shape tensors are not allowed as operation operands") as e:
+        run_program(torch.zeros(64, 64), torch.zeros(64, 64))
+    assert isinstance(e.value, pypto.ArgumentError)
+
+
+def test_a_function_body_that_cannot_run_alone_is_refused_when_recorded():
+    # the body is executed again by every run: it must be a block of its own (no return)
+    A = pypto.tensor((-1, 8), pypto.DT_FP32, "A")  # noqa: N806
+
+    def record():
+        with pypto.function("MAIN", A):
+            return A
+
+    with pytest.raises(FeError, match="needs a body that runs on its own"):
+        record()
+
+
+# python/tests/ut/interface/test_dynamic_shape_error.py: in a jit kernel a dim annotated
+# pypto.DYNAMIC has no size, so operators refuse the tensor (framework/src/interface/operation/
+# operation_common.cpp CheckTensorDynamicShape; operation_impl.cpp Assemble's own check).
+
+@pypto.frontend.jit
+def _exp_of_dynamic(a: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], pypto.DT_FP32),
+                    out: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 16)
+    out[:] = pypto.exp(a)
+
+
+@pypto.frontend.jit
+def _exp_of_views(a: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], pypto.DT_FP32),
+                  out: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, 16)
+    for i in pypto.loop(a.shape[0] // 2):
+        block = pypto.view(a, [2, 8], [i * 2, 0])
+        pypto.assemble(pypto.exp(block), [i * 2, 0], out)
+
+
+@pypto.frontend.jit
+def _assemble_dynamic(a: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], pypto.DT_FP32),
+                      out: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], pypto.DT_FP32), listed: bool):
+    if listed:
+        pypto.assemble([(a, [0, 0])], out)
+    else:
+        pypto.assemble(a, [0, 0], out)
+
+
+def test_jit_operators_refuse_a_dynamic_argument_and_compute_on_its_views():
+    a = torch.rand(4, 8)
+    out = torch.zeros(4, 8)
+    with pytest.raises(FeError, match=r"exp: input of shape \[4, 8\] has the dynamic dims \(0,\)\. Dynamic shape "
+                                      r"tensors are not allowed as operation operands"):
+        _exp_of_dynamic(a, out)
+    assert not out.any()
+    _exp_of_views(a, out)
+    torch.testing.assert_close(out, torch.exp(a))
+    for listed in (False, True):
+        with pytest.raises(FeError, match=r"^.*Assemble: shape of src tensor requires integer"):
+            _assemble_dynamic(a, out, listed)
+    # the mark lasts for the call only: the caller's tensor computes afterwards
+    t = pypto.asarray(np.ones((2, 8), np.float32))
+    with pytest.raises(FeError):
+        _exp_of_dynamic(t, np.zeros((2, 8), np.float32))
+    assert not hasattr(t, "_dynamic_dims") and pypto.exp(t).shape == (2, 8)
+
+
+# --- jit annotation checks ----------------------------------------------------------------------
+# python/tests/st/frontend/test_function_kernel.py looks for "does not match the shape" and "does not
+# match the dtype" (python/pypto/frontend/parser/entry.py _check_input_defs_match_tensors);
+# st/frontend/test_annotation_check.py for the number of dimensions.
+
+@pypto.frontend.jit
+def _annotated(a: pypto.Tensor(dtype=pypto.DT_INT32), b: pypto.Tensor([], pypto.DT_INT32),
+               c: pypto.Tensor([...], pypto.DT_INT32), d: pypto.Tensor([pypto.STATIC, 32], pypto.DT_INT32),
+               e: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_INT32), scalar=0):
+    d[:] = a + b + c + scalar
+
+
+def _ints(*shape):
+    return torch.ones(shape, dtype=torch.int32)
+
+
+def test_jit_checks_dtype_only_and_marker_annotations():
+    d = _ints(8, 32)
+    _annotated(_ints(8, 32), _ints(8, 32), _ints(8, 32), d, _ints(3, 2, 1), scalar=1)
+    assert torch.equal(d, torch.full((8, 32), 4, dtype=torch.int32))
+    cases = [
+        ((torch.ones(8, 32), _ints(8, 32), _ints(8, 32), d, _ints(2)), pypto.DTypeError,
+         r"parameter 'a' \(the 1st input tensor\): dtype DT_FP32 does not match the dtype of its definition DT_INT32"),
+        ((_ints(8, 32), _ints(8, 32), _ints(8, 32), _ints(8, 31), _ints(2)), pypto.ArgumentError,
+         r"parameter 'd' \(the 4th input tensor\): shape \[8, 31\] does not match the shape of its definition "
+         r"\[STATIC, 32\]"),
+        ((_ints(8, 32), _ints(8, 32), _ints(8, 32), _ints(8, 32, 1), _ints(2)), pypto.ArgumentError,
+         r"parameter 'd' \(the 4th input tensor\): the number of dimensions of shape \[8, 32, 1\] does not match"),
+        ((_ints(8, 32), _ints(8, 32), _ints(8, 32), d, torch.tensor(1, dtype=torch.int32)), pypto.ArgumentError,
+         r"parameter 'e' \(the 5th input tensor\): the number of dimensions of shape \[\] does not match the number "
+         r"of dimensions of its definition \[DYNAMIC, \.\.\.\]"),
+        ((_ints(8, 32), torch.ones(8, 32, dtype=torch.int8), _ints(8, 32), d, _ints(2)), pypto.DTypeError,
+         r"parameter 'b' \(the 2nd input tensor\): dtype DT_INT8 does not match"),
+    ]
+    for args, error, pattern in cases:
+        with pytest.raises(error, match=pattern) as e:
+            _annotated(*args)
+        assert isinstance(e.value, FeError)
+
+
+def test_nested_functions_check_their_annotations():
+    # test_function_kernel.py's sub_add_kernel: a pypto.frontend.function with annotated tensors
+    @pypto.frontend.function
+    def inner(a: pypto.Tensor(dtype=pypto.DT_INT32), d: pypto.Tensor([pypto.STATIC, 32], pypto.DT_INT32), s=0):
+        return a + d + s
+
+    @pypto.frontend.jit
+    def outer(a: pypto.Tensor(), d: pypto.Tensor(), out: pypto.Tensor()):
+        out[:] = inner(a, d, 1)
+
+    out = _ints(4, 32)
+    outer(_ints(4, 32), _ints(4, 32), out)
+    assert torch.equal(out, torch.full((4, 32), 3, dtype=torch.int32))
+    with pytest.raises(FeError, match=r"function .*inner parameter 'd' \(the 2nd input tensor\): shape \[4, 31\] does "
+                                      r"not match the shape of its definition \[STATIC, 32\]"):
+        outer(_ints(4, 31), _ints(4, 31), _ints(4, 31))
+    with pytest.raises(FeError, match=r"function .*inner parameter 'a' \(the 1st input tensor\): dtype DT_FP32 does"):
+        outer(torch.ones(4, 32), _ints(4, 32), _ints(4, 32))
+
+
+# --- smaller surfaces ---------------------------------------------------------------------------
+
+def test_get_vec_tile_shapes_is_a_list():
+    # python/pypto/_controller.py returns List[int]; ut/interface/test_multi_jit_scope.py compares
+    # `[64, 64] == pypto.get_vec_tile_shapes()`
+    assert pypto.get_vec_tile_shapes() == [] and isinstance(pypto.get_vec_tile_shapes(), list)
+    pypto.set_vec_tile_shapes(64, 64)
+    assert [64, 64] == pypto.get_vec_tile_shapes()
+
+
+def test_array_protocol_takes_numpy_2s_copy_keyword(recwarn):
+    # numpy 2 passes copy= to __array__ (st/test_dynamic_reshape_new_front.py compares np.array(...))
+    t = pypto.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    shared = np.asarray(t)
+    shared[0, 0] = 7
+    assert t.numpy()[0, 0] == 7
+    assert np.shares_memory(np.array(t, copy=False), shared)
+    copied = np.array(t, copy=True)
+    copied[0, 0] = 1
+    assert t.numpy()[0, 0] == 7
+    np.testing.assert_array_equal(np.array(t, dtype=np.float64), [[7, 1, 2], [3, 4, 5]])
+    with pytest.raises(pypto.ArgumentError, match="needs a copy, but copy=False"):
+        np.array(t, dtype=np.float64, copy=False)
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
+
+
+def test_assemble_takes_parallel_as_a_keyword_in_both_forms():
+    # ut/interface/test_tensor_view.py (test_single_assemble_explicit_parallel); python/pypto/
+    # operation.py: assemble(*args, parallel=False)
+    out = np.zeros((2, 4), np.float32)
+    pypto.assemble(np.ones((2, 2), np.float32), [0, 2], out, parallel=True)
+    pypto.assemble([(np.full((1, 2), 5, np.float32), [1, 0])], out, parallel=True)
+    np.testing.assert_array_equal(out, [[0, 0, 1, 1], [5, 5, 1, 1]])
+    with pytest.raises(TypeError, match="takes 3 positional arguments"):  # parallel: a keyword only, as in PyPTO
+        pypto.assemble(np.ones((2, 2), np.float32), [0, 0], out, True)
+
+
+def test_unpacking_a_tensor_in_a_function_is_an_fe_error():
+    # ut/interface/test_tensor.py (test_tensor_starred); python/pypto/tensor.py: Tensor.__iter__
+    # raises FeError(TypeError("Tensor is not iterable."))
+    a = pypto.tensor([4, 4], pypto.DT_INT32, "a")
+    with pytest.raises(FeError, match="not iterable") as e:
+        with pypto.function("SUBS", a):
+            first, *rest = a - 3
+    assert isinstance(e.value, pypto.DTypeError)
+    # outside kernels a ptocpu tensor iterates its rows, as an array
+    rows = list(pypto.asarray(np.arange(6).reshape(3, 2)))
+    assert [r.tolist() for r in rows] == [[0, 1], [2, 3], [4, 5]]
+
+
+def test_valid_shape_entries_are_known_symbolic_scalars():
+    # ut/interface/test_tensor.py (test_tensor_subs_tensor_element): [x.concrete() for x in c.valid_shape]
+    v = pypto.view(np.zeros((4, 8), np.float32), [4, 4], [2, 0])
+    assert [x.concrete() for x in v.valid_shape] == [2, 4]
+    assert all(isinstance(x, pypto.SymbolicScalar) for x in v.valid_shape)
+    assert v.valid_shape == [2, 4] and v.valid_shape == (2, 4) and repr(v.valid_shape) == "(2, 4)"
