@@ -17,14 +17,12 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <atomic>
 #include <cstring>
-#include <memory>
-#include <mutex>
 #include <type_traits>
 #include <vector>
 
 #include "copy/simd.h"
+#include "kernels/scratch.h"
 #include "ptocpu/parallel.h"
 
 namespace pto::kernels {
@@ -179,16 +177,26 @@ struct Fp16Table {
 };
 constexpr Fp16Table kFp16Table{};
 inline float decode(fp16_t v) { return float_from_bits(kFp16Table.bits[v.bits]); }
-// fp32 -> fp16 inline and branch-light (the exact IEEE bit trick of Marat Dukhan's FP16
-// library), bit-identical to float_to_fp16_bits, which still takes NaN (checked over all 2^32
-// floats).
+// The same decode without the table, branch-free (Marat Dukhan's FP16 bit trick, NaN codes made
+// the table's quiet NaN), for loops that vectorise; bit-identical to decode over all 2^16 codes.
+inline float decode_arith(fp16_t v) {
+  const uint32_t h = v.bits, sign = (h & 0x8000u) << 16, two_w = h << 17;
+  const uint32_t normal = float_bits(float_from_bits((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f);
+  const uint32_t subnormal = float_bits(float_from_bits((two_w >> 17) | (126u << 23)) - 0.5f);
+  const uint32_t magnitude = two_w < (1u << 27) ? subnormal : normal;
+  return float_from_bits(sign | ((h & 0x7FFFu) > 0x7C00u ? 0x7FC00000u : magnitude));
+}
+// fp32 -> fp16 inline and branch-free, so that loops over it vectorise (the exact IEEE bit trick
+// of Marat Dukhan's FP16 library), bit-identical to float_to_fp16_bits (checked over all 2^32
+// floats); a NaN gives its canonical quiet NaN, as float_to_fp16_bits does.
 inline uint16_t fp16_round(float f) {  // round to nearest even, overflow to inf
   const uint32_t w = float_bits(f), shl1 = w + w;
-  if (shl1 > 0xFF000000u) return float_to_fp16_bits(f);  // NaN
   uint32_t bias = std::max(shl1 & 0xFF000000u, 0x71000000u);
   const float base = float_from_bits((bias >> 1) + 0x07800000u) + (std::fabs(f) * 0x1.0p+112f) * 0x1.0p-110f;
   const uint32_t bits = float_bits(base);
-  return static_cast<uint16_t>(((w & 0x80000000u) >> 16) | (((bits >> 13) & 0x7C00u) + (bits & 0x0FFFu)));
+  const uint32_t sign = (w & 0x80000000u) >> 16;
+  const uint32_t finite = sign | (((bits >> 13) & 0x7C00u) + (bits & 0x0FFFu));
+  return static_cast<uint16_t>(shl1 > 0xFF000000u ? sign | 0x7E00u : finite);
 }
 
 // Stores an accumulator back: rounded once, except that an element whose accumulator still
@@ -198,14 +206,15 @@ inline void store_back(bf16_t& dst, float acc) {
   dst.bits = a == orig ? dst.bits : bf16_round(a);
 }
 inline void store_back(fp16_t& dst, float acc) {  // branch-free: a target may be stored several times
-  const uint16_t keep = static_cast<uint16_t>(0u - static_cast<uint32_t>(float_bits(decode(dst)) == float_bits(acc)));
+  const uint16_t keep = static_cast<uint16_t>(0u - static_cast<uint32_t>(float_bits(decode_arith(dst)) == float_bits(acc)));
   dst.bits = static_cast<uint16_t>((dst.bits & keep) | (fp16_round(acc) & ~keep));
 }
 
 // A contiguous run of 16-bit floats to fp32 accumulators (vectorised per target).
+inline float decode_arith(bf16_t v) { return decode(v); }
 template <class T>
 PTO_SIMD_CLONES void decode_run(float* dst, const T* src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = decode(src[i]);
+  for (int64_t i = 0; i < n; ++i) dst[i] = decode_arith(src[i]);
 }
 
 template <class T>
@@ -333,32 +342,6 @@ void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, i
 
 // ---- the driver ----------------------------------------------------------------------------
 
-// Per-thread scratch buffers, allocated before any work starts (an allocation failure then
-// throws before anything is written; kernels run inside parallel_for, which must not throw).
-// Each parallel_for chunk takes one slot; pages never touched cost nothing.
-template <class E>
-class Scratch {
- public:
-  Scratch(int64_t per_slot, bool needed)
-      : per_(per_slot), slots_(needed ? get_num_threads() + 1 : 0), data_(needed ? new E[per_ * slots_] : nullptr) {}
-  E* take() {  // a chunk's buffer (more chunks than threads only if the thread count changed meanwhile)
-    if (!data_) return nullptr;
-    const int i = next_.fetch_add(1, std::memory_order_relaxed);
-    if (i < slots_) return data_.get() + per_ * i;
-    std::lock_guard<std::mutex> lock(mutex_);
-    extra_.emplace_back(new E[per_]);
-    return extra_.back().get();
-  }
-
- private:
-  int64_t per_;
-  int slots_;
-  std::unique_ptr<E[]> data_;
-  std::atomic<int> next_{0};
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<E[]>> extra_;
-};
-
 // Row mode with short lines and few contributions per row (narrow tensors, e.g. x [N, 8],
 // index [N, 1]): per-row bookkeeping would cost more than the row, so each row is a plain loop
 // and consecutive rows stream through the hardware prefetcher. fp16 / bf16 add / multiply
@@ -415,11 +398,34 @@ __attribute__((always_inline)) inline void short_rows_range(const ScatterArgs& a
   [[maybe_unused]] float ac[kShortLineBytes / 2];
   [[maybe_unused]] uint64_t touched[kShortLineBytes / 2 / 64];
   const int64_t words = (g.nd + 63) / 64;
+  // Lines longer than a cache line with few targets each: the targets kTargetsAhead rows on are
+  // prefetched for writing (a random line of each row; the hardware prefetchers follow the rows
+  // only when every line of them is touched).
+  constexpr int64_t kTargetsAhead = 16;
+  const bool prefetch = g.nd * osd * static_cast<int64_t>(sizeof(T)) > 64 && md * 4 <= g.nd;
   for (int64_t o = begin; o < end; ++o) {
     T* orow = out + g.out_outer(o);
     const T* srow = scalar ? src : src + g.src_outer(o);
     const I* irow = idx + o * md;
+    if (prefetch && o + kTargetsAhead < end) {
+      const T* arow = out + g.out_outer(o + kTargetsAhead);
+      for (int64_t j = 0; j < md; ++j) __builtin_prefetch(arow + irow[kTargetsAhead * md + j] * osd, 1);
+    }
     if constexpr (kAcc) {  // each target stored once: a bit per line element marks the targets
+      if (words == 1) {  // lines of up to 64 elements: the whole line decoded, the marks in a register
+        uint64_t bits = 0;
+        for (int64_t t = 0; t < g.nd; ++t) ac[t] = decode_with<Conv>(orow[t * osd]);
+        for (int64_t j = 0; j < md; ++j) {
+          const int64_t t = irow[j];
+          ac[t] = combine<float, R>(ac[t], decode_with<Conv>(srow[j * ssd]));
+          bits |= uint64_t(1) << t;
+        }
+        for (; bits; bits &= bits - 1) {
+          const int64_t t = std::countr_zero(bits);
+          store_back_with<Conv>(orow[t * osd], ac[t]);
+        }
+        continue;
+      }
       std::fill(touched, touched + words, uint64_t(0));
       for (int64_t j = 0; j < md; ++j) {
         const int64_t t = irow[j];
@@ -633,10 +639,11 @@ void dispatch_type(const ScatterArgs& a, const Geometry& g) {
   }
 }
 
-// The kernels' index types: int32 / int64 as given, uint16 for a narrowed copy.
+// The kernels' index types: int32 / int64 as given, uint8 / uint16 for a narrowed copy.
 template <class F>
 void visit_kernel_index(DType dt, F&& f) {
-  if (dt == DType::UINT16) f(type_tag<uint16_t>{});
+  if (dt == DType::UINT8) f(type_tag<uint8_t>{});
+  else if (dt == DType::UINT16) f(type_tag<uint16_t>{});
   else visit_index_dtype(dt, f);
 }
 

@@ -9,7 +9,7 @@ namespace pto::kernels {
 struct ScatterArgs {
   Tensor out;             // written in place; any strides, no two elements at one address
   int dim = 0;            // normalised
-  Tensor index;           // contiguous int32 / int64 (or the uint16 copy index_bounds narrows), values in [0, out.shape(dim))
+  Tensor index;           // contiguous int32 / int64 (or the uint8 / uint16 copy index_bounds narrows), values in [0, out.shape(dim))
   Tensor src;             // index-shaped view of src (any strides); undefined for a scalar src
   const void* scalar = nullptr;  // one element of out's dtype when src is undefined
   ScatterReduce reduce = ScatterReduce::None;

@@ -22,6 +22,7 @@ namespace {
 struct IndexAddPlan {
   int dim = 0;
   alignas(8) unsigned char alpha[8] = {};  // alpha converted to input's dtype
+  bool alpha_is_one = false;               // contributions are the source values themselves
 };
 
 // The largest finite value of a floating dtype index_add takes.
@@ -46,7 +47,9 @@ std::pair<double, double> alpha_range(DType dt) {
 }
 
 // alpha must be a finite number that input's dtype represents (a float alpha for an integer
-// dtype is then truncated toward zero); it is converted to that dtype once, here.
+// dtype is then truncated toward zero); it is converted to that dtype once, here. A float alpha
+// for fp16 / bf16 goes through fp32 first, as the device's alpha does (its op builder converts
+// alpha to fp32 before storing it in the dtype, and the kernel receives it as an fp32 literal).
 void encode_alpha(const char* op, const Scalar& alpha, DType dt, void* out) {
   if (alpha.kind == Scalar::Kind::Bool)
     fail<DTypeError>(op, ": alpha ", alpha.to_string(), " is a bool; alpha must be an int or a float");
@@ -63,7 +66,17 @@ void encode_alpha(const char* op, const Scalar& alpha, DType dt, void* out) {
     fail<ArgumentError>(op, ": alpha ", alpha.to_string(), " cannot be converted to ", dtype_name(dt),
                         " without overflow; allowed: ", range.str());
   }
-  encode_scalar(alpha, dt, out, op, "alpha");  // an integer outside an integer dtype's range fails here
+  const bool via_fp32 = alpha.kind == Scalar::Kind::Float && (dt == DType::FP16 || dt == DType::BF16);
+  // an integer outside an integer dtype's range fails here
+  encode_scalar(via_fp32 ? Scalar::of_float(static_cast<float>(alpha.f)) : alpha, dt, out, op, "alpha");
+}
+
+// The device's kernel skips the multiplication when |alpha - 1| <= 1e-6 in fp32: besides 1
+// itself, fp32 alphas within 1e-6 of 1 count as 1. fp64 (no device dtype) needs exactly 1.
+bool alpha_acts_as_one(DType dt, const void* alpha) {
+  const double a = element_to_double(dt, alpha);
+  if (dt == DType::FP64) return a == 1.0;
+  return std::fabs(static_cast<float>(a) - 1.0f) <= 1e-6f;
 }
 
 // Everything docs/ops/index_add.md asks, touching no tensor data.
@@ -96,6 +109,7 @@ IndexAddPlan validate_index_add(const char* op, const Tensor& input, int64_t dim
                           shape_to_string(input.shape()), " at axis ", a, " (", source.shape(a), " != ",
                           input.shape(a), "); only dim ", d, " may differ");
   encode_alpha(op, alpha, input.dtype(), plan.alpha);
+  plan.alpha_is_one = alpha_acts_as_one(input.dtype(), plan.alpha);
   if (in_place) checks::check_writable_in_place(op, input, "use index_add");
 
   const Shape& tile = get_vec_tile_shapes();
@@ -124,7 +138,9 @@ Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_
   index_bounds::check_for_dim(op, idx, input, plan.dim);
   // Every check has passed: from here on the call succeeds.
   const Tensor out = checks::written_tensor(input, in_place);
-  kernels::index_add({out, plan.dim, idx, checks::unaliased(source, out), plan.alpha});
+  // The device rounds an fp16 / bf16 product alpha * s to the dtype on its last-axis path only.
+  kernels::index_add({out, plan.dim, idx, checks::unaliased(source, out), plan.alpha, plan.alpha_is_one,
+                      plan.dim == input.ndim() - 1});
   return out;
 }
 
@@ -174,11 +190,11 @@ void families::add_index_add(std::vector<OpDef>& table) {
 For i = 0 .. len(index)-1 in order: input[.., index[i], ..] += alpha * source[.., i, ..]
 along dim. index: 1-D int32 / int64, values in [0, input.shape[dim]); source: input's dtype
 and shape except source.shape[dim] == len(index).
-Rounding, as the device does it: alpha is converted to input's dtype, then each step computes
-v = round(alpha * s) and x = round(x + v) in fp32 (fp64 for fp64) -- one rounding each, no
-wider accumulator. Integers wrap. With alpha 1 this is torch's index_add wherever torch adds
-slice by slice. alpha must be finite and fit input's dtype; a bool alpha is a DTypeError.
-No BOOL or fp8 inputs.
+Rounding, as the device does it: alpha is converted to input's dtype. fp16 / bf16 run in fp32:
+each target element accumulates its contributions in index order in fp32 and is rounded once
+(on the last dim, alpha * s is first rounded to the dtype). fp32 (fp64) adds step by step,
+each product and sum rounded; integers wrap. alpha within 1e-6 of 1 counts as 1.
+alpha must be finite and fit input's dtype; a bool alpha is a DTypeError. No BOOL or fp8 inputs.
 
 Raises IndexOutOfRange, DTypeError, ArgumentError (shapes, alpha), TileError; a failed call
 writes nothing.
@@ -204,11 +220,11 @@ In place: writes input and returns it (the same object for a ptocpu.Tensor).
 For i = 0 .. len(index)-1 in order: input[.., index[i], ..] += alpha * source[.., i, ..]
 along dim. index: 1-D int32 / int64, values in [0, input.shape[dim]); source: input's dtype
 and shape except source.shape[dim] == len(index).
-Rounding, as the device does it: alpha is converted to input's dtype, then each step computes
-v = round(alpha * s) and x = round(x + v) in fp32 (fp64 for fp64) -- one rounding each, no
-wider accumulator. Integers wrap. With alpha 1 this is torch's index_add wherever torch adds
-slice by slice. alpha must be finite and fit input's dtype; a bool alpha is a DTypeError.
-No BOOL or fp8 inputs.
+Rounding, as the device does it: alpha is converted to input's dtype. fp16 / bf16 run in fp32:
+each target element accumulates its contributions in index order in fp32 and is rounded once
+(on the last dim, alpha * s is first rounded to the dtype). fp32 (fp64) adds step by step,
+each product and sum rounded; integers wrap. alpha within 1e-6 of 1 counts as 1.
+alpha must be finite and fit input's dtype; a bool alpha is a DTypeError. No BOOL or fp8 inputs.
 
 Raises IndexOutOfRange, DTypeError, ArgumentError (shapes, alpha), TileError; a failed call
 writes nothing.

@@ -14,19 +14,19 @@ namespace {
 
 // OR of "value out of [0, bound)" over v[0, n), one unsigned compare per value (negative values
 // wrap to huge ones); branch-free so that it vectorises (runtime-dispatched clones). With
-// `narrow`, the values are also stored as uint16 (meaningful when every value is below 65536).
+// `narrow`, the values are also stored as uint8 / uint16 (meaningful when every value fits).
 template <class U>
 PTO_SIMD_CLONES bool any_out_of_bounds(const U* v, int64_t n, U bound) {
   U any = 0;
   for (int64_t i = 0; i < n; ++i) any |= static_cast<U>(v[i] >= bound);
   return any != 0;
 }
-template <class U>
-PTO_SIMD_CLONES bool any_out_of_bounds_narrowed(const U* v, uint16_t* narrow, int64_t n, U bound) {
+template <class U, class N>
+PTO_SIMD_CLONES bool any_out_of_bounds_narrowed(const U* v, N* narrow, int64_t n, U bound) {
   U any = 0;
   for (int64_t i = 0; i < n; ++i) {
     any |= static_cast<U>(v[i] >= bound);
-    narrow[i] = static_cast<uint16_t>(v[i]);
+    narrow[i] = static_cast<N>(v[i]);
   }
   return any != 0;
 }
@@ -38,6 +38,8 @@ PTO_SIMD_CLONES bool any_at_or_above(const I* v, int64_t n, I bound) {
   for (int64_t i = 0; i < n; ++i) any |= static_cast<I>(v[i] >= bound);
   return any != 0;
 }
+
+inline void prefetch_nta(const char* p) { __builtin_prefetch(p, 0, 0); }
 
 std::string position(int64_t flat, const Shape& shape) {
   std::vector<int64_t> idx(shape.size());
@@ -54,7 +56,7 @@ std::string position(int64_t flat, const Shape& shape) {
 
 }  // namespace
 
-bool all_in_bounds(const Tensor& index, int64_t bound, uint16_t* narrow, Negatives negatives) {
+bool all_in_bounds(const Tensor& index, int64_t bound, const Tensor* narrow, Negatives negatives) {
   std::atomic<bool> bad{false};
   visit_index_dtype(index.dtype(), [&](auto tag) {
     using I = typename decltype(tag)::type;
@@ -66,10 +68,25 @@ bool all_in_bounds(const Tensor& index, int64_t bound, uint16_t* narrow, Negativ
     // Skip: a bound past the type's range leaves nothing out
     const bool skip_all = negatives == Negatives::Skip && bound > std::numeric_limits<I>::max();
     parallel_for(index.numel(), int64_t(1) << 16, [&](int64_t begin, int64_t end) {
-      bool out;
-      if (negatives == Negatives::Skip) out = !skip_all && any_at_or_above<I>(s + begin, end - begin, static_cast<I>(bound));
-      else if (narrow) out = any_out_of_bounds_narrowed(v + begin, narrow + begin, end - begin, b);
-      else out = any_out_of_bounds(v + begin, end - begin, b);
+      bool out = false;
+      // Blocks of kBlockBytes, the one kAheadBlocks on prefetched non-temporally: the index
+      // streams through L1 without pushing the op's other data (often still in cache) out of
+      // L2 and the last-level cache.
+      constexpr int64_t kBlockBytes = 4096, kAheadBlocks = 4;
+      const int64_t per = kBlockBytes / static_cast<int64_t>(sizeof(I));
+      for (int64_t b0 = begin; b0 < end; b0 += per) {
+        const int64_t n = std::min(per, end - b0);
+        if (const int64_t ahead = b0 + kAheadBlocks * per; ahead < end) {  // no pointer past the index
+          const char* p = reinterpret_cast<const char*>(s + ahead);
+          const int64_t bytes = std::min(per, end - ahead) * static_cast<int64_t>(sizeof(I));
+          for (int64_t o = 0; o < bytes; o += 64) prefetch_nta(p + o);
+        }
+        if (negatives == Negatives::Skip) out |= !skip_all && any_at_or_above<I>(s + b0, n, static_cast<I>(bound));
+        else if (narrow && narrow->dtype() == DType::UINT8)
+          out |= any_out_of_bounds_narrowed(v + b0, narrow->data_as<uint8_t>() + b0, n, b);
+        else if (narrow) out |= any_out_of_bounds_narrowed(v + b0, narrow->data_as<uint16_t>() + b0, n, b);
+        else out |= any_out_of_bounds(v + b0, n, b);
+      }
       if (out) bad.store(true, std::memory_order_relaxed);
     });
   });

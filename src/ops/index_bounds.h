@@ -14,9 +14,10 @@ namespace pto::index_bounds {
 enum class Negatives { Error, Skip };
 
 // True when every value of the contiguous int32 / int64 `index` is in [0, bound) (below bound
-// with Negatives::Skip). When `narrow` is given (bound <= 65536, numel elements, Negatives::Error),
-// the same pass also writes every value as uint16 there, a copy a kernel can read at 2 bytes a value.
-bool all_in_bounds(const Tensor& index, int64_t bound, uint16_t* narrow = nullptr,
+// with Negatives::Skip). When `narrow` is given (a contiguous UINT8 tensor for bound <= 256, or
+// UINT16 for bound <= 65536, of index's numel, Negatives::Error), the same pass also writes
+// every value there, a copy a kernel can read at 1 or 2 bytes a value.
+bool all_in_bounds(const Tensor& index, int64_t bound, const Tensor* narrow = nullptr,
                    Negatives negatives = Negatives::Error);
 
 // The IndexError for the first value of `index` out of [0, bound), naming its position;
@@ -26,7 +27,7 @@ bool all_in_bounds(const Tensor& index, int64_t bound, uint16_t* narrow = nullpt
 
 // The pass, then, only on failure, the rescan; context() builds the message tail only then.
 template <class Context>
-void check(const char* op, const Tensor& index, int64_t bound, Context&& context, uint16_t* narrow = nullptr,
+void check(const char* op, const Tensor& index, int64_t bound, Context&& context, const Tensor* narrow = nullptr,
            Negatives negatives = Negatives::Error) {
   if (!all_in_bounds(index, bound, narrow, negatives)) fail_first_out_of_bounds(op, index, bound, context(), negatives);
 }

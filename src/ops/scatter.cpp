@@ -117,13 +117,15 @@ Tensor scatter_impl(const char* op, bool in_place, const Tensor& input, int64_t 
     idx = copy;
   }
   const int64_t bound = input.shape(plan.dim);
-  // A large index with a small bound is also narrowed to uint16 by the same pass: the kernel
-  // then reads 2 bytes a value instead of 4 or 8 (and a copy that small often stays in cache).
+  // A large index with a small bound is also narrowed to uint8 / uint16 by the same pass: the
+  // kernel then reads 1 or 2 bytes a value instead of 4 or 8 (and a copy that small often stays
+  // in cache).
   Tensor narrow;
-  if (bound <= 65536 && idx.numel() >= (1 << 20)) narrow = Tensor::empty(idx.shape(), DType::UINT16);
+  if (bound <= 65536 && idx.numel() >= (1 << 20))
+    narrow = Tensor::empty(idx.shape(), bound <= 256 ? DType::UINT8 : DType::UINT16);
   index_bounds::check(op, idx, bound, [&] {
     return "for dim " + std::to_string(plan.dim) + " of input shape " + shape_to_string(input.shape());
-  }, narrow.defined() ? narrow.data_as<uint16_t>() : nullptr);
+  }, narrow.defined() ? &narrow : nullptr);
   // Every check has passed: from here on the call succeeds.
   Tensor out = input;
   if (!in_place) {

@@ -1,8 +1,8 @@
-"""index_add_ / index_add (docs/ops/index_add.md) against ptocpu._reference's numpy loop of the per-step rule
-(v = round(alpha * s), x = round(x + v), computed in fp32 — fp64 for fp64 — with alpha first
-converted to the input's dtype; integers wrap), against torch's index_add (bit for bit with
-alpha 1 wherever torch adds step by step), upstream's doc example and official rows, one test per
-error rule."""
+"""index_add_ / index_add (docs/ops/index_add.md) against ptocpu.tools.reference's numpy loop of the device's
+rule (fp16 / bf16: one fp32 accumulator per element, rounded once; fp32 / fp64: every step rounded; integers
+wrap), against this file's own numpy references of fp32 accumulation and of per-step rounding (inputs where
+the two differ), against torch's index_add (bit for bit with alpha 1 wherever torch takes the same rule),
+upstream's doc example and official rows, one test per error rule."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -69,10 +69,12 @@ TORCH_LAYOUTS = [((300, 70), 0, 500), ((70, 300), 1, 500), ((6, 120, 33), 1, 400
                                 torch.int8, torch.int64])
 @pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
 def test_alpha_one_is_torch_bit_for_bit(dt, index_dtype):
+    """fp16 / bf16 where torch accumulates in fp32 (its scatter_add path), every other dtype everywhere."""
     torch.manual_seed(3)
+    compared = 0
     for shape, dim, n in TORCH_LAYOUTS:
         d = dim % len(shape)
-        if dt.is_floating_point and dt.itemsize == 2 and not torch_steps(d, index_dtype, len(shape)):
+        if dt.is_floating_point and dt.itemsize == 2 and torch_steps(d, index_dtype, len(shape)):
             continue
         x = (torch.randn(shape) * 20).to(dt)
         sshape = list(shape)
@@ -83,20 +85,130 @@ def test_alpha_one_is_torch_bit_for_bit(dt, index_dtype):
         assert torch.equal(torch.from_dlpack(ptocpu.index_add(x, dim, index, src)), want), (shape, dim)
         ptocpu.index_add_(x, dim, index, src)  # in place on the torch tensor
         assert torch.equal(x, want)
+        compared += 1
+    assert compared >= (2 if index_dtype == torch.int64 else 0)
 
 
-@pytest.mark.parametrize("dt", [torch.float16, torch.bfloat16])
-def test_torch_scatter_add_path_accumulates_in_fp32_we_round_per_step(dt):
-    """Where torch takes its scatter_add path it rounds once at the end; index_add_ follows the
-    device (one rounding per step), which the numpy reference reproduces and the test tells apart."""
-    torch.manual_seed(1)
-    x = torch.randn(50, 60).to(dt)
-    src = torch.randn(400, 60).to(dt)
-    index = torch.randint(0, 50, (400,))
-    got = ptocpu.index_add(x, 0, index, src)
-    to_np = (lambda t: t.view(torch.int16).numpy().view(BF16)) if dt == torch.bfloat16 else (lambda t: t.numpy())
-    assert_same_bits(got, ref.index_add(to_np(x), 0, index.numpy(), to_np(src)))
-    assert not torch.equal(torch.from_dlpack(got), x.index_add(0, index, src))
+# ---------------------------------------------------------------- fp16 / bf16: fp32 accumulation
+# Two numpy references written here, independent of ptocpu: the device's rule (an fp32 accumulator
+# per element, one rounding) and the per-step rounding it replaces; the inputs make them differ.
+
+def to_f32(a):
+    return np.asarray(a).astype(np.float32)
+
+
+def fp32_accumulate(x, dim, index, src, alpha=None, round_product=False):
+    """acc = fp32(x); acc += v in fp32 for each contribution in index order (v = s, or fp32(alpha * s),
+    rounded to the dtype first when round_product); x = round(acc) for every element an index names."""
+    acc = to_f32(x)
+    for i, t in enumerate(index):
+        v = to_f32(np.take(src, i, axis=dim))
+        if alpha is not None:
+            v = np.float32(alpha) * v
+            if round_product:
+                v = to_f32(v.astype(x.dtype))
+        sel = [slice(None)] * x.ndim
+        sel[dim] = t
+        acc[tuple(sel)] += v
+    out = x.copy()
+    sel = [slice(None)] * x.ndim
+    sel[dim] = sorted(set(int(t) for t in index))
+    out[tuple(sel)] = acc[tuple(sel)].astype(x.dtype)
+    return out
+
+
+def per_step(x, dim, index, src):
+    out = x.copy()
+    for i, t in enumerate(index):
+        sel = [slice(None)] * x.ndim
+        sel[dim] = t
+        out[tuple(sel)] = (to_f32(out[tuple(sel)]) + to_f32(np.take(src, i, axis=dim))).astype(x.dtype)
+    return out
+
+
+def differs(a, b) -> bool:
+    return bool((a.view(np.uint16) != b.view(np.uint16)).any())
+
+
+@pytest.mark.parametrize("dt", [np.float16, BF16])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("layout", [((40, 24), 0, 300), ((24, 40), 1, 300), ((3, 30, 5), 1, 200), ((500,), 0, 2000)])
+def test_half_accumulates_in_fp32_and_rounds_once(dt, index_dtype, layout):
+    shape, dim, n = layout
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(shape).astype(np.float32).astype(dt)
+    sshape = list(shape)
+    sshape[dim] = n
+    src = (rng.standard_normal(sshape) * 0.3).astype(np.float32).astype(dt)
+    index = rng.integers(0, shape[dim], size=n).astype(index_dtype)
+    want = fp32_accumulate(x, dim, index, src)
+    assert differs(want, per_step(x, dim, index, src))  # the inputs tell the two rules apart
+    assert_same_bits(ptocpu.index_add(x, dim, index, src), want)
+    for threads in (1, 2, 3):
+        ptocpu.set_num_threads(threads)
+        y = x.copy()
+        ptocpu.index_add_(y, dim, index, src)
+        assert_same_bits(y, want)
+    # torch rounds per slice on its slice-by-slice path (an int32 index here): ours differs from it there
+    if index_dtype == np.int32:
+        tx = torch.from_numpy(x.view(np.int16)).view(torch.bfloat16) if dt == BF16 else torch.from_numpy(x)
+        tsrc = torch.from_numpy(src.view(np.int16)).view(torch.bfloat16) if dt == BF16 else torch.from_numpy(src)
+        t = tx.index_add(dim, torch.from_numpy(index), tsrc)
+        t = t.view(torch.int16).numpy().view(BF16) if dt == BF16 else t.numpy()
+        assert_same_bits(t, per_step(x, dim, index, src))
+
+
+@pytest.mark.parametrize("dt", [np.float16, BF16])
+def test_half_alpha_product_rounded_on_the_last_dim_only(dt):
+    """The device's last-axis path rounds alpha * s to the dtype before the fp32 add; the other
+    dims add the fp32 product. The same numbers along the last dim and along dim 0 (transposed)
+    give both rules."""
+    rng = np.random.default_rng(7)
+    alpha = 1.1
+    a = np.float32(np.float32(alpha).astype(dt))  # alpha as the device holds it
+    x = rng.standard_normal((16, 48)).astype(np.float32).astype(dt)
+    src = rng.standard_normal((16, 300)).astype(np.float32).astype(dt)
+    index = rng.integers(0, 48, size=300)
+    last = fp32_accumulate(x, 1, index, src, a, round_product=True)
+    inner = fp32_accumulate(x, 1, index, src, a, round_product=False)
+    assert differs(last, inner)
+    assert_same_bits(ptocpu.index_add(x, 1, index, src, alpha=alpha), last)
+    xt, st = np.ascontiguousarray(x.T), np.ascontiguousarray(src.T)  # [48, 16]: dim 0 is not the last
+    assert_same_bits(ptocpu.index_add(xt, 0, index, st, alpha=alpha), np.ascontiguousarray(inner.T))
+    x3, s3 = x[:, :, None], src[:, :, None]  # [16, 48, 1]: dim 1 is not the last, a trailing axis of 1
+    assert_same_bits(ptocpu.index_add(x3, 1, index, s3, alpha=alpha), inner[:, :, None])
+
+
+def test_fp16_accumulates_in_fp32_and_rounds_once():
+    """1 + 1000 * 2^-12 in fp16: per-step rounding would stay at 1 (each 2^-12 is below half an ulp
+    of 1); the fp32 accumulator reaches 1.244140625, which fp16 holds exactly."""
+    x = np.ones((1, 4), np.float16)
+    src = np.full((1000, 4), 2.0**-12, np.float16)
+    out = ptocpu.index_add(x, 0, np.zeros(1000, np.int64), src)
+    assert out.numpy().tolist() == [[1.244140625] * 4]
+    out = ptocpu.index_add(x, 1, np.zeros(1000, np.int32), src.reshape(4, 1000)[:1])
+    assert out.numpy().tolist() == [[1.244140625, 1.0, 1.0, 1.0]]
+
+
+def test_alpha_as_the_device_holds_it():
+    """alpha counts as 1 within 1e-6 of 1 in fp32; a float alpha for fp16 / bf16 is rounded to fp32,
+    then to the dtype (1 + 2^-11 + 2^-40 rounds to 1 + 2^-10 directly, to the tie 1 + 2^-11 through
+    fp32 and then to 1)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((6, 8)).astype(np.float32)
+    src = rng.standard_normal((9, 8)).astype(np.float32) * np.float32(3.3)
+    index = rng.integers(0, 6, size=9)
+    one = ptocpu.index_add(x, 0, index, src).numpy()
+    assert_same_bits(ptocpu.index_add(x, 0, index, src, alpha=1 + 2.0**-23).numpy(), one)  # 1.2e-7: as 1
+    assert_same_bits(ptocpu.index_add(x, 0, index, src, alpha=1 - 2.0**-21).numpy(), one)  # 4.8e-7: as 1
+    scaled = ptocpu.index_add(x, 0, index, src, alpha=1 + 2.0**-19).numpy()  # 1.9e-6: multiplied
+    assert_same_bits(scaled, ref.index_add(x, 0, index, src, 1 + 2.0**-19))
+    assert not np.array_equal(scaled.view(np.uint32), one.view(np.uint32))
+    for dt, alpha in ((np.float16, 1 + 2.0**-11 + 2.0**-40), (BF16, 1 + 2.0**-8 + 2.0**-40)):
+        assert np.array(alpha).astype(dt) != 1  # rounded directly it would not be 1
+        h, hs = x.astype(dt), src.astype(dt)
+        assert_same_bits(ptocpu.index_add(h, 1, index[:8] % 8, hs[:6], alpha=alpha),
+                         ptocpu.index_add(h, 1, index[:8] % 8, hs[:6]).numpy())
 
 
 @pytest.mark.parametrize("dt", [np.float16, BF16, np.float32, np.float64, np.int8, np.uint16, np.int64])
@@ -124,7 +236,7 @@ def test_large_blocks_rows_and_threads(dt, alpha):
 
 
 @given(st.data())
-def test_hypothesis_per_step_rule(data):
+def test_hypothesis_device_rule(data):
     name = data.draw(st.sampled_from(["DT_FP16", "DT_BF16", "DT_FP32", "DT_INT16", "DT_UINT8"]))
     dt = np_dtype(name)
     rank = data.draw(st.integers(1, 4))
@@ -138,16 +250,6 @@ def test_hypothesis_per_step_rule(data):
     x, src = random_values(rng, shape, dt), random_values(rng, sshape, dt)
     alpha = data.draw(st.sampled_from([1, 2, -1, 0.1, 1.5]) if dt.kind != "u" else st.sampled_from([1, 2, 3]))
     assert_same_bits(ptocpu.index_add(x, d, index, src, alpha=alpha), ref.index_add(x, d, index, src, alpha))
-
-
-def test_fp16_rounds_every_step():
-    """1 + 1000 * 2^-12 in fp16: each step rounds back to 1 (an fp32 accumulator would reach 1.24)."""
-    x = np.ones((1, 4), np.float16)
-    src = np.full((1000, 4), 2.0**-12, np.float16)
-    out = ptocpu.index_add(x, 0, np.zeros(1000, np.int64), src)
-    assert out.numpy().tolist() == [[1.0] * 4]
-    out = ptocpu.index_add(x, 1, np.zeros(1000, np.int32), src.reshape(4, 1000)[:1])
-    assert out.numpy().tolist() == [[1.0, 1.0, 1.0, 1.0]]
 
 
 def test_integers_wrap_and_alpha_truncates():

@@ -567,16 +567,20 @@ def test_error_index_value_at_the_very_end_changes_nothing(index_dtype):
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_large_index_rows_and_blocks(index_dtype):
-    """Indices large enough for the narrowed (uint16) copy, in row and block mode."""
+@pytest.mark.parametrize("rows, cols", [(300, 500), (256, 200)])  # bounds above 256: a uint16 copy; up to 256: uint8
+def test_large_index_rows_and_blocks(index_dtype, rows, cols):
+    """Indices large enough for the narrowed (uint8 / uint16) copy, in row and block mode."""
     rng = np.random.default_rng(9)
-    x = rng.standard_normal((300, 500)).astype(np.float32)
-    index = rng.integers(0, 500, size=(300, 4000)).astype(index_dtype)
-    src = rng.standard_normal((300, 4000)).astype(np.float32)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    narrowed = 1 << 20  # index sizes from which the bounds check also writes the narrowed copy
+    width = -(-narrowed // rows)
+    index = rng.integers(0, cols, size=(rows, width)).astype(index_dtype)
+    src = rng.standard_normal((rows, width)).astype(np.float32)
     for reduce in REDUCES:
         assert_same_bits(ptocpu.scatter(x, 1, index, src, reduce=reduce), ref.scatter(x, 1, index, src, reduce))
-    index0 = rng.integers(0, 300, size=(2500, 500)).astype(index_dtype)
-    src0 = rng.standard_normal((2500, 500)).astype(np.float32)
+    height = -(-narrowed // cols)
+    index0 = rng.integers(0, rows, size=(height, cols)).astype(index_dtype)
+    src0 = rng.standard_normal((height, cols)).astype(np.float32)
     for reduce in REDUCES:
         assert_same_bits(ptocpu.scatter(x, 0, index0, src0, reduce=reduce), ref.scatter(x, 0, index0, src0, reduce))
 

@@ -186,20 +186,35 @@ def scatter_update(cache: np.ndarray, index: np.ndarray, src: np.ndarray) -> np.
 
 
 def index_add(x: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray, alpha=1) -> np.ndarray:
-    """docs/ops/index_add.md in numpy, on a copy of x, one index entry at a time: alpha converted
-    to x's dtype (integers: truncated toward zero), then v = round(alpha * s) and x = round(x + v),
-    each computed in fp32 (fp64 for fp64) and rounded to the dtype; integers wrap."""
+    """docs/ops/index_add.md in numpy, on a copy of x, one index entry at a time. alpha is converted
+    to x's dtype (integers: truncated toward zero; fp16 / bf16: through fp32) and counts as 1 within
+    1e-6 of 1 (exactly 1 for fp64). fp16 / bf16: one fp32 accumulator per element, v = alpha * s in
+    fp32 (rounded to the dtype on the last dim), acc += v in fp32, rounded once at the end; other
+    floats: x = round(x + round(alpha * s)) per step in fp32 (fp64 for fp64); integers wrap."""
     out = x.copy()
     d = dim % x.ndim
     integer = x.dtype.kind in "iu"
+    half = x.dtype.itemsize == 2 and not integer
     wide = x.dtype if integer else np.dtype(np.float64 if x.dtype == np.float64 else np.float32)
-    a = np.array(int(alpha) if integer else alpha).astype(x.dtype).astype(wide)
+    a = np.array(int(alpha) if integer else np.float32(alpha) if half else alpha).astype(x.dtype)
+    one = a == 1 if x.dtype == np.float64 else abs(float(np.float32(a)) - 1.0) <= np.float32(1e-6)
+    a = a.astype(wide)
+    acc = out.astype(wide)
     with np.errstate(over="ignore", invalid="ignore"):
         for i, t in enumerate(index):
             target = [slice(None)] * x.ndim
             target[d] = t
-            v = (a * np.take(src, i, axis=d).astype(wide)).astype(x.dtype).astype(wide)
-            out[tuple(target)] = (out[tuple(target)].astype(wide) + v).astype(x.dtype)
+            v = np.take(src, i, axis=d).astype(wide)
+            if not one:
+                v = a * v
+                if not half or d == x.ndim - 1:
+                    v = v.astype(x.dtype).astype(wide)
+            acc[tuple(target)] = acc[tuple(target)] + v
+            if not half:
+                acc[tuple(target)] = acc[tuple(target)].astype(x.dtype).astype(wide)
+        touched = [slice(None)] * x.ndim
+        touched[d] = np.unique(np.asarray(index, np.int64))
+        out[tuple(touched)] = acc[tuple(touched)].astype(x.dtype)
     return out
 
 

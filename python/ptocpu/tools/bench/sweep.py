@@ -62,6 +62,40 @@ def index_select_widths() -> list[Case]:
             for dt in ("int8", "fp16", "bf16", "fp64")]
 
 
+_ITEMSIZE = {"int8": 1, "fp16": 2, "bf16": 2, "fp32": 4, "int64": 8}
+TABLE_BYTES = 1 << 25  # a 32 MiB table: random rows come from memory, not from the caches
+
+
+def index_select_short_rows() -> list[Case]:
+    """dim 0 picking 10 % / 25 % / 50 % of many short rows (8 to 64 bytes) of 1-, 2-, 4- and 8-byte
+    elements: each row is a fraction of a cache line, read at random."""
+    out = []
+    for dt in ("int8", "fp16", "fp32", "int64"):
+        for row_bytes in (8, 16, 32, 64):
+            w = row_bytes // _ITEMSIZE[dt]
+            rows = TABLE_BYTES // row_bytes
+            out.append(_is(f"SW-IS-short-{dt}-b{row_bytes}-p10", (rows, w), 0, (rows // 10,), dtype=dt))
+    for dt, row_bytes in (("int8", 32), ("int8", 16), ("fp32", 32), ("fp16", 64)):
+        w, rows = row_bytes // _ITEMSIZE[dt], TABLE_BYTES // row_bytes
+        for pct in (25, 50):
+            out.append(_is(f"SW-IS-short-{dt}-b{row_bytes}-p{pct}", (rows, w), 0, (rows * pct // 100,), dtype=dt))
+    # A table that fits the last-level cache, and an int32 index.
+    out.append(_is("SW-IS-short-int8-b32-p10-small", (1 << 17, 32), 0, ((1 << 17) // 10,), dtype="int8"))
+    out.append(_is("SW-IS-short-int8-b32-p10-i32", (TABLE_BYTES // 32, 32), 0, (TABLE_BYTES // 320,), dtype="int8",
+                   idtype="int32"))
+    return out
+
+
+def index_select_embedding() -> list[Case]:
+    """Embedding lookups: 512 to 8192 random rows of a [50000, 768] fp16 / fp32 table."""
+    out = []
+    for dt in ("fp16", "fp32"):
+        for n in (512, 2048, 4096, 8192):
+            out.append(_is(f"SW-IS-emb-{dt}-n{n}", (50000, 768), 0, (n,), dtype=dt))
+    out.append(_is("SW-IS-emb-fp16-n4096-i32", (50000, 768), 0, (4096,), dtype="fp16", idtype="int32"))
+    return out
+
+
 def index_select_dims() -> list[Case]:
     """1-D, the last dim, middle dims of 3-D to 8-D."""
     return [
@@ -189,6 +223,30 @@ def scatter_inner() -> list[Case]:
     ]
 
 
+def scatter_columns() -> list[Case]:
+    """The last dim of rows 8 to 64 wide with a one-column index (one target per row) or a
+    full-width index (as many contributions as the row has elements), reduce None and add."""
+    out = []
+    for w in (8, 16, 64):
+        rows = ELEMS // w
+        out.append(_sc(f"SW-SC-col1-rows{w}", (rows, w), 1, (rows, 1)))
+        out.append(_sc(f"SW-SC-col1-rows{w}-add", (rows, w), 1, (rows, 1), reduce="add"))
+    out.append(_sc("SW-SC-col1-rows8-fp16", (ELEMS // 8, 8), 1, (ELEMS // 8, 1), "fp16"))
+    out.append(_sc("SW-SC-col1-rows16-int8-i32", (ELEMS // 16, 16), 1, (ELEMS // 16, 1), "int8", idtype="int32"))
+    for w in (8, 16, 32, 64):
+        rows = ELEMS // w
+        out.append(_sc(f"SW-SC-full-rows{w}-add", (rows, w), 1, (rows, w), reduce="add"))
+    out += [
+        _sc("SW-SC-full-rows64-fp16-add", (ELEMS // 64, 64), 1, (ELEMS // 64, 64), "fp16", reduce="add"),
+        _sc("SW-SC-full-rows64-int32-add", (ELEMS // 64, 64), 1, (ELEMS // 64, 64), "int32", reduce="add"),
+        _sc("SW-SC-full-rows32-bf16-add", (ELEMS // 32, 32), 1, (ELEMS // 32, 32), "bf16", reduce="add"),
+        _sc("SW-SC-full-rows16", (ELEMS // 16, 16), 1, (ELEMS // 16, 16)),
+        _sc("SW-SC-full-rows64", (ELEMS // 64, 64), 1, (ELEMS // 64, 64)),
+        _sc("SW-SC-full-rows64-mul", (ELEMS // 64, 64), 1, (ELEMS // 64, 64), reduce="multiply"),
+    ]
+    return out
+
+
 def scatter_dims() -> list[Case]:
     """1-D and 3-D / 4-D at every dim, tiny."""
     return [
@@ -251,6 +309,29 @@ def strided_slice_shapes() -> list[Case]:
     ]
 
 
+def strided_slice_outer_steps() -> list[Case]:
+    """Steps 2, 3, 4 on an outer dim over whole rows of 8 to 64 elements (each output row one
+    contiguous copy), every element width, 2-D and 3-D; and steps on both dims."""
+    a = slice(None)
+    out = []
+    for k in (2, 3, 4):
+        for w in (8, 16, 32, 64):
+            out.append(_ss(f"SW-SS-step{k}-rows{w}", (ELEMS // w, w), (slice(None, None, k), a)))
+    out += [
+        _ss("SW-SS-step3-rows32-int8", (ELEMS // 8, 32), (slice(None, None, 3), a), "int8"),
+        _ss("SW-SS-step2-rows64-int8", (ELEMS // 16, 64), (slice(None, None, 2), a), "int8"),
+        _ss("SW-SS-step3-rows16-fp16", (ELEMS // 16, 16), (slice(1, None, 3), a), "fp16"),
+        _ss("SW-SS-step4-rows32-fp16", (ELEMS // 32, 32), (slice(None, None, 4), a), "fp16"),
+        _ss("SW-SS-step3-rows8-int64", (ELEMS // 8, 8), (slice(None, None, 3), a), "int64"),
+        _ss("SW-SS-step3-3d-mid", (256, 1024, 16), (a, slice(None, None, 3), a)),
+        _ss("SW-SS-step2-3d-outer", (1024, 256, 16), (slice(None, None, 2), a, a), "fp16"),
+        _ss("SW-SS-step3x3-2048", (2048, 2048), (slice(None, None, 3), slice(None, None, 3))),
+        _ss("SW-SS-step3x3-8192-fp16", (8192, 4096), (slice(None, None, 3), slice(None, None, 3)), "fp16"),
+        _ss("SW-SS-step2x2-rows16", (ELEMS // 16, 16), (slice(None, None, 2), slice(None, None, 2))),
+    ]
+    return out
+
+
 # gather / scatter_update / index_add_ / gathermask -------------------------------------------
 
 def _ga(id_, xshape, dim, ishape, dtype="fp32", idtype="int64") -> Case:
@@ -306,6 +387,25 @@ def index_add_shapes() -> list[Case]:
     ]
 
 
+def index_add_columns() -> list[Case]:
+    """Along dim 1 (columns) of square and tall matrices: every row takes the same column
+    contributions, a quarter, half or all of the columns, every float width and int32."""
+    return [
+        _ia("SW-IA-d1-sq2048-q", (2048, 2048), 1, 512),
+        _ia("SW-IA-d1-sq4096-q", (4096, 4096), 1, 1024),
+        _ia("SW-IA-d1-sq4096-half-i32", (4096, 4096), 1, 2048, idtype="int32"),
+        _ia("SW-IA-d1-sq2048-full", (2048, 2048), 1, 2048),
+        _ia("SW-IA-d1-sq4096-q-bf16", (4096, 4096), 1, 1024, "bf16"),
+        _ia("SW-IA-d1-sq4096-q-fp16", (4096, 4096), 1, 1024, "fp16"),
+        _ia("SW-IA-d1-sq2048-q-int32", (2048, 2048), 1, 512, "int32"),
+        _ia("SW-IA-d1-tall16-q", (ELEMS // 16, 16), 1, 4),
+        _ia("SW-IA-d1-tall64-q", (ELEMS // 64, 64), 1, 16),
+        _ia("SW-IA-d1-tall64-full", (ELEMS // 64, 64), 1, 64),
+        _ia("SW-IA-d1-tall256-q-fp16", (ELEMS // 256, 256), 1, 64, "fp16"),
+        _ia("SW-IA-d1-3d", (64, 1024, 64), 1, 256),
+    ]
+
+
 def _gm(id_, shape, mode, dtype="fp32") -> Case:
     first, step = _gm_first_step(mode)
     return _gm_case(id_, shape, dtype, mode, f"x {_shape(shape)}, pattern_mode {mode} (x[..., {first}::{step}])")
@@ -324,10 +424,21 @@ def gathermask_shapes() -> list[Case]:
     ]
 
 
+def gathermask_narrow() -> list[Case]:
+    """Every mode 1..7 on rows 4, 8 and 16 wide (fp32), and 1- / 2-byte elements for a stride 2,
+    a stride 4 and the copy."""
+    out = [_gm(f"SW-GM-m{mode}-w{w}", (ELEMS // w, w), mode) for w in (4, 8, 16) for mode in range(1, 8)]
+    for dt in ("int8", "fp16"):
+        for mode, w in ((1, 8), (4, 4), (6, 16), (7, 4)):
+            out.append(_gm(f"SW-GM-m{mode}-w{w}-{dt}", (ELEMS // w, w), mode, dt))
+    return out
+
+
 SWEEP: list[Callable[[], list[Case]]] = [
-    index_select_rows, index_select_widths, index_select_dims, interleave_shapes, deinterleave_shapes,
-    scatter_dim0, scatter_inner, scatter_dims, strided_slice_shapes, gather_shapes, scatter_update_shapes,
-    index_add_shapes, gathermask_shapes,
+    index_select_rows, index_select_widths, index_select_short_rows, index_select_embedding, index_select_dims,
+    interleave_shapes, deinterleave_shapes, scatter_dim0, scatter_inner, scatter_columns, scatter_dims,
+    strided_slice_shapes, strided_slice_outer_steps, gather_shapes, scatter_update_shapes, index_add_shapes,
+    index_add_columns, gathermask_shapes, gathermask_narrow,
 ]
 
 
