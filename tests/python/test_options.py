@@ -170,9 +170,8 @@ def test_sections_return_every_option():
                     "compile_timeout_stage": 7, "compile_monitor_print_interval": 60}
     assert set(pypto.get_codegen_options()) == {"support_dynamic_aligned", "soc_version", "enable_pmu_trace",
                                                 "vf_options"}
-    # beside PyPTO's, ptocpu's own switch "eager" (docs/kernel_model.md#compiled-kernels)
-    assert pypto.get_debug_options() == {"compile_debug_mode": 0, "runtime_debug_mode": 0, "dump_pass_graph": [],
-                                         "eager": False}
+    # PyPTO's keys only: ptocpu's own switch "eager" (docs/kernel_model.md#compiled-kernels) is not stored
+    assert pypto.get_debug_options() == {"compile_debug_mode": 0, "runtime_debug_mode": 0, "dump_pass_graph": []}
     assert experimental.get_operation_options() == {"combine_axis": True}
     experimental.set_operation_options(combine_axis=False)
     assert experimental.get_operation_options() == {"combine_axis": False}
