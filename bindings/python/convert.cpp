@@ -455,6 +455,16 @@ std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* par
 
 std::optional<pto::Scalar> to_scalar(nb::handle obj) {
   PyObject* p = obj.ptr();
+  // PyPTO's Element (lang/element.py): a number with a ptocpu dtype, `value` and `dtype` attributes.
+  if (!PyLong_Check(p) && !PyFloat_Check(p) && !nb::isinstance<pto::Tensor>(obj) && PyObject_HasAttrString(p, "value") &&
+      PyObject_HasAttrString(p, "dtype")) {
+    nb::object dtype = obj.attr("dtype"), value = obj.attr("value");
+    if (nb::isinstance<pto::DType>(dtype) && (PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr()))) {
+      std::optional<pto::Scalar> s = to_scalar(value);
+      s->dtype = nb::cast<pto::DType>(dtype);
+      return s;
+    }
+  }
   if (PyBool_Check(p)) return pto::Scalar::of_bool(p == Py_True);
   if (PyFloat_Check(p)) return pto::Scalar::of_float(PyFloat_AsDouble(p));
   if (PyLong_Check(p)) {

@@ -3,6 +3,7 @@
 // value outside the integer dtype's range is an ArgumentError; BOOL takes 0 / 1 / True / False.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ptocpu/dtype.h"
@@ -15,6 +16,9 @@ struct Scalar {
   Kind kind = Kind::Int;
   __int128 i = 0;  // Bool and Int (covers int64 and uint64)
   double f = 0;    // Float
+  // PyPTO's Element(dtype, value): a scalar of that dtype, which must then agree with the tensor
+  // it meets (docs/ops/elementwise.md#scalars); nullopt for a plain Python number.
+  std::optional<DType> dtype = std::nullopt;
 
   static Scalar of_bool(bool v) { return {Kind::Bool, v, 0}; }
   static Scalar of_int(__int128 v) { return {Kind::Int, v, 0}; }

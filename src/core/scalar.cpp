@@ -102,8 +102,9 @@ void encode_scalar(const Scalar& s, DType dt, void* out, const char* op, const c
     v = s.i;
   }
   if (v < int_min(dt) || v > int_max(dt))
-    fail<ArgumentError>(op, ": ", param, " value ", s.to_string(), " is out of range [", int128_to_string(int_min(dt)),
-                        ", ", int128_to_string(int_max(dt)), "] of ", dtype_name(dt));
+    fail<ArgumentError>(op, ": ", param, " value ", s.to_string(), v < 0 && int_min(dt) == 0 ? " is negative," : " is",
+                        " out of range [", int128_to_string(int_min(dt)), ", ", int128_to_string(int_max(dt)), "] of ",
+                        dtype_name(dt));
   visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T>) store(out, static_cast<T>(v));

@@ -607,13 +607,16 @@ Plan plan_where(const OpDef& op, const Args& a) {
                           " (shape ", shape_to_string(condition.shape()),
                           "); where broadcasts tensors of the same rank only");
   }
+  // Without tensors, the first Element's dtype (an Element of another dtype is refused below).
+  for (int k = 1; k <= 2 && !first; ++k)
+    if (!a.is_tensor(k) && a.scalar(k).dtype) first = op.params[k].name, dt = *a.scalar(k).dtype;
   for (int k = 1; k <= 2; ++k) {
     if (a.is_tensor(k)) continue;
     const char* name = op.params[k].name;
     const Scalar& s = a.scalar(k);
-    if (s.kind == Scalar::Kind::Float && dt != D::FP32)
+    if (s.kind == Scalar::Kind::Float && !s.dtype && dt != D::FP32)
       fail<DTypeError>(op.name, ": ", name, " ", s.to_string(), " is a float, a DT_FP32 value, but ", first, " is ",
-                       dtype_name(dt), "; give a tensor of that dtype or an int");
+                       dtype_name(dt), " (data type inconsistent); give an Element of that dtype, a tensor or an int");
     values[k - 1] = scalar_operand(op, s, dt, ScalarAs::TensorDtype, false, name);
   }
   Plan p;

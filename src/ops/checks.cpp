@@ -14,7 +14,7 @@ void check_dtype(const char* op, const char* param, DType dt, DTypeSet allowed) 
 void check_same_dtype(const char* op, const char* param, DType got, const char* other_param, DType expected) {
   if (got != expected)
     fail<DTypeError>(op, ": ", param, " dtype ", dtype_name(got), " must match ", other_param, " dtype ",
-                     dtype_name(expected));
+                     dtype_name(expected), " (data type inconsistent)");
 }
 
 void check_index_dtype(const char* op, const char* param, DType dt) {

@@ -38,7 +38,10 @@ DType compute_dtype(DType dt) {
 Tensor scalar_operand(const OpDef& op, const Scalar& s, DType dt, ScalarAs as, bool floats_on_integers,
                       const char* param) {
   const bool float_tensor = is_floating(dt);
-  if (s.kind == Scalar::Kind::Float && !float_tensor && !floats_on_integers)
+  if (s.dtype && *s.dtype != dt)
+    fail<DTypeError>(op.name, ": ", param, " is an Element of ", dtype_name(*s.dtype), " but the tensor is ",
+                     dtype_name(dt), " (data type inconsistent); give an Element of ", dtype_name(dt));
+  if (s.kind == Scalar::Kind::Float && !s.dtype && !float_tensor && !floats_on_integers)
     fail<DTypeError>(op.name, ": ", param, " ", s.to_string(), " is a float but the tensor is ", dtype_name(dt),
                      "; an integer tensor takes integer scalars");
   // A float scalar allowed with an integer tensor is truncated into the tensor's dtype (range-checked).

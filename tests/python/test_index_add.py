@@ -403,7 +403,7 @@ def test_error_index_value_at_the_very_end_changes_nothing(index_dtype):
     (BF16, 3.4e38, r"alpha 3.4e\+38 cannot be converted to DT_BF16 .*3.3895313892515355e\+38\]"),
     (np.int8, 128, r"alpha value 128 is out of range \[-128, 127\] of DT_INT8"),
     (np.int8, 127.5, r"alpha 127.5 cannot be converted to DT_INT8 without overflow; allowed: \[-128, 127\]"),
-    (np.uint16, -1, r"alpha value -1 is out of range \[0, 65535\] of DT_UINT16"),
+    (np.uint16, -1, r"alpha value -1 is negative, out of range \[0, 65535\] of DT_UINT16"),
 ])
 def test_error_alpha_not_representable(dt, alpha, match):
     x = np.zeros((2, 2), dt)

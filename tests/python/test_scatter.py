@@ -494,9 +494,9 @@ def test_error_reduce_name():
 
 @pytest.mark.parametrize("dt,value,match", [
     (np.int8, 300, r"src value 300 is out of range \[-128, 127\] of DT_INT8"),
-    (np.uint8, -1, r"src value -1 is out of range \[0, 255\] of DT_UINT8"),
+    (np.uint8, -1, r"src value -1 is negative, out of range \[0, 255\] of DT_UINT8"),
     (np.int64, 2**63, r"src value 9223372036854775808 is out of range"),
-    (np.uint64, -1, r"src value -1 is out of range \[0, 18446744073709551615\]"),
+    (np.uint64, -1, r"src value -1 is negative, out of range \[0, 18446744073709551615\]"),
     (np.bool_, 2, r"src value 2 cannot be stored in DT_BOOL"),
 ])
 def test_error_scalar_out_of_range(dt, value, match):

@@ -311,3 +311,44 @@ def test_valid_shape_entries_are_known_symbolic_scalars():
     assert [x.concrete() for x in v.valid_shape] == [2, 4]
     assert all(isinstance(x, pypto.SymbolicScalar) for x in v.valid_shape)
     assert v.valid_shape == [2, 4] and v.valid_shape == (2, 4) and repr(v.valid_shape) == "(2, 4)"
+
+
+# ---- pypto.Element as an operand (pypto-where.md, pypto-full.md; ut/operation/test_where_full_unsigned_scalar_check.py)
+
+def test_an_element_is_a_scalar_of_its_dtype():
+    x = np.array([1.5, -2.0, 0.25, 8.0], np.float16)
+    got = pypto.add(x, pypto.Element(pypto.DT_FP16, 0.5)).numpy()
+    assert got.dtype == np.float16 and np.array_equal(got, x + np.float16(0.5))
+    cond = np.array([True, False, True, False])
+    got = pypto.where(cond, x, pypto.Element(pypto.DT_FP16, 3.0)).numpy()
+    assert np.array_equal(got, np.where(cond, x, np.float16(3.0)))
+    u = np.array([1, 2, 3, 4], np.uint8)
+    assert pypto.where(cond, pypto.Element(pypto.DT_UINT8, 200), u).numpy().tolist() == [200, 2, 200, 4]
+    assert pypto.full([2, 2], pypto.Element(pypto.DT_INT32, 7), pypto.DT_INT32).numpy().tolist() == [[7, 7], [7, 7]]
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, c: pypto.where(c, x, 1.0),                                      # a float is a DT_FP32 element
+    lambda x, c: pypto.where(c, 0.0, x),
+    lambda x, c: pypto.where(c, x, pypto.Element(pypto.DT_FP32, 1.0)),
+    lambda x, c: pypto.where(c, pypto.Element(pypto.DT_FP32, 1.0), x),
+    lambda x, c: pypto.where(c, pypto.Element(pypto.DT_FP16, 1.0), pypto.Element(pypto.DT_FP32, 0.0)),
+    lambda x, c: pypto.where(c, x, x.astype(np.float32)),
+    lambda x, c: pypto.add(x, pypto.Element(pypto.DT_FP32, 1.0)),
+])
+def test_values_of_another_dtype_are_data_type_inconsistent(call):
+    x, cond = np.ones(4, np.float16), np.ones(4, bool)
+    with pytest.raises(pypto.DTypeError, match="data type inconsistent"):
+        call(x, cond)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: pypto.full([2, 2], -100, pypto.DT_UINT8),
+    lambda: pypto.full([2, 2], -1.0, pypto.DT_UINT16),
+    lambda: pypto.full([2, 2], pypto.Element(pypto.DT_UINT32, -1), pypto.DT_UINT32),
+    lambda: pypto.where(np.ones(4, bool), np.ones(4, np.uint8), -100),
+    lambda: pypto.where(np.ones(4, bool), pypto.Element(pypto.DT_UINT8, -1), np.ones(4, np.uint8)),
+])
+def test_a_negative_value_for_an_unsigned_dtype_says_negative(call):
+    with pytest.raises(pypto.ArgumentError, match=r"is negative, out of range \[0, "):
+        call()

@@ -36,8 +36,8 @@ def _ulps(got: np.ndarray, want: np.ndarray) -> float:
     w = np.ascontiguousarray(want).view(width).astype(np.int64)
     sign = np.int64(1) << (8 * got.dtype.itemsize - 1)
     # sign-magnitude to a monotonic integer line
-    g = np.where(g & sign, -(g & (sign - 1)), g)
-    w = np.where(w & sign, -(w & (sign - 1)), w)
+    g = np.where(g & sign, -(g & ~sign), g)
+    w = np.where(w & sign, -(w & ~sign), w)
     both_nan = np.isnan(got.astype(np.float64)) & np.isnan(want.astype(np.float64))
     return float(np.max(np.where(both_nan, 0, np.abs(g - w))))
 
@@ -140,8 +140,11 @@ def elementwise(op: str, reference: Callable[..., np.ndarray], *, arity: int = 2
         if ulps == 0 or want.dtype.kind not in _FLOAT_KINDS:
             return _compare([(got, want)])
         distance = _ulps(got, want)
-        if distance > ulps:
-            return False, f"{distance:g} ulps from the correctly rounded result (allowed {ulps})", []
+        # An fp64 reference is numpy's float64 function, itself up to 1 ulp from the correctly
+        # rounded value (how close depends on numpy's version): one more ulp is allowed there.
+        allowed = ulps + (got.dtype == np.float64)
+        if distance > allowed:
+            return False, f"{distance:g} ulps from the float64 reference (allowed {allowed})", []
         return True, "", [(got, want)]
 
     cases_for(op)(generate)
