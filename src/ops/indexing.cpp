@@ -196,15 +196,13 @@ void set_item(const Tensor& t, const IndexKey& key, const Tensor& value) {
   }
   if (in_kernel()) {
     if (const std::optional<Block> b = block_of(key, t.shape())) {
-      // PyPTO's block assignment: b of the block's rank (its int dims dropped) that does not
-      // broadcast to the block is assembled there (its valid part).
-      Shape kept;
+      // PyPTO's block assignment: b of the block's rank (its int dims dropped) is assembled at the
+      // block's start (its valid part), never broadcast: out[i:, ...] = row writes one row, as
+      // upstream's Tensor.__setitem__ does (docs/tensors.md#indexing).
+      int kept = 0;
       for (int d = 0; d < t.ndim(); ++d)
-        if (std::find(b->int_dims.begin(), b->int_dims.end(), d) == b->int_dims.end()) kept.push_back(b->sizes[d]);
-      bool broadcasts = !value.partially_valid() && value.ndim() == static_cast<int>(kept.size());
-      for (int i = 0; broadcasts && i < value.ndim(); ++i)
-        broadcasts = value.shape(i) == kept[i] || value.shape(i) == 1;
-      if (value.ndim() == static_cast<int>(kept.size()) && !broadcasts) {
+        kept += std::find(b->int_dims.begin(), b->int_dims.end(), d) == b->int_dims.end();
+      if (value.ndim() == kept) {
         Tensor part = value.valid_part();
         if (!b->int_dims.empty()) {  // value gains the key's int dims as dims of size 1
           Shape shape;

@@ -352,3 +352,21 @@ def test_values_of_another_dtype_are_data_type_inconsistent(call):
 def test_a_negative_value_for_an_unsigned_dtype_says_negative(call):
     with pytest.raises(pypto.ArgumentError, match=r"is negative, out of range \[0, "):
         call()
+
+
+# ---- t[block] = value in a kernel assembles, never broadcasts (python/pypto/tensor.py __setitem__:
+# `a[0:, 0:] = b` is assemble(b, (0, 0), a); the softmax example writes `out[idx:, ...] = tile`)
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_block_assignment_in_a_kernel_writes_the_value_at_the_block_start(eager):
+    @pypto.frontend.jit(debug_options={"eager": eager})
+    def rows(x: pypto.Tensor(), out: pypto.Tensor()):
+        for i in pypto.loop(0, 3, 1, name="L", idx_name="i"):
+            out[i:, :] = x[i:i + 1, :] * 2.0
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    out = np.full((4, 3), -1.0, np.float32)
+    for _ in range(2):  # traced, then the compiled program
+        rows(x, out)
+        want = np.vstack([x[:3] * 2.0, np.full((1, 3), -1.0, np.float32)])  # row 3 is never written
+        assert np.array_equal(out, want)
