@@ -66,8 +66,9 @@ def test_softmax_every_dtype_rank_and_dim(platform):
                 shape = tuple(int(v) for v in rng.integers(1, 6, rank - 1)) + (int(rng.integers(1, 80)),)
                 x = random(rng, shape, dt)
                 for dim in range(-rank, rank):
-                    # exp is within an ulp of the correctly rounded one: the result within 2 (fp32) or 1 (fp16 / bf16)
-                    assert_within(ptocpu.softmax(x, dim), ref.softmax(x, dim), 2 if dt == np.float32 else 1)
+                    # exp is SLEEF's (within an ulp of the correctly rounded one, as the elementwise exp):
+                    # with the sum and the division, the result within 4 ulp (fp32) or 1 (fp16 / bf16)
+                    assert_within(ptocpu.softmax(x, dim), ref.softmax(x, dim), 4 if dt == np.float32 else 1)
 
 
 def test_softmax_page_example_and_method():
@@ -130,7 +131,7 @@ def test_softmax_large_rows_and_threads():
         ptocpu.set_num_threads(2)
         two = ptocpu.softmax(x, dim).numpy()
         assert_same_bits(two, one)
-        assert_within(one, ref.softmax(x, dim), 2)
+        assert_within(one, ref.softmax(x, dim), 4)
 
 
 def test_softmax_errors():
