@@ -196,7 +196,7 @@ def _strided_slice_cases(rng, quick) -> Iterator[Case]:
         for dtype in _platform_dtypes(platform, "strided_slice"):
             for shape, begin, end, strides, masks in specs:
                 def run(dtype=dtype, shape=shape, begin=begin, end=end, strides=strides, masks=masks):
-                    x = _random(rng, shape, dtype)
+                    x = np.array(_random(rng, shape, dtype))  # a 0-d array, not a scalar, for shape ()
                     want = spec_strided_slice(x, begin, end, strides, **masks)
                     pairs = [(ptocpu.strided_slice(x, begin, end, strides, **masks), want),
                              (ptocpu.strided_slice_view(x, begin, end, strides, **masks), want)]
