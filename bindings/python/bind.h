@@ -77,6 +77,9 @@ std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* par
 // A Python int / float / bool or a real numpy scalar, else nullopt (complex numbers are not
 // scalars here: the caller's tensor conversion then names them as a dtype without a ptocpu dtype).
 std::optional<pto::Scalar> to_scalar(nb::handle obj);
+// PyPTO's Element class (lang/element.py), registered by the package at import
+// (_register_tensor_hooks): to_scalar reads its instances as scalars of their dtype.
+extern PyObject* g_element_type;
 nb::tuple to_tuple(const std::vector<int64_t>& v);
 
 // Releases the GIL around a call into the core, like nb::gil_scoped_release, except once the

@@ -453,17 +453,16 @@ std::vector<int64_t> to_int_list(nb::handle obj, const char* op, const char* par
   return out;
 }
 
+PyObject* g_element_type = nullptr;
+
 std::optional<pto::Scalar> to_scalar(nb::handle obj) {
   PyObject* p = obj.ptr();
-  // PyPTO's Element (lang/element.py): a number with a ptocpu dtype, `value` and `dtype` attributes.
-  if (!PyLong_Check(p) && !PyFloat_Check(p) && !nb::isinstance<pto::Tensor>(obj) && PyObject_HasAttrString(p, "value") &&
-      PyObject_HasAttrString(p, "dtype")) {
-    nb::object dtype = obj.attr("dtype"), value = obj.attr("value");
-    if (nb::isinstance<pto::DType>(dtype) && (PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr()))) {
-      std::optional<pto::Scalar> s = to_scalar(value);
-      s->dtype = nb::cast<pto::DType>(dtype);
-      return s;
-    }
+  // PyPTO's Element: its value (an int or a float) as a scalar of its dtype. One type check, as
+  // every tensor argument passes here first.
+  if (g_element_type && PyObject_TypeCheck(p, reinterpret_cast<PyTypeObject*>(g_element_type))) {
+    std::optional<pto::Scalar> s = to_scalar(obj.attr("value"));
+    s->dtype = nb::cast<pto::DType>(obj.attr("dtype"));
+    return s;
   }
   if (PyBool_Check(p)) return pto::Scalar::of_bool(p == Py_True);
   if (PyFloat_Check(p)) return pto::Scalar::of_float(PyFloat_AsDouble(p));

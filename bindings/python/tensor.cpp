@@ -72,7 +72,8 @@ nb::object values_of(nb::handle self, const pto::Tensor& t) {
 // DYNAMIC, ...) or with dynamic dims (-1, an unknown symbolic scalar). Shapes of plain ints do not
 // need Python; anything else is that module's to read (or the int conversion's to refuse).
 // The binding imports no ptocpu module: the package registers that module and the type of a
-// valid shape's entries (lang/symbolic.py KnownDim) when it is imported (_register_tensor_hooks).
+// valid shape's entries (lang/symbolic.py KnownDim) when it is imported (_register_tensor_hooks),
+// and PyPTO's Element class, which the argument conversion reads as a typed scalar (convert.cpp).
 PyObject* g_tensor_spec = nullptr;
 PyObject* g_known_dim = nullptr;
 
@@ -127,14 +128,16 @@ nb::object to_shape(const std::vector<int64_t>& dims) {
 void bind_tensor(nb::module_& m) {
   make_shape_type(m);
   m.def("_register_tensor_hooks",
-        [](nb::object spec_module, nb::object known_dim) {
+        [](nb::object spec_module, nb::object known_dim, nb::type_object element) {
           Py_XDECREF(g_tensor_spec);
           g_tensor_spec = spec_module.release().ptr();
           Py_XDECREF(g_known_dim);
           g_known_dim = known_dim.release().ptr();
+          Py_XDECREF(g_element_type);
+          g_element_type = element.release().ptr();
         },
-        nb::arg("tensor_spec"), nb::arg("known_dim"),
-        "ptocpu registers ptocpu.lang.tensor_spec and symbolic.KnownDim here when it is imported");
+        nb::arg("tensor_spec"), nb::arg("known_dim"), nb::arg("element"),
+        "ptocpu registers ptocpu.lang.tensor_spec, symbolic.KnownDim and element.Element here when it is imported");
   // dynamic_attr: PyPTO tensors carry a name (and user attributes) next to the data.
   nb::enum_<TileOpFormat>(m, "TileOpFormat", "A tensor's layout on the device; the CPU stores every tensor row-major (ND)")
       .value("TILEOP_ND", TileOpFormat::ND)

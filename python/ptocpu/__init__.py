@@ -21,10 +21,10 @@ from . import _core  # noqa: E402
 from ._core import *  # noqa: E402,F401,F403
 from ._core import Tensor, get_vec_tile_shapes, set_vec_tile_shapes, reset_vec_tile_shapes  # noqa: E402,F401  (used below)
 
-# What the core's Tensor asks of Python: storage-less tensors (annotations, declarations with
-# dynamic dims) and the symbolic entries of a valid shape.
-from .lang import symbolic as _symbolic, tensor_spec as _tensor_spec  # noqa: E402
-_core._register_tensor_hooks(_tensor_spec, _symbolic.KnownDim)
+# What the core asks of Python: storage-less tensors (annotations, declarations with dynamic
+# dims), the symbolic entries of a valid shape, and PyPTO's Element (a typed scalar argument).
+from .lang import element as _element, symbolic as _symbolic, tensor_spec as _tensor_spec  # noqa: E402
+_core._register_tensor_hooks(_tensor_spec, _symbolic.KnownDim, _element.Element)
 
 _INTERNAL = ("OpCall", "dtype_from_name", "dtype_table")  # in the core for the engine and the tools
 for _name in _INTERNAL:
