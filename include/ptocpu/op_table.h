@@ -165,6 +165,7 @@ PlatformRows with_autocast(PlatformRows rows, DTypeSet autocast);
 enum Form : unsigned {
   kFunction = 1,  // ptocpu.<name>(...)
   kMethod = 2,    // Tensor.<name>(...), params[0] is self
+  kTorch = 4,     // torch.ops.ptocpu.<name>, its schema written from params (docs/torch.md)
 };
 
 // A Python operator of Tensor. Without a recipe it calls the op with self and its arguments
@@ -203,14 +204,17 @@ struct OpDef {
   const char* written = nullptr;
   int principal = 0;    // the parameter the platform rows' dtypes and ranks describe
   // The docstring: its first line says what the op computes; then the rules, the errors, an
-  // example. help(), the stub and the docs' summaries show it.
+  // example. help(), the stub and the docs' summaries show it. Written in the doc page, in the
+  // region `<!-- begin docstring NAME -->` (the table fills it in; docs/CONTRIBUTING.md).
   const char* doc = "";
-  const char* doc_page = "";   // docs/ops/<page>.md
+  const char* doc_page = "";   // docs/ops/<page>.md; "" for docs/ops/<name>.md
   // The PyPTO submodule that also offers the op, under the same name ("experimental":
   // pypto.experimental.<name>, python/ptocpu/experimental.py); "" for none.
   const char* submodule = "";
   const char* tile_rule = "";  // in words, for the docs and the trace
-  // What the op is on the torch side (docs/torch.md): "" = not registered.
+  // What the op is on the torch side (docs/torch.md): "" = not registered. With kTorch among
+  // the forms the table writes it from params; an entry gives it only where that does not fit
+  // (overloads).
   const char* torch_schema = "";
   PlatformRows limits = {};
   RunFn run = nullptr;

@@ -48,18 +48,9 @@ void families::add_arithmetic(std::vector<OpDef>& table) {
   table.push_back(OpDef{
       .name = "add",
       .params = binary_params(),
-      .forms = kFunction | kMethod,
+      .forms = kFunction | kMethod | kTorch,
       .dunders = {{"__add__"}, {"__radd__", "add(self, other)"}, {"__iadd__", "add(self, other)"}},
-      .doc = R"(Elementwise input + other, other a tensor (broadcast numpy-style) or a scalar.
-
-fp16 / bf16 add in fp32 and round once (the device's AutoCast); integers wrap. A float scalar
-with an integer tensor is a DTypeError; an integer scalar must fit the tensor's dtype.
-
->>> ptocpu.add(ptocpu.asarray([[1.0, 2.0, 3.0]]), ptocpu.asarray([[2.0, 3.0, 4.0]])).tolist()
-[[3.0, 5.0, 7.0]])",
-      .doc_page = "docs/ops/add.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
-      .torch_schema = "add(Tensor input, Tensor other) -> Tensor",
       .limits = with_autocast(platform_rows(kNumbers, add_950, add_a2, add_a2), kHalves),
       .run = binary<a::Add, kAutoCast>,
       .infer = binary_infer<kAutoCast>,
@@ -67,17 +58,9 @@ with an integer tensor is a DTypeError; an integer scalar must fit the tensor's 
   table.push_back(OpDef{
       .name = "sub",
       .params = binary_params(),
-      .forms = kFunction | kMethod,
+      .forms = kFunction | kMethod | kTorch,
       .dunders = {{"__sub__"}, {"__rsub__", "neg(sub(self, other))"}, {"__isub__", "sub(self, other)"}},
-      .doc = R"(Elementwise input - other, other a tensor (broadcast numpy-style) or a scalar.
-
-Rounding and scalar rules as add. `scalar - t` is neg(t - scalar), as upstream computes it.
-
->>> ptocpu.sub(ptocpu.asarray([5.0, 1.0]), 2.0).tolist()
-[3.0, -1.0])",
-      .doc_page = "docs/ops/sub.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
-      .torch_schema = "sub(Tensor input, Tensor other) -> Tensor",
       .limits = with_autocast(platform_rows(kNumbers, add_950, add_a2, add_a2), kHalves),
       .run = binary<a::Sub, kAutoCast>,
       .infer = binary_infer<kAutoCast>,
@@ -85,17 +68,9 @@ Rounding and scalar rules as add. `scalar - t` is neg(t - scalar), as upstream c
   table.push_back(OpDef{
       .name = "mul",
       .params = binary_params(),
-      .forms = kFunction | kMethod,
+      .forms = kFunction | kMethod | kTorch,
       .dunders = {{"__mul__"}, {"__rmul__", "mul(self, other)"}, {"__imul__", "mul(self, other)"}},
-      .doc = R"(Elementwise input * other, other a tensor (broadcast numpy-style) or a scalar.
-
-Rounding and scalar rules as add.
-
->>> ptocpu.mul(ptocpu.asarray([1.5, -2.0]), 2.0).tolist()
-[3.0, -4.0])",
-      .doc_page = "docs/ops/mul.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
-      .torch_schema = "mul(Tensor input, Tensor other) -> Tensor",
       .limits = with_autocast(platform_rows(kNumbers, add_a2, add_a2, add_a2), kHalves),
       .run = binary<a::Mul, kAutoCast>,
       .infer = binary_infer<kAutoCast>,
@@ -103,21 +78,10 @@ Rounding and scalar rules as add.
   table.push_back(OpDef{
       .name = "div",
       .params = binary_params({kPrecision}),
-      .forms = kFunction | kMethod,
+      .forms = kFunction | kMethod | kTorch,
       .dunders = {{"__truediv__", "div(self, other)"}, {"__itruediv__", "div(self, other)"},
                   {"__rtruediv__", "mul(reciprocal(self), other)"}},
-      .doc = R"(Elementwise true division input / other, other a tensor or a scalar.
-
-Integer inputs divide in fp32 and give an fp32 result. fp16 divides natively on the device: a
-scalar divisor is rounded to fp16 first; the quotient is the correctly rounded one. `s / t` is
-mul(reciprocal(t), s), as upstream computes it. precision_type is accepted (the CPU result is
-the correctly rounded quotient either way).
-
->>> ptocpu.div(ptocpu.asarray([[1, 7]], "int32"), 2).tolist()
-[[0.5, 3.5]])",
-      .doc_page = "docs/ops/div.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
-      .torch_schema = "div(Tensor input, Tensor other, int precision_type=1) -> Tensor",
       .limits = platform_rows(kNumbers, div_chips, div_chips, div_chips),
       .run = binary<a::Div, kDivide>,
       .infer = binary_infer<kDivide>,
@@ -126,23 +90,8 @@ the correctly rounded quotient either way).
     table.push_back(OpDef{
         .name = name,
         .params = {{"input", ParamKind::TensorOrScalar}, {"other", ParamKind::TensorOrScalar}},
-        .doc = max ? R"(Elementwise maximum of input and other (either may be a scalar, not both).
-
-NaN in either operand gives NaN. fp16 compares natively: a scalar is rounded to fp16 first; a
-float scalar with an integer tensor is truncated toward zero.
-
->>> ptocpu.maximum(ptocpu.asarray([1.0, 5.0]), 3.0).tolist()
-[3.0, 5.0])"
-                   : R"(Elementwise minimum of input and other (either may be a scalar, not both).
-
-NaN in either operand gives NaN. fp16 compares natively: a scalar is rounded to fp16 first; a
-float scalar with an integer tensor is truncated toward zero.
-
->>> ptocpu.minimum(ptocpu.asarray([1.0, 5.0]), 3.0).tolist()
-[1.0, 3.0])",
-        .doc_page = max ? "docs/ops/maximum.md" : "docs/ops/minimum.md",
+        .forms = kFunction | kTorch,
         .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile",
-        .torch_schema = max ? "maximum(Tensor input, Tensor other) -> Tensor" : "minimum(Tensor input, Tensor other) -> Tensor",
         .limits = platform_rows(kNumbers, ext_950, add_a2, add_a2),
         .run = max ? binary<a::Maximum, kExtremum> : binary<a::Minimum, kExtremum>,
         .infer = binary_infer<kExtremum>,
@@ -165,13 +114,8 @@ float scalar with an integer tensor is truncated toward zero.
         .params = binary_params(),
         .forms = kFunction | kMethod,
         .dunders = {{c.dunder}},
-        .doc = R"(Elementwise comparison of input with other (a tensor, broadcast, or a float scalar): a DT_BOOL tensor.
-
-NaN compares unequal to everything. As upstream's, a Python int scalar is refused (give a float);
-fp16 compares natively, so a scalar is rounded to fp16 first.)",
         .doc_page = "docs/ops/comparison.md",
         .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one DT_BOOL output tile",
-        .torch_schema = "",
         .limits = platform_rows(kComparable, cmp_950, cmp_a2, cmp_a2),
         .run = c.run,
         .infer = binary_infer<kCompare>,
@@ -180,15 +124,9 @@ fp16 compares natively, so a scalar is rounded to fp16 first.)",
   table.push_back(OpDef{
       .name = "neg",
       .params = {{"input", ParamKind::Tensor}},
-      .forms = kFunction,
+      .forms = kFunction | kTorch,
       .dunders = {{"__neg__"}, {"__pos__", "self"}},
-      .doc = R"(Elementwise -input (a multiply by -1 on the device: -0.0 for 0.0; integers wrap).
-
->>> ptocpu.neg(ptocpu.asarray([1.0, -2.0])).tolist()
-[-1.0, 2.0])",
-      .doc_page = "docs/ops/neg.md",
       .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
-      .torch_schema = "neg(Tensor input) -> Tensor",
       .limits = platform_rows(kSigned, {D::FP32, D::FP16, D::BF16, D::INT32, D::INT16},
                               {D::FP32, D::FP16, D::BF16, D::INT32, D::INT16}, {D::FP32, D::FP16, D::BF16, D::INT32, D::INT16}),
       .run = unary<a::Neg>,
@@ -197,14 +135,9 @@ fp16 compares natively, so a scalar is rounded to fp16 first.)",
   table.push_back(OpDef{
       .name = "abs",
       .params = {{"input", ParamKind::Tensor}},
+      .forms = kFunction | kTorch,
       .dunders = {{"__abs__"}},
-      .doc = R"(Elementwise |input| (integers: the minimum wraps to itself).
-
->>> ptocpu.abs(ptocpu.asarray([-1.5, 2.0])).tolist()
-[1.5, 2.0])",
-      .doc_page = "docs/ops/abs.md",
       .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
-      .torch_schema = "abs(Tensor input) -> Tensor",
       .limits = platform_rows(kSigned, {D::FP16, D::BF16, D::FP32, D::INT8, D::INT16, D::INT32}, halves, halves),
       .run = unary<a::Abs>,
       .infer = unary_infer<>,
@@ -212,14 +145,8 @@ fp16 compares natively, so a scalar is rounded to fp16 first.)",
   table.push_back(OpDef{
       .name = "reciprocal",
       .params = {{"input", ParamKind::Tensor}, kPrecision},
-      .forms = kFunction | kMethod,
-      .doc = R"(Elementwise 1 / input, correctly rounded (fp16 / bf16 from the fp32 quotient).
-
->>> ptocpu.reciprocal(ptocpu.asarray([2.0, 0.25])).tolist()
-[0.5, 4.0])",
-      .doc_page = "docs/ops/reciprocal.md",
+      .forms = kFunction | kMethod | kTorch,
       .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
-      .torch_schema = "reciprocal(Tensor input, int precision_type=1) -> Tensor",
       .limits = platform_rows(kFloats, halves, halves, halves),
       .run = unary<a::Reciprocal>,
       .infer = unary_infer<>,
@@ -227,14 +154,8 @@ fp16 compares natively, so a scalar is rounded to fp16 first.)",
   table.push_back(OpDef{
       .name = "sqrt",
       .params = {{"input", ParamKind::Tensor}, {"precision_type", ParamKind::Int, "0", false, nullptr, "PrecisionType | int"}},
-      .forms = kFunction | kMethod,
-      .doc = R"(Elementwise square root, correctly rounded; negative inputs give NaN.
-
->>> ptocpu.sqrt(ptocpu.asarray([4.0, 2.25])).tolist()
-[2.0, 1.5])",
-      .doc_page = "docs/ops/sqrt.md",
+      .forms = kFunction | kMethod | kTorch,
       .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
-      .torch_schema = "sqrt(Tensor input, int precision_type=0) -> Tensor",
       .limits = platform_rows(kFloats, halves, halves, halves),
       .run = unary<a::Sqrt>,
       .infer = unary_infer<>,

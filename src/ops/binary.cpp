@@ -125,6 +125,14 @@ std::vector<OutputMeta> fused_infer(const OpDef& op, const Args& a) {
   return {{p.shape, p.dtype}};
 }
 
+// A fused op's table entry: `entry` with Op's run and infer.
+template <class Op>
+OpDef fused(OpDef entry) {
+  entry.run = fused_run<Op>;
+  entry.infer = fused_infer<Op>;
+  return entry;
+}
+
 // The with_functor of an op with one functor whatever the plan.
 template <class F, size_t N>
 struct OneFunctor {
@@ -701,192 +709,88 @@ void families::add_binary(std::vector<OpDef>& table) {
     return std::vector<Param>{{first, ParamKind::Tensor}, {second, ParamKind::Tensor}};
   };
 
-  table.push_back(OpDef{
+  table.push_back(fused<FloorDivOp>({
       .name = "floor_div",
       .params = tensor_and_number("input", "other"),
       // upstream's t // x is floor(div(t, x)), not floor_div: the floor of the quotient div rounds
       // to the dtype (fp32 for integers)
+      .forms = kFunction | kTorch,
       .dunders = {{"__floordiv__", "floor(div(self, other))"}},
-      .doc = R"(Elementwise floor(input / other), other a tensor (broadcast numpy-style) or a scalar.
-
-Floats: the floor of the correctly rounded quotient, computed in fp32 for fp16 / bf16 and
-rounded back (x / 0 is +-inf, 0 / 0 NaN). Integers: Python's //, exactly, in the input's dtype;
-a zero divisor gives the dtype's max for x > 0, min for x < 0 and 0 for 0 (on ascend950 int32:
-0x7FFF7F7F / 0x80008080, its kernel's sentinels). A float scalar with an integer tensor is a
-DTypeError; fp16 (and on ascend950 / cpu bf16) tensors take the scalar rounded to their dtype.
-
->>> ptocpu.floor_div(ptocpu.asarray([[2, 4, 6]], "int32"), ptocpu.asarray([[4, 2, 5]], "int32")).tolist()
-[[0, 2, 1]])",
-      .doc_page = "docs/ops/floor_div.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and a workspace "
                    "of 6 fp32 rows per tile row",
-      .torch_schema = "floor_div(Tensor input, Tensor other) -> Tensor",
       .limits = with_autocast_per_platform(platform_rows(kNumbers, floor_div_chips, floor_div_chips, floor_div_chips),
                                            kAutoCastOnA2A3),
-      .run = fused_run<FloorDivOp>,
-      .infer = fused_infer<FloorDivOp>,
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(fused<CeilDivOp>({
       .name = "ceil_div",
       .params = tensor_and_number("self", "other"),
-      .doc = R"(Elementwise ceil(self / other) of integers, other a tensor (broadcast) or an int.
-
-Exact for every value; a zero divisor gives the dtype's max for x > 0, min for x < 0 and 0 for
-0 (the device's saturated +-inf). DT_INT32 on the chips; every integer dtype on cpu.
-
->>> ptocpu.ceil_div(ptocpu.asarray([[2, 4, 6]], "int32"), ptocpu.asarray([[4, 2, 5]], "int32")).tolist()
-[[1, 2, 2]])",
-      .doc_page = "docs/ops/ceil_div.md",
+      .forms = kFunction | kTorch,
       .tile_rule = kTileRule,
-      .torch_schema = "ceil_div(Tensor self, Tensor other) -> Tensor",
       .limits = platform_rows(kIntegers, {D::INT32}, {D::INT32}, {D::INT32}),
-      .run = fused_run<CeilDivOp>,
-      .infer = fused_infer<CeilDivOp>,
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(fused<RemainderOp>({
       .name = "remainder",
       .params = {{"input", ParamKind::TensorOrScalar}, {"other", ParamKind::TensorOrScalar}, kPrecision},
-      .forms = kFunction | kMethod,
+      .forms = kFunction | kMethod | kTorch,
       .dunders = {{"__mod__"}},
-      .doc = R"(Elementwise input - other * floor(input / other): the remainder with the divisor's sign.
-
-Either operand may be a scalar (not both). Floats: the exact remainder rounded once (fp16 /
-bf16 through fp32); a zero remainder is +0. Integers: exact (Python's %); a zero divisor gives
-0. precision_type is accepted (the result is the exact one either way).
-
->>> ptocpu.remainder(ptocpu.asarray([7.0, 8.0, 9.0]), -3.0).tolist()
-[-2.0, -1.0, 0.0])",
-      .doc_page = "docs/ops/remainder.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and the "
                    "device's temporary rows (2 for two tensors, the tile's rows + 2 for a scalar first operand)",
-      .torch_schema = "remainder(Tensor input, Tensor other, int precision_type=1) -> Tensor",
       .limits = with_autocast_per_platform(platform_rows(kNumbers, remainder_chips, remainder_chips, remainder_chips),
                                            kAutoCastEverywhere),
-      .run = fused_run<RemainderOp>,
-      .infer = fused_infer<RemainderOp>,
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(fused<FmodOp>({
       .name = "fmod",
       .params = {{"input", ParamKind::Tensor}, {"other", ParamKind::TensorOrScalar}, kPrecision},
-      .forms = kFunction | kMethod,
-      .doc = R"(Elementwise C fmod: input - trunc(input / other) * other, with the dividend's sign.
-
-Floats only; the exact result (fp16 / bf16 through fp32). A NaN or infinite scalar other is an
-ArgumentError. precision_type is accepted (the result is exact either way).
-
->>> ptocpu.fmod(ptocpu.asarray([[7.0, 8.0, 9.0]]), ptocpu.asarray([[3.0, 3.0, 3.0]])).tolist()
-[[1.0, 2.0, 0.0]])",
-      .doc_page = "docs/ops/fmod.md",
+      .forms = kFunction | kMethod | kTorch,
       .tile_rule = kTileRule,
-      .torch_schema = "fmod(Tensor input, Tensor other, int precision_type=1) -> Tensor",
       .limits = with_autocast_per_platform(platform_rows(kFloats, kHalves, kHalves, kHalves), kAutoCastEverywhere),
-      .run = fused_run<FmodOp>,
-      .infer = fused_infer<FmodOp>,
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(fused<PowOp>({
       .name = "pow",
       .params = {{"input", ParamKind::Tensor}, {"other", ParamKind::TensorOrScalar}, kPrecision},
+      .forms = kFunction | kTorch,
       .dunders = {{"__pow__"}},
-      .doc = R"(Elementwise input ** other, other a tensor of the same rank or a scalar.
-
-Float results are within 1 ulp of the exact power (mostly the correctly rounded one), with
-the device's special values (x < 0 to a non-integer power is NaN, y == 0 or x == 1 gives 1).
-Two integer tensors of one dtype give integer powers (wrapping); other dtype pairs follow the
-page's promotion table. Scalar exponents as the device rewrites them: 0.5 sqrt, -0.5 1/sqrt,
-2 x*x, 3 x*x*x, -1 1/x, -2 1/(x*x), 0 ones (in the input's dtype); an INT32 tensor to a float
-power gives fp32; other integer tensors take int exponents only (DTypeError).
-
->>> ptocpu.pow(ptocpu.asarray([[1.0, 2.0], [-3.0, 4.0]]), 2).tolist()
-[[1.0, 4.0], [9.0, 16.0]])",
-      .doc_page = "docs/ops/pow.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and POW's "
                    "temporary tile (fp32; 2 d + 3 d / 8 wide on atlas_a2 / atlas_a3 for float results)",
-      .torch_schema = "pow(Tensor input, Tensor other, int precision_type=1) -> Tensor",
       .limits = platform_rows(kNumbers, pow_chips, pow_chips, pow_chips),
-      .run = fused_run<PowOp>,
-      .infer = fused_infer<PowOp>,
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(fused<Atan2Op>({
       .name = "atan2",
       .params = two_tensors("y", "x"),
-      .doc = R"(Elementwise arctangent of y / x in (-pi, pi], the quadrant from both signs.
-
-The device's fp32 algorithm step for step (a degree-15 polynomial; fp16 / bf16 through fp32):
-within 2 ulps of the exact fp32 result. x == 0 gives +-pi/2 by y's sign, 0 for y == 0.
-
->>> [round(v, 4) for v in ptocpu.atan2(ptocpu.asarray([1.0, -1.0]), ptocpu.asarray([1.0, -1.0])).tolist()]
-[0.7854, -2.3562])",
-      .doc_page = "docs/ops/atan2.md",
+      .forms = kFunction | kTorch,
       .tile_rule = "TileShape has the output's rank; UB: 7 fp32 tiles (inputs, output and 4 working tiles)",
-      .torch_schema = "atan2(Tensor y, Tensor x) -> Tensor",
       .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
-      .run = fused_run<Atan2Op>,
-      .infer = fused_infer<Atan2Op>,
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(fused<HypotOp>({
       .name = "hypot",
       .params = two_tensors("input", "other"),
-      .forms = kFunction | kMethod,
-      .doc = R"(Elementwise sqrt(input ** 2 + other ** 2).
-
-fp32 as the device computes it: M = max(|x|, |y|) + 1e-9, M * sqrt((min / M) ** 2 + 1), so
-hypot(0, 0) is 1e-9 and hypot(inf, inf) NaN; fp16 / bf16: sqrt(x * x + y * y) in fp32.
-
->>> ptocpu.hypot(ptocpu.asarray([3.0, 5.0]), ptocpu.asarray([4.0, 12.0])).tolist()
-[5.0, 13.0])",
-      .doc_page = "docs/ops/hypot.md",
+      .forms = kFunction | kMethod | kTorch,
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and two fp32 "
                    "rows",
-      .torch_schema = "hypot(Tensor input, Tensor other) -> Tensor",
       .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
-      .run = fused_run<HypotOp>,
-      .infer = fused_infer<HypotOp>,
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(fused<GcdOp>({
       .name = "gcd",
       .params = tensor_and_number("input", "other"),
-      .forms = kFunction | kMethod,
-      .doc = R"(Elementwise greatest common divisor of |input| and |other| (gcd(x, 0) = |x|).
-
-other a tensor (broadcast) or an int that fits the dtype (a float is truncated). The last tile
-dim must span a multiple of 32 bytes.
-
->>> ptocpu.gcd(ptocpu.asarray([[9, 9, 9], [6, 6, 6]], "int32"), 2).tolist()
-[[1, 1, 1], [2, 2, 2]])",
-      .doc_page = "docs/ops/gcd.md",
+      .forms = kFunction | kMethod | kTorch,
       .tile_rule = "TileShape has the output's rank, its last dim a multiple of 32 bytes; UB: one tile per tensor "
                    "input and one output tile",
-      .torch_schema = "gcd(Tensor input, Tensor other) -> Tensor",
       .limits = platform_rows(kIntegers, gcd_chips, gcd_chips, gcd_chips),
-      .run = fused_run<GcdOp>,
-      .infer = fused_infer<GcdOp>,
-  });
+  }));
   struct Bitwise {
     const char* name;
     RunFn run;
-    const char* doc;
-    const char* schema;
   };
   for (const Bitwise& b : {
-           Bitwise{"bitwise_and", binary<bk::BitwiseAnd, kPlain>, R"(Elementwise input & other of integers, other a tensor (broadcast) or an int.
-
->>> ptocpu.bitwise_and(ptocpu.asarray([2, 5], "int16"), ptocpu.asarray([1, 7], "int16")).tolist()
-[0, 5])", "bitwise_and(Tensor input, Tensor other) -> Tensor"},
-           Bitwise{"bitwise_or", binary<bk::BitwiseOr, kPlain>, R"(Elementwise input | other of integers, other a tensor (broadcast) or an int.
-
->>> ptocpu.bitwise_or(ptocpu.asarray([2, 5], "int16"), ptocpu.asarray([1, 7], "int16")).tolist()
-[3, 7])", "bitwise_or(Tensor input, Tensor other) -> Tensor"},
-           Bitwise{"bitwise_xor", binary<bk::BitwiseXor, kPlain>, R"(Elementwise input ^ other of integers, other a tensor (broadcast) or an int.
-
->>> ptocpu.bitwise_xor(ptocpu.asarray([2, 5], "int16"), ptocpu.asarray([1, 7], "int16")).tolist()
-[3, 2])", "bitwise_xor(Tensor input, Tensor other) -> Tensor"}}) {
+           Bitwise{"bitwise_and", binary<bk::BitwiseAnd, kPlain>},
+           Bitwise{"bitwise_or", binary<bk::BitwiseOr, kPlain>},
+           Bitwise{"bitwise_xor", binary<bk::BitwiseXor, kPlain>}}) {
     table.push_back(OpDef{
         .name = b.name,
         .params = tensor_and_number("input", "other"),
-        .doc = b.doc,
+        .forms = kFunction | kTorch,
         .doc_page = "docs/ops/bitwise.md",
         .tile_rule = kTileRule,
-        .torch_schema = b.schema,
         .limits = platform_rows(bitwise_cpu, bitwise_chips, bitwise_chips, bitwise_chips),
         .run = b.run,
         .infer = binary_infer<kPlain>,
@@ -896,24 +800,10 @@ dim must span a multiple of 32 bytes.
     table.push_back(OpDef{
         .name = left ? "bitwise_left_shift" : "bitwise_right_shift",
         .params = {{"input", ParamKind::TensorOrScalar}, {"other", ParamKind::TensorOrScalar}},
-        .doc = left ? R"(Elementwise input << other of integers; either may be a scalar (not both).
-
-Shift counts below 0 or above the bit width W count as W, and a shift by W gives 0.
-
->>> ptocpu.bitwise_left_shift(ptocpu.asarray([[1, 2, 3]], "int16"), 1).tolist()
-[[2, 4, 6]])"
-                    : R"(Elementwise input >> other of integers (arithmetic for signed); either may be a scalar.
-
-Shift counts below 0 or above the bit width W count as W, and a shift by W gives the sign fill
-(0 or -1).
-
->>> ptocpu.bitwise_right_shift(ptocpu.asarray([[1, 2, 3]], "int16"), 1).tolist()
-[[0, 1, 1]])",
+        .forms = kFunction | kTorch,
         .doc_page = "docs/ops/bitwise.md",
         .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and, for a "
                      "tensor of counts, one more tile of the result",
-        .torch_schema = left ? "bitwise_left_shift(Tensor input, Tensor other) -> Tensor"
-                             : "bitwise_right_shift(Tensor input, Tensor other) -> Tensor",
         .limits = platform_rows(kIntegers, {D::INT16, D::UINT16, D::INT32, D::UINT32, D::INT8, D::UINT8}, shift_a2, shift_a2),
         .run = left ? fused_run<ShiftOp<true>> : fused_run<ShiftOp<false>>,
         .infer = left ? fused_infer<ShiftOp<true>> : fused_infer<ShiftOp<false>>,
@@ -922,78 +812,39 @@ Shift counts below 0 or above the bit width W count as W, and a shift by W gives
   table.push_back(OpDef{
       .name = "logical_and",
       .params = two_tensors("input", "other"),
-      .doc = R"(Elementwise (input != 0) and (other != 0) as DT_BOOL; the dtypes may differ.
-
-NaN counts as true, -0.0 as false.
-
->>> ptocpu.logical_and(ptocpu.asarray([True, False]), ptocpu.asarray([[True, False], [False, True]])).tolist()
-[[True, False], [False, False]])",
-      .doc_page = "docs/ops/logical_and.md",
+      .forms = kFunction | kTorch,
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one DT_BOOL output tile and "
                    "1.1875 KB",
-      .torch_schema = "logical_and(Tensor input, Tensor other) -> Tensor",
       .limits = platform_rows(DTypeSet::all().without({D::FP8E8M0}), logical_chips, logical_chips, logical_chips),
       .run = run_logical_and,
       .infer = infer_from<plan_logical_and>,
   });
-  table.push_back(OpDef{
+  table.push_back(fused<ClipOp>({
       .name = "clip",
       .params = {{"input", ParamKind::Tensor},
                  {"min", ParamKind::TensorOrScalar, "None"},
                  {"max", ParamKind::TensorOrScalar, "None"}},
-      .doc = R"(Elementwise min(max(input, min), max); a missing bound is not applied.
-
-Bounds are two tensors (input's dtype, broadcasting to input's shape along at most one axis) or
-two scalars (a float bound of an integer tensor is truncated). NaN in input or a bound gives
-NaN; min > max gives max. With neither bound: a copy of input.
-
->>> ptocpu.clip(ptocpu.asarray([[0, 2, 4], [3, 4, 6]], "int32"), 1, 3).tolist()
-[[1, 2, 3], [3, 3, 3]])",
-      .doc_page = "docs/ops/clip.md",
+      .forms = kFunction | kTorch,
       .tile_rule = kTileRule,
-      .torch_schema = "clip(Tensor input, Tensor? min=None, Tensor? max=None) -> Tensor",
       .limits = with_autocast_per_platform(platform_rows(kNumbers, clip_chips, clip_chips, clip_chips), kAutoCastOnA2A3),
-      .run = fused_run<ClipOp>,
-      .infer = fused_infer<ClipOp>,
-  });
+  }));
   table.push_back(OpDef{
       .name = "axpy_",
       .params = {{"y", ParamKind::Memory}, {"x", ParamKind::Tensor},
                  {"alpha", ParamKind::Scalar, "1.0", false, nullptr, "int | float"}},
-      .forms = kFunction | kMethod,
+      .forms = kFunction | kMethod | kTorch,
       .written = "y",
-      .doc = R"(y += alpha * x in place (x broadcasts to y; y does not broadcast).
-
-Computed in fp32 (fp64 for fp64) with alpha as an fp32 value: alpha * x and the sum round once
-each, then once more to y's dtype. y and x have the same rank and dtype, or x is DT_FP16 and y
-DT_FP32. Returns y.
-
->>> y = ptocpu.asarray([[1.0, 2.0, 3.0]])
->>> ptocpu.axpy_(y, ptocpu.asarray([[2.0, 3.0, 4.0]]), alpha=2.0).tolist()
-[[5.0, 8.0, 11.0]])",
-      .doc_page = "docs/ops/axpy_.md",
       .tile_rule = kTileRule,
-      .torch_schema = "axpy_(Tensor(a!) y, Tensor x, Scalar alpha=1.0) -> ()",
       .limits = platform_rows(kWideFloats, {D::FP32, D::FP16}, {D::FP32, D::FP16}, {D::FP32, D::FP16}),
       .run = run_axpy,
   });
   table.push_back(OpDef{
       .name = "atomic_add",
       .params = {{"src", ParamKind::Tensor}, {"offsets", ParamKind::IntList}, {"dst", ParamKind::Memory}},
+      .forms = kFunction | kTorch,
       .num_outputs = 0,
       .written = "dst",
-      .doc = R"(dst[offsets : offsets + src.shape] += src, in place; returns None.
-
-One add per element in dst's dtype (fp16 / bf16 through fp32, integers wrap), as add computes
-it. src, dst and offsets have one rank; the block must lie inside dst (TileError).
-
->>> out = ptocpu.tensor([2, 3], ptocpu.DT_FP32)
->>> ptocpu.atomic_add(ptocpu.asarray([[1.0, 1.0]], "float32"), [1, 1], out)
->>> out.tolist()
-[[0.0, 0.0, 0.0], [0.0, 1.0, 1.0]])",
-      .doc_page = "docs/ops/atomic_add.md",
       .tile_rule = "none (a store to memory)",
-      .torch_schema = "atomic_add(Tensor src, int[] offsets, Tensor(a!) dst) -> ()",
       .limits = platform_rows(kNumbers, add_950, add_a2, add_a2, 1, 8),
       .run = run_atomic_add,
       .bytes = atomic_add_bytes,
@@ -1001,57 +852,30 @@ it. src, dst and offsets have one rank; the block must lie inside dst (TileError
   table.push_back(OpDef{
       .name = "prelu",
       .params = two_tensors("input", "weight"),
-      .forms = kFunction | kMethod,
-      .doc = R"(Elementwise input where input >= 0, else weight[c] * input, c the index along axis 1.
-
-weight is 1-D: [input.shape[1]] for a 2-D to 4-D input, [1] for a 1-D one.
-
->>> ptocpu.prelu(ptocpu.asarray([-2.0, 1.0, -3.0, 0.5]), ptocpu.asarray([0.25])).tolist()
-[-0.5, 1.0, -0.75, 0.5])",
-      .doc_page = "docs/ops/prelu.md",
+      .forms = kFunction | kMethod | kTorch,
       .tile_rule = "TileShape has the input's rank; UB (2-D): one tile, a tile row / 8 byte mask and 8 KB; other "
                    "ranks: input, weight and output tiles",
-      .torch_schema = "prelu(Tensor input, Tensor weight) -> Tensor",
       .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves, 1, 4, 1, 8),
       .run = run_prelu,
       .infer = infer_from<plan_prelu>,
   });
-  table.push_back(OpDef{
+  table.push_back(fused<LreluOp>({
       .name = "lrelu",
       .params = {{"input", ParamKind::Tensor},
                  {"negative_slope", ParamKind::Scalar, "0.01", false, nullptr, "float"}},
-      .doc = R"(Elementwise input where input >= 0, else negative_slope * input.
-
-negative_slope is a finite number >= 0 (ArgumentError otherwise), taken as fp32 (fp64 for an
-fp64 input); fp16 / bf16 compute in fp32 and round once.
-
->>> ptocpu.lrelu(ptocpu.asarray([-1.0, 2.0, 0.0, -0.5]), 0.1).tolist()
-[-0.1, 2.0, 0.0, -0.05])",
-      .doc_page = "docs/ops/lrelu.md",
+      .forms = kFunction | kTorch,
       .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
-      .torch_schema = "lrelu(Tensor input, float negative_slope=0.01) -> Tensor",
       .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
-      .run = fused_run<LreluOp>,
-      .infer = fused_infer<LreluOp>,
-  });
+  }));
   table.push_back(OpDef{
       .name = "where",
       .params = {{"condition", ParamKind::Tensor},
                  {"input", ParamKind::TensorOrScalar},
                  {"other", ParamKind::TensorOrScalar}},
+      .forms = kFunction | kTorch,
       .principal = 1,
-      .doc = R"(Elementwise input where condition, else other (condition DT_BOOL; exact selection).
-
-condition and the tensor values have one rank and broadcast. A Python number is a DT_FP32 value:
-a float next to a tensor of another dtype is a DTypeError, an int takes the tensor's dtype; two
-numbers give DT_FP32.
-
->>> ptocpu.where(ptocpu.asarray([True, False, True, False]), 1, 0).tolist()
-[1.0, 0.0, 1.0, 0.0])",
-      .doc_page = "docs/ops/where.md",
       .tile_rule = "TileShape has the output's rank; UB: one tile per tensor argument, one output tile and a "
                    "workspace of 8352 bytes (6304 for 1- and 2-byte values other than bf16)",
-      .torch_schema = "where(Tensor condition, Tensor input, Tensor other) -> Tensor",
       .limits = platform_rows(DTypeSet::all(), where_950, where_a2, where_a2),
       .run = run_where,
       .infer = infer_from<plan_where>,

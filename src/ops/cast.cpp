@@ -228,25 +228,6 @@ Outputs run_cast(const OpDef& op, const Args& a) {
   return {out};
 }
 
-const char* const kCastDoc = R"(cast(input, dtype, mode=CastMode.CAST_NONE, satmode=SaturationMode.OFF): input converted to dtype.
-
-Each chip converts the pairs of docs/ops/cast.md (DTypeError for any other); a dtype casts to
-itself, and with CAST_NONE or CAST_RINT that is input itself. mode rounds a value that falls
-between two of the target's: CAST_RINT to nearest (ties to even), CAST_ROUND (ties away from
-zero), CAST_FLOOR, CAST_CEIL, CAST_TRUNC, CAST_ODD (to odd); CAST_NONE, or a mode the pair does
-not take, is the pair's default: float -> integer CAST_TRUNC, to DT_HF8 CAST_ROUND, otherwise
-CAST_RINT. satmode ON clamps a value beyond an integer target's range (NaN gives 0) and a float
-target's overflow to its largest value; OFF keeps an integer's low bits (fp16 300.0 -> int8 44)
-and lets floats overflow to inf. Atlas A2 / A3 saturate most integer targets whatever satmode
-says. DT_BF16 [..., 2n] <-> DT_FP4_E2M1X2 / DT_FP4_E1M2X2 [..., n] packs two values a byte.
-
->>> import numpy as np
->>> x = ptocpu.asarray(np.array([300.0, -300.0, 50.0], np.float16))
->>> ptocpu.cast(x, ptocpu.DT_INT8, satmode=ptocpu.SaturationMode.ON).tolist()
-[127, -128, 50]
->>> ptocpu.cast(x, ptocpu.DT_INT8).tolist()
-[44, -44, 50])";
-
 std::vector<OutputMeta> infer_cast(const OpDef& op, const Args& a) {
   const CastPlan p = plan_cast(op, a);
   return {{p.returns_input ? a.tensor(0).shape() : p.out_shape, p.to}};
@@ -277,8 +258,6 @@ void families::add_cast(std::vector<OpDef>& table) {
                  {"mode", ParamKind::Int, "0", false, nullptr, "CastMode | int"},
                  {"satmode", ParamKind::Int, "1", false, nullptr, "SaturationMode | int"}},
       .forms = kFunction | kMethod,
-      .doc = kCastDoc,
-      .doc_page = "docs/ops/cast.md",
       .tile_rule = "TileShape has the output's rank; the UB holds an input tile and an output tile",
       .limits = platform_rows(cpu, sources(ascend950_pairs()), sources(a2_a3_pairs()), sources(a2_a3_pairs())),
       .run = run_cast,

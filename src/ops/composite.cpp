@@ -61,12 +61,10 @@ struct SoftmaxPlan {
 };
 
 SoftmaxPlan plan_softmax(const OpDef& op, const Args& a) {
-  const OpLimits& limits = require_offered(op);
-  SoftmaxPlan p;
-  p.x = elementwise::operand(op, limits, a.tensor(0), "input", limits.dtypes);
-  p.dim = checks::normalize_dim(op.name.c_str(), a.integer(1), p.x.ndim());
-  check_reduction_tile(op, p.x.shape(), p.dim);
-  return p;
+  const Tensor x = elementwise::offered_input(op, a);
+  const int dim = checks::normalize_dim(op.name.c_str(), a.integer(1), x.ndim());
+  check_reduction_tile(op, x.shape(), dim);
+  return {x, dim};
 }
 
 Outputs run_softmax(const OpDef& op, const Args& a) {
@@ -131,12 +129,10 @@ struct OnlineSoftmaxPlan {
 };
 
 OnlineSoftmaxPlan plan_online_softmax(const OpDef& op, const Args& a) {
-  const OpLimits& limits = require_offered(op);
-  OnlineSoftmaxPlan p;
-  p.scores = elementwise::operand(op, limits, a.tensor(0), "scores", limits.dtypes);
-  p.scale = fp32_scalar(op, "scale", a.scalar(1));
-  check_rows_in_one_tile(op, p.scores, "scores");
-  return p;
+  const Tensor scores = elementwise::offered_input(op, a);
+  const float scale = fp32_scalar(op, "scale", a.scalar(1));
+  check_rows_in_one_tile(op, scores, "scores");
+  return {scores, scale};
 }
 
 Outputs run_online_softmax(const OpDef& op, const Args& a) {
@@ -212,18 +208,8 @@ void families::add_composite(std::vector<OpDef>& table) {
   table.push_back(OpDef{
       .name = "softmax",
       .params = {{"input", ParamKind::Tensor}, {"dim", ParamKind::Dim}},
-      .forms = kFunction | kMethod,
-      .doc = R"(Softmax along dim: exp(x - max(x)) / sum(exp(x - max(x))), computed in fp32 as the device composes it.
-
-In this order, each step rounded to fp32: m = max along dim, e = exp(x - m), s = sum of e along dim,
-e / s (a true division); fp16 / bf16 results are rounded once at the end. A NaN in a row gives a
-row of NaN. dim in [-rank, rank).
-
->>> ptocpu.softmax(ptocpu.asarray([[1.0, 2.0, 3.0]], 'float32'), -1).tolist()
-[[0.09003056585788727, 0.2447284609079361, 0.6652408838272095]])",
-      .doc_page = "docs/ops/softmax.md",
+      .forms = kFunction | kMethod | kTorch,
       .tile_rule = "TileShape has the input's rank, at most 64 KB of fp32 on a chip; UB: fp32 input, row statistic and output tiles",
-      .torch_schema = "softmax(Tensor input, int dim) -> Tensor",
       .limits = platform_rows(kHalvesAndFp32, kHalvesAndFp32, kHalvesAndFp32, kHalvesAndFp32, 1, 4, 1, 8),
       .run = run_softmax,
       .infer = [](const OpDef& op, const Args& a) { return same_as_input(plan_softmax(op, a).x); },
@@ -233,17 +219,8 @@ row of NaN. dim in [-rank, rank).
       .params = {{"input", ParamKind::Tensor},
                  {"gamma", ParamKind::Tensor, "None"},
                  {"epsilon", ParamKind::Scalar, "1e-6", false, nullptr, "float"}},
-      .doc = R"(RMSNorm over the last axis: x / sqrt(mean(x * x) + epsilon) [* gamma], in fp32 as the device composes it.
-
-In this order, each step rounded to fp32: (x * x) * fp32(1/n), summed over the row, + epsilon,
-sqrt, x divided by the root (a true division, not x * rsqrt), times gamma (shape [C], any of
-the input dtypes, taken as fp32). fp16 / bf16 results are rounded once at the end.
-
->>> ptocpu.rms_norm(ptocpu.asarray([[3.0, 4.0]], 'float32'), epsilon=0.0).tolist()
-[[0.8485281467437744, 1.1313709020614624]])",
-      .doc_page = "docs/ops/rms_norm.md",
+      .forms = kFunction | kTorch,
       .tile_rule = "TileShape has the input's rank, at most 64 KB of fp32 on a chip; UB: fp32 input, row statistic and output tiles",
-      .torch_schema = "rms_norm(Tensor input, Tensor? gamma=None, float epsilon=1e-6) -> Tensor",
       .limits = platform_rows(kHalvesAndFp32, kHalvesAndFp32, kHalvesAndFp32, kHalvesAndFp32, 1, 4, 1, 8),
       .run = run_rms_norm,
       .infer = [](const OpDef& op, const Args& a) { return same_as_input(plan_rms_norm(op, a).x); },
@@ -252,17 +229,6 @@ the input dtypes, taken as fp32). fp16 / bf16 results are rounded once at the en
       .name = "online_softmax",
       .params = {{"scores", ParamKind::Tensor}, {"scale", ParamKind::Scalar, nullptr, false, nullptr, "float"}},
       .num_outputs = 3,
-      .doc = R"(One block of FlashAttention's softmax, per column of scores [k, q] (fp32): (exp_bf16, column_max, column_sum).
-
-column_max [1, q] = (max of each column) * scale; e = exp(scores * scale - column_max);
-exp_bf16 [k, q] = e rounded to bf16 ties away from zero; column_sum [1, q] = e summed down
-each column in row order, fp32. Not normalised: pair it with online_softmax_update.
-PyPTO's pypto.experimental.online_softmax (Ascend 950 only).
-
->>> e, m, s = ptocpu.online_softmax(ptocpu.asarray([[0.0], [2.0]], 'float32'), 0.5)
->>> e.tolist(), m.tolist(), s.tolist()
-([[0.3671875], [1.0]], [[1.0]], [[1.3678793907165527]]))",
-      .doc_page = "docs/ops/online_softmax.md",
       .submodule = "experimental",
       .tile_rule = "TileShape rank >= 2, its first dim covers every row of scores",
       .limits = platform_rows(kFp32, kFp32, {}, {}, 2, 2, 2, 2),
@@ -278,17 +244,6 @@ PyPTO's pypto.experimental.online_softmax (Ascend 950 only).
                  {"previous_output", ParamKind::Tensor}, {"current_max", ParamKind::Tensor},
                  {"current_sum", ParamKind::Tensor}, {"current_output", ParamKind::Tensor}},
       .num_outputs = 3,
-      .doc = R"(Merges two blocks of FlashAttention's softmax (all fp32): (max, sum, output).
-
-Per column j: M = max(Mp, Mc), a = exp(Mp - M), b = exp(Mc - M); max = M; sum = a * Sp + b * Sc;
-output [h, q] = Op * a + Oc * b, each product and sum rounded to fp32. Statistics are [1, q],
-outputs [h, q]. Still unnormalised (divide by the sum at the end).
-PyPTO's pypto.experimental.online_softmax_update (Ascend 950 only).
-
->>> f = lambda v: ptocpu.asarray([[v]], 'float32')
->>> m, s, o = ptocpu.online_softmax_update(f(0.0), f(1.0), f(2.0), f(0.0), f(3.0), f(4.0))
->>> m.tolist(), s.tolist(), o.tolist()
-([[0.0]], [[4.0]], [[6.0]]))",
       .doc_page = "docs/ops/online_softmax.md",
       .submodule = "experimental",
       .tile_rule = "TileShape rank >= 2, its first dim covers every row of the outputs, its last dim a multiple of 8",
@@ -303,17 +258,8 @@ PyPTO's pypto.experimental.online_softmax_update (Ascend 950 only).
   table.push_back(OpDef{
       .name = "expand_exp_dif",
       .params = {{"input", ParamKind::Tensor}, {"other", ParamKind::Tensor}},
-      .doc = R"(Elementwise exp(input - other), the operands broadcast numpy-style (same dtype).
-
-fp32 and bf16 compute exp of the fp32 difference, rounded once. fp16 runs natively on the device:
-when neither operand broadcasts along the last two axes the difference is rounded to fp16 before
-the exp (a SUB, then an EXP); otherwise exp of the exact difference is rounded once.
-
->>> ptocpu.expand_exp_dif(ptocpu.asarray([[1.0, 2.0]], 'float32'), ptocpu.asarray([[1.0]], 'float32')).tolist()
-[[1.0, 2.7182817459106445]])",
-      .doc_page = "docs/ops/expand_exp_dif.md",
+      .forms = kFunction | kTorch,
       .tile_rule = "TileShape has the output's rank; UB: one tile per input and one output tile",
-      .torch_schema = "expand_exp_dif(Tensor input, Tensor other) -> Tensor",
       .limits = platform_rows(kHalvesAndFp32, kHalvesAndFp32, kHalvesAndFp32, kHalvesAndFp32, 1, 4, 0, 8),
       .run = run_expand_exp_dif,
       .infer = elementwise::binary_infer<kExpDif>,

@@ -318,70 +318,29 @@ void families::add_creation(std::vector<OpDef>& table) {
                  {"fill_value", ParamKind::Scalar, nullptr, false, nullptr, "int | float | bool"},
                  {"dtype", ParamKind::DType},
                  {"valid_shape", ParamKind::IntList, "None", true}},
-      .doc = R"(A new tensor of shape size and dtype dtype, every element fill_value.
-
-fill_value is converted to dtype as the device does: through an fp32 literal for fp16 / bf16
-(rounding to nearest even; overflow gives inf), truncated toward zero for integer dtypes (a value
-outside the dtype's range, negative for unsigned ones, or NaN / inf is an ArgumentError), 0 / 1
-for DT_BOOL. valid_shape (keyword, one entry per dim, each <= size) marks the part that holds
-data: the rest is 0 and ops read only the valid part.
-
-Raises DTypeError (dtype), ArgumentError (rank, negative or empty dims, fill_value),
-TileError (valid_shape beyond size, tile shape, UB).
-
->>> ptocpu.full([2, 2], 1.0, ptocpu.DT_FP32).tolist()
-[[1.0, 1.0], [1.0, 1.0]])",
-      .doc_page = "docs/ops/full.md",
       .tile_rule = constant_tile,
       .limits = platform_rows(DTypeSet::all(), full_chips, full_chips, full_chips),
       .run = run_full,
   });
   // zeros and ones: the same entry with another value (and no DT_FP8E8M0 zero, which it cannot hold)
-  const auto constant = [&](const char* name, DTypeSet cpu, RunFn run, const char* doc) {
+  const auto constant = [&](const char* name, DTypeSet cpu, RunFn run) {
     table.push_back(OpDef{
         .name = name,
         .params = {size, optional_dtype},
-        .doc = doc,
         .doc_page = "docs/ops/full.md",
         .tile_rule = constant_tile,
         .limits = platform_rows(cpu, constant_chips, constant_chips, constant_chips),
         .run = run,
     });
   };
-  constant("zeros", DTypeSet::all().without({D::FP8E8M0}), run_constant<0>,
-           R"(A new tensor of the given shape filled with 0; dtype (keyword only) defaults to DT_FP32.
-
-size: integers, or one list / tuple of them (zeros(2, 3) == zeros([2, 3])). A dtype passed by
-position is taken as a dim, as in PyPTO: pass dtype=.
-
->>> ptocpu.zeros(2, 3).tolist()
-[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])");
-  constant("ones", DTypeSet::all(), run_constant<1>,
-           R"(A new tensor of the given shape filled with 1; dtype (keyword only) defaults to DT_FP32.
-
-size: integers, or one list / tuple of them (ones(2, 3) == ones([2, 3])). A dtype passed by
-position is taken as a dim, as in PyPTO: pass dtype=.
-
->>> ptocpu.ones([2, 3], dtype=ptocpu.DT_INT32).tolist()
-[[1, 1, 1], [1, 1, 1]])");
+  constant("zeros", DTypeSet::all().without({D::FP8E8M0}), run_constant<0>);
+  constant("ones", DTypeSet::all(), run_constant<1>);
   table.push_back(OpDef{
       .name = kArange,
       .params = {{"start", ParamKind::Scalar, nullptr, false, nullptr, "int | float"},
                  {"end", ParamKind::Scalar, nullptr, false, nullptr, "int | float"},
                  {"step", ParamKind::Scalar, "1", false, nullptr, "int | float"}},
       .overloads = {{{"end", ParamKind::Scalar, nullptr, false, nullptr, "int | float"}}},
-      .doc = R"(A 1-D tensor of start, start + step, ... below end (above it for a negative step).
-
-arange(end), arange(start, end), arange(start, end, step). DT_INT32 when every argument is an
-int (each within int32), else DT_FP32. Length: ceil((end - start) / step), > 0. A float range
-is built as the device builds it, by fp32 additions tile by tile (docs/ops/arange.md), not as
-start + i * step: set_vec_tile_shapes changes the rounding, not the values of exact ranges.
-
-Raises ArgumentError (step 0 or |step| <= 1e-8 for floats, wrong direction, non-finite or
-out-of-int32 arguments), TileError.
-
->>> ptocpu.arange(1.0, 4.0, 0.5).tolist()
-[1.0, 1.5, 2.0, 2.5, 3.0, 3.5])",
       .doc_page = "docs/ops/arange.md",
       .tile_rule = "TileShape is 1-D; UB: the output tile. The tile also sets where the fp32 additions restart",
       .limits = platform_rows(ranges, ranges, ranges, ranges, 1, 1, 1, 1),
@@ -390,19 +349,9 @@ out-of-int32 arguments), TileError.
   table.push_back(OpDef{
       .name = kOneHot,
       .params = {{"input", ParamKind::Tensor}, {"num_classes", ParamKind::Int}},
-      .doc = R"(One-hot rows: DT_INT64 of shape input.shape + [num_classes], 1 at each input value.
-
-input: an integer tensor whose values lie in [0, num_classes) (IndexError otherwise);
-num_classes > 0 (-1, torch's "infer", is an ArgumentError as upstream).
-
-Raises DTypeError, ArgumentError, IndexError, TileError (the tile's last dim must equal
-num_classes).
-
->>> ptocpu.one_hot(ptocpu.asarray([0, 2, 4], ptocpu.DT_INT32), 5).tolist()
-[[1, 0, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 0, 1]])",
+      .forms = kFunction | kTorch,
       .doc_page = "docs/ops/one_hot.md",
       .tile_rule = "TileShape has the output's rank, its last dim equal to num_classes; UB: input and output tiles",
-      .torch_schema = "one_hot(Tensor input, int num_classes) -> Tensor",
       .limits = platform_rows(integers, indices, indices, indices, 1, 3, 0, 7),
       .run = [](const OpDef&, const Args& a) -> Outputs { return {one_hot(a.tensor(0), a.integer(1))}; },
       .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
@@ -416,46 +365,19 @@ num_classes).
                                          {"alg", ParamKind::IntList},
                                          {"dtype", ParamKind::DType}};
   const PlatformRows random_rows = platform_rows(randoms, randoms, {}, {});
-  table.push_back(OpDef{
-      .name = "uniform",
-      .params = random_params,
-      .doc = R"(Uniform random values in [0, 1) from the Philox4x32-10 stream of seed key[0].
-
-key: [seed]; counter: [ignored, offset]; alg: [1] or [3] (both Philox); dtype DT_FP32 / DT_FP16 /
-DT_BF16. Element i takes word i % 4 of the block with counter (i // 4, offset) and key (seed's
-low, high 32 bits), keeping 23 / 10 / 7 of its bits: the values are k * 2^-23 (fp32),
-k * 2^-10 (fp16), k * 2^-7 (bf16). The same arguments give the same values on every run, thread
-count and machine (docs/ops/random.md says what matches the device).
-
-Raises ArgumentError (shape rank, key / counter / alg), DTypeError, TileError (the tile's
-element count must be a multiple of 4), UnsupportedError (atlas_a2 / atlas_a3).
-
->>> ptocpu.uniform([4], [1234], [0, 1], [1], ptocpu.DT_FP32).tolist()
-[0.16898059844970703, 0.9725481271743774, 0.9003628492355347, 0.16582810878753662])",
-      .doc_page = "docs/ops/random.md",
-      .tile_rule = "TileShape has the output's rank, its element count a multiple of 4; UB: random words and the output tile",
-      .limits = random_rows,
-      .run = run_random<false>,
-  });
-  table.push_back(OpDef{
-      .name = "normal",
-      .params = random_params,
-      .doc = R"(Standard normal random values (mean 0, variance 1) from the Philox4x32-10 stream of seed key[0].
-
-Box-Muller on the fp32 uniforms u of pypto.uniform's stream: for each pair,
-r = sqrt(-2 ln max(u[2k], 1e-7)), t = 2 pi u[2k+1], out[2k] = r sin t, out[2k+1] = r cos t, each
-step rounded to fp32, then once to fp16 / bf16. Arguments as uniform's; the tile must be the
-whole shape (its element count a multiple of 4).
-
-Raises ArgumentError, DTypeError, TileError, UnsupportedError (atlas_a2 / atlas_a3).
-
->>> [round(v, 6) for v in ptocpu.normal([4], [1234], [0, 1], [1], ptocpu.DT_FP32).tolist()]
-[-0.323648, 1.857739, 0.39557, 0.23117])",
-      .doc_page = "docs/ops/random.md",
-      .tile_rule = "TileShape equals the output shape, its element count a multiple of 4; UB: random words and the output tile",
-      .limits = random_rows,
-      .run = run_random<true>,
-  });
+  for (const bool normal : {false, true}) {
+    table.push_back(OpDef{
+        .name = normal ? "normal" : "uniform",
+        .params = random_params,
+        .doc_page = "docs/ops/random.md",
+        .tile_rule = normal ? "TileShape equals the output shape, its element count a multiple of 4; UB: random "
+                              "words and the output tile"
+                            : "TileShape has the output's rank, its element count a multiple of 4; UB: random "
+                              "words and the output tile",
+        .limits = random_rows,
+        .run = normal ? run_random<true> : run_random<false>,
+    });
+  }
 }
 
 }  // namespace pto

@@ -22,6 +22,11 @@ Tensor operand(const OpDef& op, const OpLimits& limits, const Tensor& t, const c
   return t.valid_part();
 }
 
+Tensor offered_input(const OpDef& op, const Args& a) {
+  const OpLimits& limits = require_offered(op);
+  return operand(op, limits, a.tensor(0), op.params[0].name, limits.dtypes);
+}
+
 void same_dtype(const OpDef& op, const char* param, DType got, const char* other_param, DType want) {
   checks::check_same_dtype(op.name.c_str(), param, got, other_param, want);
 }

@@ -22,6 +22,9 @@ namespace pto::elementwise {
 // A tensor operand: its valid part (docs/kernel_model.md), checked against the op's row on the
 // current platform: dtype in `allowed`, rank, extent. `param` names it in errors.
 Tensor operand(const OpDef& op, const OpLimits& limits, const Tensor& t, const char* param, DTypeSet allowed);
+// The first argument, a tensor, as operand() checks it against the op's dtypes on the current
+// platform (UnsupportedError where the op is not offered there).
+Tensor offered_input(const OpDef& op, const Args& a);
 // DTypeError unless got == want (ops without type promotion).
 void same_dtype(const OpDef& op, const char* param, DType got, const char* other_param, DType want);
 

@@ -78,24 +78,9 @@ void families::add_gather(std::vector<OpDef>& table) {
   table.push_back(OpDef{
       .name = kOp,
       .params = {{"input", ParamKind::Tensor}, {"dim", ParamKind::Dim}, {"index", ParamKind::Tensor}},
-      .forms = kFunction | kMethod,
-      .doc = R"(Gather along dim (torch.gather) with checks: out has index's shape and input's dtype,
-out[p] = input[p with p[dim] := index[p]].
-
-index: int32 or int64, input's rank, index.shape[a] <= input.shape[a] for every a != dim
-(index.shape[dim] is free); every value in [0, input.shape[dim]), checked before any work.
-input: any dtype on the cpu platform (see docs/ops/gather.md for each chip). t[dim:index] is
-the same call.
-
-Raises IndexOutOfRange (dim or an index value), DTypeError, ArgumentError (ranks, shapes),
-TileError (tile rules when a tile shape is set).
-
->>> x = ptocpu.asarray([[0, 1, 2], [3, 4, 5]])
->>> ptocpu.gather(x, 1, [[2, 0], [1, 1]]).tolist()
-[[2, 0], [4, 4]])",
+      .forms = kFunction | kMethod | kTorch,
       .doc_page = "docs/ops/gather.md",
       .tile_rule = "TileShape has the input's rank; UB: input, index and output tiles",
-      .torch_schema = "gather(Tensor input, int dim, Tensor index) -> Tensor",
       .limits = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 5, 1, 8),
       .run = [](const OpDef&, const Args& a) -> Outputs { return {gather(a.tensor(0), a.integer(1), a.tensor(2))}; },
       .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {

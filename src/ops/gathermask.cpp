@@ -81,19 +81,9 @@ void families::add_gathermask(std::vector<OpDef>& table) {
   table.push_back(OpDef{
       .name = kOp,
       .params = {{"x", ParamKind::Tensor}, {"pattern_mode", ParamKind::Int}},
-      .forms = kFunction | kMethod,
-      .doc = R"(Lanes of the last axis by pattern_mode: 1 -> x[..., 0::2], 2 -> x[..., 1::2] (last dim even);
-3, 4, 5, 6 -> x[..., k::4] with k = mode - 3 (last dim divisible by 4); 7 -> a copy. Other axes
-unchanged, dtype of x; a new contiguous tensor.
-
-Raises ArgumentError (pattern_mode outside 1..7, last dim not divisible), DTypeError,
-TileError (a tile's last dim must be divisible by 2 or 4 likewise).
-
->>> ptocpu.gathermask([[0, 1, 2, 3, 4, 5, 6, 7]], 2).tolist()
-[[1, 3, 5, 7]])",
+      .forms = kFunction | kMethod | kTorch,
       .doc_page = "docs/ops/gathermask.md",
       .tile_rule = "TileShape has at least the input's rank, its last dim divisible by the pattern's step; UB: input and output tiles",
-      .torch_schema = "gathermask(Tensor x, int pattern_mode) -> Tensor",
       .limits = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 4, 1, 8),
       .run = [](const OpDef&, const Args& a) -> Outputs { return {gathermask(a.tensor(0), a.integer(1))}; },
       .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {

@@ -183,30 +183,10 @@ void families::add_index_add(std::vector<OpDef>& table) {
   table.push_back(OpDef{
       .name = "index_add_",
       .params = params(ParamKind::Memory),
-      .forms = kFunction | kMethod,
+      .forms = kFunction | kMethod | kTorch,
       .written = "input",
-      .doc = R"(Add alpha * source into input at the index positions along dim, in place.
-
-For i = 0 .. len(index)-1 in order: input[.., index[i], ..] += alpha * source[.., i, ..]
-along dim. index: 1-D int32 / int64, values in [0, input.shape[dim]); source: input's dtype
-and shape except source.shape[dim] == len(index).
-Rounding, as the device does it: alpha is converted to input's dtype. fp16 / bf16 run in fp32:
-each target element accumulates its contributions in index order in fp32 and is rounded once
-(on the last dim, alpha * s is first rounded to the dtype). fp32 (fp64) adds step by step,
-each product and sum rounded; integers wrap. alpha within 1e-6 of 1 counts as 1.
-alpha must be finite and fit input's dtype; a bool alpha is a DTypeError. No BOOL or fp8 inputs.
-
-Raises IndexOutOfRange, DTypeError, ArgumentError (shapes, alpha), TileError; a failed call
-writes nothing.
-
-In place: writes input and returns it (the same object for a ptocpu.Tensor).
-
->>> x = ptocpu.tensor([2, 3], ptocpu.DT_INT64)
->>> ptocpu.index_add_(x, 0, [0, 1, 0], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]).tolist()
-[[2, 2, 2], [1, 1, 1]])",
       .doc_page = "docs/ops/index_add.md",
       .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
-      .torch_schema = "index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> ()",
       .limits = rows,
       .run = run_index_add,
       .bytes = index_add_bytes,
@@ -214,28 +194,8 @@ In place: writes input and returns it (the same object for a ptocpu.Tensor).
   table.push_back(OpDef{
       .name = "index_add",
       .params = params(ParamKind::Tensor),
-      .forms = kFunction | kMethod,
-      .doc = R"(Add alpha * source into a copy of input at the index positions along dim.
-
-For i = 0 .. len(index)-1 in order: input[.., index[i], ..] += alpha * source[.., i, ..]
-along dim. index: 1-D int32 / int64, values in [0, input.shape[dim]); source: input's dtype
-and shape except source.shape[dim] == len(index).
-Rounding, as the device does it: alpha is converted to input's dtype. fp16 / bf16 run in fp32:
-each target element accumulates its contributions in index order in fp32 and is rounded once
-(on the last dim, alpha * s is first rounded to the dtype). fp32 (fp64) adds step by step,
-each product and sum rounded; integers wrap. alpha within 1e-6 of 1 counts as 1.
-alpha must be finite and fit input's dtype; a bool alpha is a DTypeError. No BOOL or fp8 inputs.
-
-Raises IndexOutOfRange, DTypeError, ArgumentError (shapes, alpha), TileError; a failed call
-writes nothing.
-
-Out of place: returns a new tensor; input is left untouched.
-
->>> ptocpu.index_add([1.0, 2.0], 0, [1, 1], [0.5, 0.25], alpha=2).tolist()
-[1.0, 3.5])",
-      .doc_page = "docs/ops/index_add.md",
+      .forms = kFunction | kMethod | kTorch,
       .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
-      .torch_schema = "index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
       .limits = rows,
       .run = run_index_add,
       .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> { return {{a.tensor(0).shape(), a.tensor(0).dtype()}}; },

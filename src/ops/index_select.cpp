@@ -74,25 +74,9 @@ void families::add_index_select(std::vector<OpDef>& table) {
   OpDef op{
       .name = kOp,
       .params = {{"input", ParamKind::Tensor}, {"dim", ParamKind::Dim}, {"index", ParamKind::Tensor}},
-      .doc = R"(Gather slices of input along dim (numpy.take / torch.index_select).
-
-out.shape = input.shape[:dim] + index.shape + input.shape[dim+1:], dtype of input;
-out[a.., i.., b..] = input[a.., index[i..], b..]. A new contiguous tensor.
-
-input: any dtype on the cpu platform (see docs/ops/index_select.md for each chip).
-index: int32 or int64, rank >= 1; every value in [0, input.shape[dim]) -- negative values are
-errors, not wrapped. All values are checked before anything is written.
-
-Raises IndexOutOfRange (dim or an index value out of range), DTypeError (index dtype, or an
-input dtype the platform does not list), ArgumentError (ranks), TileError (tile rules when a
-tile shape is set).
-
->>> x = ptocpu.asarray([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
->>> ptocpu.index_select(x, 0, [0, 2]).tolist()
-[[1.0, 2.0], [5.0, 6.0]])",
+      .forms = kFunction | kTorch,
       .doc_page = "docs/ops/index_select.md",
       .tile_rule = "TileShape has the output's rank; UB: one output tile",
-      .torch_schema = "index_select(Tensor input, int dim, Tensor index) -> Tensor",
       .limits = platform_rows(DTypeSet::all(), chip950, chip_a2, chip_a2, 1, 4, 1, 8),
       .run = [](const OpDef&, const Args& a) -> Outputs { return {index_select(a.tensor(0), a.integer(1), a.tensor(2))}; },
       .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {

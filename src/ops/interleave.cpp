@@ -136,22 +136,9 @@ void families::add_interleave(std::vector<OpDef>& table) {
   table.push_back(OpDef{
       .name = "interleave",
       .params = {{"input", ParamKind::Tensor}, {"other", ParamKind::Tensor}},
+      .forms = kFunction | kTorch,
       .num_outputs = 2,
-      .doc = R"(Interleave two tensors along the last axis and split the result in two halves.
-
-With n = input.shape[-1] (even), build s[2k] = input[..., k], s[2k+1] = other[..., k]; return
-(s[..., :n], s[..., n:]), each of input's shape and dtype. other must have input's shape and
-dtype. Offered on cpu and ascend950; on atlas_a2 / atlas_a3 it raises UnsupportedError.
-
-Raises ArgumentError (odd last dim, shape mismatch, rank), DTypeError (dtype mismatch or a
-dtype the platform does not list), TileError, UnsupportedError.
-
->>> a, b = ptocpu.interleave([[0, 1, 2, 3]], [[10, 11, 12, 13]])
->>> a.tolist(), b.tolist()
-([[0, 10, 1, 11]], [[2, 12, 3, 13]]))",
-      .doc_page = "docs/ops/interleave.md",
       .tile_rule = "TileShape has the input's rank, its last dim the whole last axis; UB: 2 input + 2 output tiles",
-      .torch_schema = "interleave(Tensor input, Tensor other) -> (Tensor, Tensor)",
       .limits = rows,
       .run = [](const OpDef&, const Args& a) -> Outputs { return outputs_of(interleave(a.tensor(0), a.tensor(1))); },
       .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
@@ -165,22 +152,9 @@ dtype the platform does not list), TileError, UnsupportedError.
   table.push_back(OpDef{
       .name = "deinterleave",
       .params = {{"input", ParamKind::Tensor}, {"other", ParamKind::Tensor, "None"}},
+      .forms = kFunction | kTorch,
       .num_outputs = 2,
-      .doc = R"(Split even and odd elements of the last axis (the inverse of interleave).
-
-Single input: returns (input[..., 0::2], input[..., 1::2]); the last dim must be even.
-Two inputs: c = concat(input, other) on the last axis, returns (c[..., 0::2], c[..., 1::2]),
-each of input's shape; deinterleave(*interleave(a, b)) == (a, b).
-
-Raises ArgumentError (odd last dim, shape mismatch), DTypeError, TileError, UnsupportedError
-(not offered on atlas_a2 / atlas_a3).
-
->>> even, odd = ptocpu.deinterleave([[0, 10, 1, 11]])
->>> even.tolist(), odd.tolist()
-([[0, 1]], [[10, 11]]))",
-      .doc_page = "docs/ops/deinterleave.md",
       .tile_rule = "TileShape has the input's rank, its last dim the whole last axis; UB: input and output tiles",
-      .torch_schema = "deinterleave(Tensor input, Tensor? other=None) -> (Tensor, Tensor)",
       .limits = rows,
       .run = [](const OpDef&, const Args& a) -> Outputs {
         return outputs_of(a.is_none(1) ? deinterleave(a.tensor(0)) : deinterleave(a.tensor(0), a.tensor(1)));

@@ -261,23 +261,6 @@ void families::add_kernel_model(std::vector<OpDef>& table) {
                  {"valid_shape", ParamKind::IntList, "None"},
                  {"dtype", ParamKind::DType, "None", true}},
       .forms = kFunction | kMethod,
-      .doc = R"(PyPTO's view: the block of `shape` starting at `offsets` (one entry per dim of input).
-
-valid_shape is the part of the block that holds data -- a loop's tail block declares its full
-shape and a smaller valid_shape; without it, a block running past the end of input gets the
-part inside input as its valid shape. Each offset must lie inside input, valid_shape inside
-shape and offsets + valid_shape inside input (TileError); lengths must match input's rank
-(ArgumentError). A fully valid block is a zero-copy window (writes land in input); a partly
-valid one is a zero-filled tensor of `shape` holding the valid part. Ops read only the valid
-part. dtype= views input's bytes as another dtype (the last dim scales with the width). See
-docs/kernel_model.md.
-
->>> import numpy as np
->>> a = np.arange(16, dtype=np.float32).reshape(4, 4)
->>> ptocpu.view(a, [2, 2], [2, 2]).tolist()
-[[10.0, 11.0], [14.0, 15.0]]
->>> ptocpu.view(a, [2, 2], [3, 2]).tolist()
-[[14.0, 15.0], [0.0, 0.0]])",
       .doc_page = "docs/kernel_model.md",
       .tile_rule = "no tile rule (a window, or a padded copy of a partly valid block)",
       .limits = everywhere,
@@ -295,18 +278,6 @@ docs/kernel_model.md.
                      {"parallel", ParamKind::Bool, "False"}}},
       .num_outputs = 0,
       .written = "out",
-      .doc = R"(Copy tiles into an output tensor: assemble(input, offsets, out, *, parallel=False), or
-assemble([(tensor, offsets), ...], out, parallel=False) for several tiles (parallel is PyPTO's
-scheduling hint: the CPU's result is the same).
-
-Each tile's valid part is written into out at its offsets. Every tile is checked (same rank: ArgumentError;
-same dtype: DTypeError; inside out: TileError; out writable) before anything is written.
-
->>> import numpy as np
->>> out = np.zeros((2, 4), np.float32)
->>> ptocpu.assemble(np.ones((2, 2), np.float32), [0, 2], out)
->>> out[0].tolist()
-[0.0, 0.0, 1.0, 1.0])",
       .doc_page = "docs/kernel_model.md",
       .tile_rule = "no tile rule (copies)",
       .limits = everywhere,
@@ -318,9 +289,6 @@ same dtype: DTypeError; inside out: TileError; out writable) before anything is 
       .params = {{"self", ParamKind::Memory}, {"key", ParamKind::Index}},
       .forms = 0,
       .dunders = {{"__getitem__"}},
-      .doc = R"(t[key]: numpy's basic indexing as a view (ints, slices, None, Ellipsis); t[dim:index]
-gathers along dim (ptocpu.gather); inside a kernel a block that runs past the end is a view of
-the block with its valid shape clipped (docs/tensors.md#indexing).)",
       .doc_page = "docs/tensors.md",
       .limits = everywhere,
       .run = [](const OpDef&, const Args& a) -> Outputs { return {get_item(a.tensor(0), a.key(1))}; },
@@ -335,9 +303,6 @@ the block with its valid shape clipped (docs/tensors.md#indexing).)",
       .dunders = {{"__setitem__"}},
       .num_outputs = 0,
       .written = "self",
-      .doc = R"(t[key] = value: a scalar, or a tensor of t's dtype broadcast like numpy; t[dim:index] = v
-scatters along dim (ptocpu.scatter_); t[block] = b with b of the block's rank that does not
-broadcast to it assembles b's valid part there (docs/tensors.md#indexing).)",
       .doc_page = "docs/tensors.md",
       .limits = everywhere,
       .run = [](const OpDef&, const Args& a) -> Outputs {
@@ -355,9 +320,6 @@ broadcast to it assembles b's valid part there (docs/tensors.md#indexing).)",
       .name = "astype",
       .params = {{"self", ParamKind::Tensor}, {"dtype", ParamKind::DType}},
       .forms = kMethod,
-      .doc = R"(A copy of this tensor converted to dtype (floats round to nearest even, HF8 ties away; a float
-to an integer truncates and saturates, NaN gives 0; one of the two dtypes is floating; see
-docs/dtypes.md). cast has the rounding and saturation modes.)",
       .doc_page = "docs/dtypes.md",
       .limits = everywhere,
       .run = [](const OpDef&, const Args& a) -> Outputs { return {astype(a.tensor(0), a.dtype(1))}; },
@@ -366,7 +328,6 @@ docs/dtypes.md). cast has the rounding and saturation modes.)",
       .name = "contiguous",
       .params = {{"self", ParamKind::Tensor}},
       .forms = kMethod,
-      .doc = R"(This tensor when it is contiguous, else a contiguous copy.)",
       .doc_page = "docs/tensors.md",
       .limits = everywhere,
       .run = [](const OpDef&, const Args& a) -> Outputs { return {a.tensor(0).contiguous()}; },

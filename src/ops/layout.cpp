@@ -660,13 +660,12 @@ Outputs run_triangle(const OpDef&, const Args& a) {
 }
 
 // tril / triu and their in-place forms (Tensor methods only, as upstream's).
-OpDef triangle_entry(const char* name, const char* doc, RunFn run, bool in_place, const PlatformRows& rows) {
+OpDef triangle_entry(const char* name, RunFn run, bool in_place, const PlatformRows& rows) {
   return OpDef{
       .name = name,
       .params = {{"input", in_place ? ParamKind::Memory : ParamKind::Tensor}, kDiagonal},
       .forms = in_place ? unsigned{kMethod} : kFunction | kMethod,
       .written = in_place ? "input" : nullptr,
-      .doc = doc,
       .doc_page = "docs/ops/tril.md",
       .tile_rule = "TileShape has the output's rank; UB: input and output tiles (int8: and two fp16 tiles)",
       .limits = rows,
@@ -702,17 +701,6 @@ void families::add_layout(std::vector<OpDef>& table) {
                  {"valid_shape", ParamKind::IntList, "None"},
                  {"inplace", ParamKind::Bool, "False", true}},
       .forms = kFunction | kMethod,
-      .doc = R"(The elements of input in row-major order under a new shape (one -1 is inferred; [-1] flattens).
-
-A zero-copy view when input's strides allow one (writes through it reach input), else a copy.
-inplace=True asks for the view: an error when input's layout does not allow it, when input is
-partly valid, with valid_shape, or with a -1 in shape. valid_shape (one entry per output dim,
-each within the new shape) becomes the output's valid shape; by default it is the whole shape.
-Raises ArgumentError (element counts, -1, valid_shape, inplace).
-
->>> ptocpu.reshape(ptocpu.asarray([[1, 2], [3, 4]]), [4, 1]).tolist()
-[[1], [2], [3], [4]])",
-      .doc_page = "docs/ops/reshape.md",
       .tile_rule = "no tile rule (a view, or a copy where the strides allow none)",
       .limits = anywhere,
       .run = [](const OpDef&, const Args& a) -> Outputs {
@@ -724,12 +712,6 @@ Raises ArgumentError (element counts, -1, valid_shape, inplace).
       .name = "unsqueeze",
       .params = {{"input", ParamKind::Memory}, {"dim", ParamKind::Dim}},
       .forms = kFunction | kMethod,
-      .doc = R"(A view of input with a size-1 axis inserted at dim, in [-rank - 1, rank] (negative counts from the end).
-
-The valid shape gets a 1 at the same place. Raises IndexOutOfRange for dim.
-
->>> ptocpu.unsqueeze(ptocpu.asarray([[1, 2, 3], [4, 5, 6]]), 0).shape
-(1, 2, 3))",
       .doc_page = "docs/ops/reshape.md",
       .tile_rule = "no tile rule (a view)",
       .limits = platform_rows(all, all, all, all, 0, 7, 0, 7),
@@ -740,15 +722,6 @@ The valid shape gets a 1 at the same place. Raises IndexOutOfRange for dim.
       .name = "transpose",
       .params = {{"input", ParamKind::Tensor}, {"dim0", ParamKind::Dim}, {"dim1", ParamKind::Dim}},
       .forms = kFunction | kMethod,
-      .doc = R"(A new tensor with axes dim0 and dim1 swapped (shape and valid shape too).
-
-When nothing moves (dim0 == dim1, or both axes of size 1) input itself is returned. On the chips
-a 4-D input swaps only (0, 2), (1, 2), (1, 3) or (2, 3), a 5-D input only (3, 4). Raises
-IndexOutOfRange (dims), DTypeError, ArgumentError (rank, axis pair), TileError.
-
->>> ptocpu.transpose([[1, 2, 3], [4, 5, 6]], 0, 1).tolist()
-[[1, 4], [2, 5], [3, 6]])",
-      .doc_page = "docs/ops/transpose.md",
       .tile_rule = "TileShape has the input's rank; UB: input tile, output tile and, when the last axis moves, a scratch tile",
       .limits = platform_rows(all, transpose_950, transpose_a2, transpose_a2, 1, 5, 1, 8),
       .run = [](const OpDef&, const Args& a) -> Outputs { return {transpose(a.tensor(0), a.integer(1), a.integer(2))}; },
@@ -758,13 +731,6 @@ IndexOutOfRange (dims), DTypeError, ArgumentError (rank, axis pair), TileError.
       .name = "permute",
       .params = {{"input_tensor", ParamKind::Tensor}, {"dims", ParamKind::IntList}},
       .forms = kFunction | kMethod,
-      .doc = R"(A new tensor with its axes reordered: out.shape[i] = input_tensor.shape[dims[i]], as torch.permute.
-
-dims names every axis once (negative counts from the end). A 1-D input or the identity returns
-input_tensor itself. Raises ArgumentError (length, repeats), IndexOutOfRange, DTypeError, TileError.
-
->>> ptocpu.permute([[[1, 2]], [[3, 4]]], [2, 0, 1]).tolist()
-[[[1], [3]], [[2], [4]]])",
       .doc_page = "docs/ops/transpose.md",
       .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
       .limits = platform_rows(all, permute_950, permute_a2, permute_a2, 1, 5, 1, 8),
@@ -774,15 +740,6 @@ input_tensor itself. Raises ArgumentError (length, repeats), IndexOutOfRange, DT
   table.push_back(OpDef{
       .name = "concat",
       .params = {{"tensors", ParamKind::TensorList}, {"dim", ParamKind::Dim, "0"}},
-      .doc = R"(The tensors joined along dim: one dtype and rank, equal extents off dim.
-
-On the chips at most 128 tensors. Each tensor's valid shape must be its whole extent along dim and
-agree with the others' off dim; the output's valid shape is theirs with the summed extent.
-Raises ArgumentError (count, ranks, shapes, valid shapes), DTypeError, IndexOutOfRange, TileError.
-
->>> ptocpu.concat([[[1, 1], [1, 1]], [[0, 0], [0, 0]]], dim=0).tolist()
-[[1, 1], [1, 1], [0, 0], [0, 0]])",
-      .doc_page = "docs/ops/concat.md",
       .tile_rule = "TileShape has the output's rank; UB: one output tile",
       .limits = platform_rows(all, concat_chips, concat_chips, concat_chips, 1, 8, 1, 8),
       .run = [](const OpDef&, const Args& a) -> Outputs { return {concat(a.tensors(0), a.integer(1))}; },
@@ -793,14 +750,6 @@ Raises ArgumentError (count, ranks, shapes, valid shapes), DTypeError, IndexOutO
                  {"shape", ParamKind::IntList},
                  {"valid_shape", ParamKind::IntList, "None", true}},
       .forms = kFunction | kMethod,
-      .doc = R"(A new tensor of shape with input's size-1 axes repeated (same rank; the other axes equal).
-
-valid_shape (one entry per dim, within shape) is the output's valid shape; by default the whole
-shape. Raises ArgumentError (rank, shape, valid_shape), DTypeError, TileError.
-
->>> ptocpu.expand_clone([[1], [2], [3]], [3, 4]).tolist()
-[[1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]])",
-      .doc_page = "docs/ops/expand_clone.md",
       .tile_rule = "TileShape has the output's rank; UB: input and output tiles",
       .limits = platform_rows(all, expand_chips, expand_chips, expand_chips, 1, 4, 0, 8),
       .run = [](const OpDef&, const Args& a) -> Outputs {
@@ -811,10 +760,6 @@ shape. Raises ArgumentError (rank, shape, valid_shape), DTypeError, TileError.
       .name = "clone",
       .params = {{"input", ParamKind::Tensor}},
       .forms = kFunction | kMethod,
-      .doc = R"(A copy of input: same shape, dtype and valid shape, its own memory.
-
->>> ptocpu.clone([[1, 2], [3, 4]]).tolist()
-[[1, 2], [3, 4]])",
       .doc_page = "docs/ops/expand_clone.md",
       .tile_rule = "no tile rule (a copy)",
       .limits = anywhere,
@@ -824,16 +769,6 @@ shape. Raises ArgumentError (rank, shape, valid_shape), DTypeError, TileError.
       .name = "pad",
       .params = {{"x", ParamKind::Tensor}, {"padding", ParamKind::IntList}, kMode, kValue},
       .forms = kFunction | kMethod,
-      .doc = R"(x with value appended past its last axis and, from rank 2, past its second-to-last.
-
-padding is (0, pad_right) for a 1-D x, (0, pad_right, 0, pad_bottom) otherwise: only right and
-bottom padding, values >= 0; mode only 'constant'. value is converted to x's dtype; a float
-value for an integer x is an ArgumentError. The output's valid shape is x's plus the padding.
-Raises ArgumentError (padding, mode, value), DTypeError, TileError.
-
->>> ptocpu.pad([[0.0, 1.0], [2.0, 3.0]], (0, 1, 0, 1)).tolist()
-[[0.0, 1.0, 0.0], [2.0, 3.0, 0.0], [0.0, 0.0, 0.0]])",
-      .doc_page = "docs/ops/pad.md",
       .tile_rule = "TileShape has the output's rank; UB: input and output tiles",
       .limits = platform_rows(all, pad_chips, pad_chips, pad_chips, 1, 4, 1, 8),
       .run = [](const OpDef&, const Args& a) -> Outputs {
@@ -844,14 +779,6 @@ Raises ArgumentError (padding, mode, value), DTypeError, TileError.
       .name = "fillpad",
       .params = {{"x", ParamKind::Tensor}, kMode, kValue},
       .forms = kFunction | kMethod,
-      .doc = R"(x with every element past its valid shape set to value; same shape, fully valid.
-
-mode only 'constant'; value is converted to x's dtype (a float value for an integer x is an
-ArgumentError). Raises ArgumentError (mode, value), DTypeError, TileError.
-
->>> a = ptocpu.view(ptocpu.asarray([[1.0, 2.0], [3.0, 4.0]]), [2, 3], [0, 0], [2, 2])
->>> ptocpu.fillpad(a, value=-1.0).tolist()
-[[1.0, 2.0, -1.0], [3.0, 4.0, -1.0]])",
       .doc_page = "docs/ops/pad.md",
       .tile_rule = "TileShape has the output's rank; UB: input and output tiles",
       .limits = platform_rows(all, pad_chips, pad_chips, pad_chips, 1, 2, 1, 8),
@@ -859,44 +786,13 @@ ArgumentError). Raises ArgumentError (mode, value), DTypeError, TileError.
   });
   const DTypeSet tri_cpu = all.without({D::FP8E8M0});  // a scale format without a zero
   const PlatformRows tri_rows = platform_rows(tri_cpu, tri_950, tri_a2, tri_a2, 2, 5, 2, 8);
-  table.push_back(triangle_entry("tril", R"(Lower triangle of the last two axes: element [.., i, j] is kept when j - i <= diagonal, else multiplied by 0.
-
-Like torch.tril, except that the device multiplies by a 0 / 1 mask: a masked NaN or +-inf becomes
-NaN and a masked negative number -0.0. diagonal 0 is the main diagonal, positive above it.
-Batched over the leading axes. Raises DTypeError, ArgumentError (rank), TileError.
-
->>> ptocpu.tril([[1, 2, 3], [4, 5, 6], [7, 8, 9]]).tolist()
-[[1, 0, 0], [4, 5, 0], [7, 8, 9]])", run_triangle<tril>, false, tri_rows));
-  table.push_back(triangle_entry("triu", R"(Upper triangle of the last two axes: element [.., i, j] is kept when j - i >= diagonal, else multiplied by 0.
-
-Like torch.triu, except that the device multiplies by a 0 / 1 mask: a masked NaN or +-inf becomes
-NaN and a masked negative number -0.0. diagonal 0 is the main diagonal, positive above it.
-Batched over the leading axes. Raises DTypeError, ArgumentError (rank), TileError.
-
->>> ptocpu.triu([[1, 2, 3], [4, 5, 6], [7, 8, 9]]).tolist()
-[[1, 2, 3], [0, 5, 6], [0, 0, 9]])", run_triangle<triu>, false, tri_rows));
-  table.push_back(triangle_entry("tril_", R"(tril written into input itself (writable, distinct elements); returns input.
-
-Only the masked elements are written (multiplied by 0 as tril does).
-
->>> x = ptocpu.asarray([[1.0, 2.0], [3.0, 4.0]])
->>> x.tril_().tolist()
-[[1.0, 0.0], [3.0, 4.0]])", run_triangle<tril_>, true, tri_rows));
-  table.push_back(triangle_entry("triu_", R"(triu written into input itself (writable, distinct elements); returns input.
-
-Only the masked elements are written (multiplied by 0 as triu does).
-
->>> x = ptocpu.asarray([[1.0, 2.0], [3.0, 4.0]])
->>> x.triu_(1).tolist()
-[[0.0, 2.0], [0.0, 0.0]])", run_triangle<triu_>, true, tri_rows));
+  table.push_back(triangle_entry("tril", run_triangle<tril>, false, tri_rows));
+  table.push_back(triangle_entry("triu", run_triangle<triu>, false, tri_rows));
+  table.push_back(triangle_entry("tril_", run_triangle<tril_>, true, tri_rows));
+  table.push_back(triangle_entry("triu_", run_triangle<triu_>, true, tri_rows));
   table.push_back(OpDef{
       .name = "pack",
       .params = {{"input", ParamKind::Tensor}},
-      .doc = R"(The bytes of input in row-major order (little-endian elements) as a 1-D DT_UINT8 tensor.
-
->>> ptocpu.pack(ptocpu.asarray([[0x03040506, 0x01050608]], ptocpu.DT_INT32)).tolist()
-[6, 5, 4, 3, 8, 6, 5, 1])",
-      .doc_page = "docs/ops/pack.md",
       .tile_rule = "TileShape has the input's rank; UB: input and output tiles",
       .limits = platform_rows(all, pack_chips, pack_chips, pack_chips, 1, 4, 0, 8),
       .run = [](const OpDef&, const Args& a) -> Outputs { return {pack(a.tensor(0))}; },
@@ -904,13 +800,6 @@ Only the masked elements are written (multiplied by 0 as triu does).
   table.push_back(OpDef{
       .name = "unpack",
       .params = {{"input", ParamKind::Tensor}, {"dtype", ParamKind::DType}},
-      .doc = R"(A 1-D DT_UINT8 tensor's bytes read as elements of dtype (little-endian): pack's inverse.
-
-The length and the valid length must be multiples of dtype's width (ArgumentError), and so must
-the tile (TileError).
-
->>> ptocpu.unpack(ptocpu.asarray([6, 5, 4, 3, 8, 6, 5, 1], ptocpu.DT_UINT8), ptocpu.DT_INT32).tolist()
-[50595078, 17106440])",
       .doc_page = "docs/ops/pack.md",
       .tile_rule = "TileShape has rank 1 and whole elements of dtype; UB: input and output tiles",
       .limits = platform_rows({D::UINT8}, {D::UINT8}, {D::UINT8}, {D::UINT8}, 1, 1, 1, 1),

@@ -565,20 +565,6 @@ void families::add_matmul(std::vector<OpDef>& table) {
                  {"c_matrix_nz", ParamKind::Bool, "False", true},
                  extend_param},
       .forms = kFunction | kMethod,
-      .doc = R"(input @ mat2 on the cube unit: out[.., m, n] = sum over k of input[.., m, k] * mat2[.., k, n]
-(a_trans / b_trans: the operand is given as [.., K, M] / [.., N, K]), 2-D to 4-D operands of the
-same rank whose batch dims are equal or 1. fp16 / bf16 / fp8 products are exact and summed in fp32,
-int8 in int32, fp32 in fp32; then the fixpipe: extend_params' relu_type, its 19-bit scale or
-per-channel scale_tensor (int8 to fp16, anything to int8), one rounding to out_dtype. A
-bias_tensor [.., 1, N] is the accumulator's starting value. trans_mode rounds fp32 operands to
-TF32 first.
-
-Raises DTypeError (the page's dtype tables per platform), ArgumentError (ranks, K, batch, ND inner
-axis above 65535, NZ alignment, extend_params' shapes and rules), TileError (the cube tile: its
-rules and the L0A / L0B / L0C / L1 / bias table / fixpipe bytes on the platform).
-
->>> a = ptocpu.asarray([[1.0, 2.0], [3.0, 4.0]], "float32"); ptocpu.matmul(a, a, ptocpu.DT_FP32).tolist()
-[[7.0, 10.0], [15.0, 22.0]])",
       .doc_page = "docs/ops/matmul.md",
       .tile_rule = "set_cube_tile_shapes(m, k, n) (required on the chips): alignments and L1 / L0 relations; "
                    "L0A, L0B, L0C, L1, bias table and fixpipe bytes on the platform",
@@ -609,12 +595,6 @@ rules and the L0A / L0B / L0C / L1 / bias table / fixpipe bytes on the platform)
                  {"scale_b_trans", ParamKind::Bool, "False", true},
                  {"c_matrix_nz", ParamKind::Bool, "False", true},
                  extend_param},
-      .doc = R"(MX matmul: (mat_a * scale_a) @ (mat_b * scale_b) with one DT_FP8E8M0 scale 2^(e - 127) per 32
-elements along K: scale_a [M, ceil(K / 64), 2] ([ceil(K / 64), M, 2] with scale_a_trans), scale_b
-[ceil(K / 64), N, 2] ([N, ceil(K / 64), 2] with scale_b_trans). fp8 operands; otherwise as matmul
-(batch dims, extend_params, the fixpipe); kL0 a multiple of 64.
-
-Raises DTypeError, ArgumentError (scale shapes as above; matmul's rules), TileError.)",
       .doc_page = "docs/ops/scaled_mm.md",
       .tile_rule = "as matmul, and kL0 a multiple of 64",
       .limits = platform_rows(fp8, fp8, {}, {}, 2, 4, 2, 4),
@@ -627,12 +607,6 @@ Raises DTypeError, ArgumentError (scale shapes as above; matmul's rules), TileEr
   table.push_back(OpDef{
       .name = kTransposedBmm,
       .params = {{"tensor_a", ParamKind::Tensor}, {"tensor_b", ParamKind::Tensor}, {"out_dtype", ParamKind::DType}},
-      .doc = R"(out[m, b, :] = tensor_a[m, b, :] @ tensor_b[b] for tensor_a [M, B, K] and tensor_b [B, K, N]:
-a batched matmul whose batch is the middle axis of tensor_a and of the output [M, B, N]. fp16 / bf16
-operands summed in fp32, one rounding to out_dtype (fp16 / bf16); each batch's product follows
-matmul's cube tile rules.
-
-Raises DTypeError, ArgumentError (ranks, B and K), TileError.)",
       .doc_page = "docs/ops/transposed_batchmatmul.md",
       .submodule = "experimental",
       .tile_rule = "as matmul for each [M, K] x [K, N] product",

@@ -2,6 +2,8 @@
 #include "ptocpu/op_table.h"
 
 #include <algorithm>
+#include <deque>
+#include <string>
 #include <unordered_map>
 
 #include "ops/families.h"
@@ -9,17 +11,77 @@
 #include "ptocpu/platform.h"
 
 namespace pto {
+namespace generated {
+extern const char kDocstringRegions[];  // cmake/Docstrings.cmake
+}
 namespace {
 
 struct Index {
   std::vector<OpDef> ops;
   std::unordered_map<std::string_view, const OpDef*> by_name;
+  std::deque<std::string> texts;  // the derived doc pages and docstrings the entries point to
 };
+
+// The op's docstring: the ```text block of the region `<!-- begin docstring NAME -->` in its doc
+// page (docs/CONTRIBUTING.md), which the build embeds.
+std::string docstring_of(std::string_view name) {
+  const std::string_view regions = generated::kDocstringRegions;
+  const std::string begin = "<!-- begin docstring " + std::string(name) + " -->\n```text\n";
+  const size_t start = regions.find(begin);
+  const size_t stop = start == std::string_view::npos ? start : regions.find("\n```\n<!-- end docstring -->", start);
+  if (stop == std::string_view::npos)
+    fail<ArgumentError>("op table: ", name, " has no docstring region (<!-- begin docstring ", name,
+                        " --> and a ```text block) in its doc page");
+  return std::string(regions.substr(start + begin.size(), stop - start - begin.size()));
+}
+
+// A parameter's type in a torch schema; optional (a None default) as `T?`.
+std::string torch_type(const OpDef& op, const Param& p) {
+  const auto optional = [&](std::string type) {
+    return p.default_value && std::string_view(p.default_value) == "None" ? type + "?" : type;
+  };
+  switch (p.kind) {
+    case ParamKind::Memory: return "Tensor(a!)";
+    case ParamKind::Tensor:
+    case ParamKind::TensorOrScalar: return optional("Tensor");
+    case ParamKind::TensorList: return "Tensor[]";
+    case ParamKind::Scalar: return p.type_hint && std::string_view(p.type_hint) == "float" ? "float" : "Scalar";
+    case ParamKind::Int:
+    case ParamKind::Dim: return optional("int");
+    case ParamKind::IntList: return optional("int[]");
+    case ParamKind::Bool: return "bool";
+    case ParamKind::DType: return "ScalarType";
+    case ParamKind::Str: return optional("str");
+    default: fail<ArgumentError>("op table: ", op.name, "'s parameter ", p.name, " has no torch type; give torch_schema");
+  }
+}
+
+// `name(Type param=default, *, ...) -> outputs` from the op's parameters (docs/torch.md).
+std::string torch_schema_from_params(const OpDef& op) {
+  std::string schema = op.name + "(";
+  bool keyword_only = false;
+  for (const Param& p : op.params) {
+    if (&p != &op.params.front()) schema += ", ";
+    if (p.keyword_only && !keyword_only) schema += "*, ", keyword_only = true;
+    schema += torch_type(op, p) + " " + p.name;
+    if (p.default_value) schema += std::string("=") + p.default_value;
+  }
+  if (op.in_place() || op.num_outputs == 0) return schema + ") -> ()";
+  std::string outputs = "Tensor";
+  for (int k = 1; k < op.num_outputs; ++k) outputs += ", Tensor";
+  return schema + ") -> " + (op.num_outputs == 1 ? outputs : "(" + outputs + ")");
+}
 
 const Index& index() {
   static const Index built = [] {
     Index idx;
     for (auto add : families::kAll) add(idx.ops);
+    for (OpDef& op : idx.ops) {
+      if (!*op.doc_page) op.doc_page = idx.texts.emplace_back("docs/ops/" + op.name + ".md").c_str();
+      if (!*op.doc) op.doc = idx.texts.emplace_back(docstring_of(op.name)).c_str();
+      if ((op.forms & kTorch) && !*op.torch_schema)
+        op.torch_schema = idx.texts.emplace_back(torch_schema_from_params(op)).c_str();
+    }
     for (const OpDef& op : idx.ops) {
       if (!idx.by_name.emplace(op.name, &op).second)
         fail<ArgumentError>("op table: ", op.name, " is defined twice");

@@ -80,10 +80,9 @@ void check_quant_tile(const char* op, const QuantPlan& p, bool workspace) {
 }
 
 QuantPlan plan_quant(const OpDef& op, const Args& a, bool quantize) {
-  const OpLimits& limits = require_offered(op);
   const char* name = op.name.c_str();
   QuantPlan p;
-  p.x = elementwise::operand(op, limits, a.tensor(0), "input", limits.dtypes);
+  p.x = elementwise::offered_input(op, a);
   p.axis = last_two_axis(name, a.integer(3), p.x.ndim());
   p.scale = per_line(name, "scale", a.tensor(1), p.x, p.axis);
   const bool zero_points = !a.is_none(4);
@@ -128,10 +127,9 @@ struct MxPlan {
 };
 
 MxPlan plan_quant_mx(const OpDef& op, const Args& a) {
-  const OpLimits& limits = require_offered(op);
   const char* name = op.name.c_str();
   MxPlan p;
-  p.x = elementwise::operand(op, limits, a.tensor(0), "input", limits.dtypes);
+  p.x = elementwise::offered_input(op, a);
   if (a.dtype(1) != D::FP8E4M3)
     fail<DTypeError>(name, ": quant_dtype ", dtype_name(a.dtype(1)), " is not supported; allowed: DT_FP8E4M3");
   const int64_t mode = a.integer(2);
@@ -192,19 +190,8 @@ void composite_family::add_quant(std::vector<OpDef>& table) {
   table.push_back(OpDef{
       .name = "quantize",
       .params = quant_params(),
-      .doc = R"(Quantises fp32 to int8 (symmetric) or uint8 (with zero_points): round(input * scale [+ zero_points]), saturated.
-
-scale (fp32) holds one value per line along axis: axis -1 takes input.shape[:-1] (one per row),
-axis -2 input.shape[:-2] + [cols] (one per column); zero_points likewise. Each product and sum is
-rounded to fp32, then to the nearest integer (ties to even) and clamped to [-128, 127] / [0, 255];
-NaN gives 0. otype must be DT_INT8 without zero_points and DT_UINT8 with them.
-
->>> f32 = ptocpu.DT_FP32
->>> ptocpu.quantize(ptocpu.asarray([[1.1, -2.5, 300.0]], f32), ptocpu.asarray([2.0], f32), ptocpu.DT_INT8, -1).tolist()
-[[2, -5, 127]])",
-      .doc_page = "docs/ops/quantize.md",
+      .forms = kFunction | kTorch,
       .tile_rule = "TileShape has the input's rank; UB: input, scale and output tiles and an int32 workspace of align8(tile[-2]) * align8(tile[-1])",
-      .torch_schema = "quantize(Tensor input, Tensor scale, ScalarType otype, int axis, Tensor? zero_points=None) -> Tensor",
       .limits = platform_rows(kHalvesAndFp32, kFp32, kFp32, kFp32, 1, 4, 1, 8),
       .run = run_quantize,
       .infer = infer_quant<true>,
@@ -212,17 +199,8 @@ NaN gives 0. otype must be DT_INT8 without zero_points and DT_UINT8 with them.
   table.push_back(OpDef{
       .name = "dequantize",
       .params = quant_params(),
-      .doc = R"(Dequantises int8 / int16 to fp32: (input - zero_points) * scale, as the device computes it.
-
-scale (fp32) holds one value per line along axis: axis -1 takes input.shape[:-1] (one per row),
-axis -2 input.shape[:-2] + [cols] (one per column); zero_points (optional) likewise. The input
-is exact in fp32; the difference and the product are each rounded to fp32. otype must be DT_FP32.
-
->>> ptocpu.dequantize(ptocpu.asarray([[1, 2, 3, 4]], 'int8'), ptocpu.asarray([0.5], 'float32'), ptocpu.DT_FP32, -1).tolist()
-[[0.5, 1.0, 1.5, 2.0]])",
-      .doc_page = "docs/ops/dequantize.md",
+      .forms = kFunction | kTorch,
       .tile_rule = "TileShape has the input's rank; UB: input, scale and output tiles",
-      .torch_schema = "dequantize(Tensor input, Tensor scale, ScalarType otype, int axis, Tensor? zero_points=None) -> Tensor",
       .limits = platform_rows({D::INT8, D::UINT8, D::INT16}, dequant_chips, dequant_chips, dequant_chips, 1, 4, 1, 8),
       .run = run_dequantize,
       .infer = infer_quant<false>,
@@ -236,16 +214,6 @@ is exact in fp32; the difference and the product are each rounded to fp32. otype
                  {"performance_mode", ParamKind::Bool, "True"}},
       .forms = kFunction | kMethod,
       .num_outputs = 2,
-      .doc = R"(MX quantisation to fp8 E4M3 with one E8M0 scale per 32 values along axis: (quantized, scale).
-
-Per group: ROUND_DOWN (OCP) takes the exponent of the largest magnitude minus 8, ROUND_UP (NV)
-the least k with max <= 448 * 2^k; each value times 2^-k is rounded to E4M3 (nearest even,
-saturating at +-448). scale is DT_FP8E8M0 [..., n/64, 2] for axis -1, [..., m/64, n, 2] for -2.
-
->>> q, s = ptocpu.quant_mx(ptocpu.asarray([[1.0] * 64], 'float32'))
->>> q.numpy().astype('float32')[0, :2].tolist(), s.numpy().view('uint8').tolist()
-([256.0, 256.0], [[[119, 119]]]))",
-      .doc_page = "docs/ops/quant_mx.md",
       .tile_rule = "TileShape has the input's rank; axis -1 in performance_mode: its last dim is the input's; axis -2: its second-last dim a multiple of 64",
       .limits = platform_rows(kHalvesAndFp32, kHalvesAndFp32, {}, {}, 1, 4, 1, 8),
       .run = run_quant_mx,

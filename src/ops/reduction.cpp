@@ -278,20 +278,8 @@ void families::add_reduction(std::vector<OpDef>& table) {
   table.push_back(OpDef{
       .name = "sum",
       .params = dim_params(nullptr),
-      .forms = kFunction | kMethod,
-      .doc = R"(Sum of input over dim; keepdim keeps it as a dim of size 1.
-
-The result has input's dtype: fp16 / bf16 accumulate in fp32 and round once; integers wrap in
-their own width. keepdim=False drops dim, except that a 1-D input gives shape [1]. The order of
-the additions is fixed by the shape and layout, never by the thread count (docs/ops/reduction.md).
-
-Raises DTypeError, ArgumentError (rank, empty input on the chips), IndexOutOfRange (dim), TileError.
-
->>> ptocpu.sum(ptocpu.asarray([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), 0).tolist()
-[5.0, 7.0, 9.0])",
-      .doc_page = "docs/ops/sum.md",
+      .forms = kFunction | kMethod | kTorch,
       .tile_rule = kReduceTile,
-      .torch_schema = "sum(Tensor input, int dim, bool keepdim=False) -> Tensor",
       .limits = rows(numbers, sum_chips, sum_chips, sum_chips),
       .run = run_single<kSum>,
       .infer = infer_single<kSum>,
@@ -299,18 +287,9 @@ Raises DTypeError, ArgumentError (rank, empty input on the chips), IndexOutOfRan
   table.push_back(OpDef{
       .name = "prod",
       .params = dim_params(nullptr),
-      .doc = R"(Product of input over dim; keepdim keeps it as a dim of size 1.
-
-The result has input's dtype: fp16 / bf16 multiply in fp32 and round once; integers wrap in
-their own width. Shapes and order as sum (docs/ops/reduction.md).
-
-Raises DTypeError, ArgumentError, IndexOutOfRange (dim), TileError.
-
->>> ptocpu.prod(ptocpu.asarray([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]), -1, True).tolist()
-[[6.0], [6.0]])",
+      .forms = kFunction | kTorch,
       .doc_page = "docs/ops/sum.md",
       .tile_rule = kReduceTile,
-      .torch_schema = "prod(Tensor input, int dim, bool keepdim=False) -> Tensor",
       .limits = rows(numbers, prod_chips, prod_chips, prod_chips),
       .run = run_single<kProd>,
       .infer = infer_single<kProd>,
@@ -319,25 +298,9 @@ Raises DTypeError, ArgumentError, IndexOutOfRange (dim), TileError.
     table.push_back(OpDef{
         .name = max ? "amax" : "amin",
         .params = dim_params(nullptr),
-        .forms = kFunction | kMethod,
-        .doc = max ? R"(Maximum of input over dim; keepdim keeps it as a dim of size 1.
-
-Exact, in input's dtype. A NaN among the elements gives NaN; +0.0 counts as larger than -0.0.
-Shapes as sum; an empty dim is an ArgumentError (docs/ops/reduction.md).
-
->>> ptocpu.amax(ptocpu.asarray([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), -1).tolist()
-[3.0, 6.0])"
-                   : R"(Minimum of input over dim; keepdim keeps it as a dim of size 1.
-
-Exact, in input's dtype. A NaN among the elements gives NaN; -0.0 counts as smaller than +0.0.
-Shapes as sum; an empty dim is an ArgumentError (docs/ops/reduction.md).
-
->>> ptocpu.amin(ptocpu.asarray([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), 0).tolist()
-[1.0, 2.0, 3.0])",
+        .forms = kFunction | kMethod | kTorch,
         .doc_page = "docs/ops/amax.md",
         .tile_rule = kReduceTile,
-        .torch_schema = max ? "amax(Tensor input, int dim, bool keepdim=False) -> Tensor"
-                            : "amin(Tensor input, int dim, bool keepdim=False) -> Tensor",
         .limits = rows(numbers, extreme_950, extreme_a2, extreme_a2),
         .run = max ? run_single<kAmax> : run_single<kAmin>,
         .infer = max ? infer_single<kAmax> : infer_single<kAmin>,
@@ -347,26 +310,10 @@ Shapes as sum; an empty dim is an ArgumentError (docs/ops/reduction.md).
     table.push_back(OpDef{
         .name = max ? "argmax" : "argmin",
         .params = dim_params("-1"),
-        .forms = kFunction | kMethod,
-        .doc = max ? R"(Index of the maximum of input along dim, as DT_INT32; keepdim keeps dim with size 1.
-
-Ties give the first index (-0.0 ties with +0.0); a NaN counts as the maximum (the first NaN's
-index). Shapes as sum; a tile's last dim must be whole 32-byte blocks (docs/ops/reduction.md).
-
->>> ptocpu.argmax(ptocpu.asarray([[1.0, 3.0, 2.0], [4.0, 1.0, 5.0]]), dim=1).tolist()
-[1, 2])"
-                   : R"(Index of the minimum of input along dim, as DT_INT32; keepdim keeps dim with size 1.
-
-Ties give the first index (-0.0 ties with +0.0); a NaN counts as the minimum (the first NaN's
-index). Shapes as sum; a tile's last dim must be whole 32-byte blocks (docs/ops/reduction.md).
-
->>> ptocpu.argmin(ptocpu.asarray([[1.0, 3.0, 2.0], [4.0, 1.0, 5.0]]), dim=1).tolist()
-[0, 1])",
+        .forms = kFunction | kMethod | kTorch,
         .doc_page = "docs/ops/argmax.md",
         .tile_rule = "TileShape has the input's rank, its last dim whole 32-byte blocks; UB: the input tile "
                      "(at most 64 KB) and the output tile",
-        .torch_schema = max ? "argmax(Tensor input, int dim=-1, bool keepdim=False) -> Tensor"
-                            : "argmin(Tensor input, int dim=-1, bool keepdim=False) -> Tensor",
         .limits = rows(numbers, halves, halves, halves),
         .run = max ? run_single<kArgmax> : run_single<kArgmin>,
         .infer = max ? infer_single<kArgmax> : infer_single<kArgmin>,
@@ -378,21 +325,8 @@ index). Shapes as sum; a tile's last dim must be whole 32-byte blocks (docs/ops/
                  {"dim", ParamKind::IntList, "None", false, nullptr, "int | collections.abc.Sequence[int]"},
                  {"correction", ParamKind::Scalar, "1", false, nullptr, "int | float"},
                  {"keepdim", ParamKind::Bool, "False"}},
-      .forms = kFunction | kMethod,
-      .doc = R"(Variance of input over dim (an int, a list of ints, or None / [] for every dim).
-
-var = sum((x - mean)^2) / max(0, N - correction), N the number of elements reduced, computed as
-the device composes it in fp32: mean = sum(x / N), then sum((x - mean)^2 / max(0, N - correction)),
-one sum per dim in ascending order; fp16 / bf16 round once at the end. keepdim=False drops the
-reduced dims; reducing every dim gives shape [1] (docs/ops/var.md).
-
-Raises DTypeError, ArgumentError (duplicate dims, an empty dim), IndexOutOfRange (dim), TileError.
-
->>> ptocpu.var(ptocpu.asarray([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), 1, keepdim=True).tolist()
-[[1.0], [1.0]])",
-      .doc_page = "docs/ops/var.md",
+      .forms = kFunction | kMethod | kTorch,
       .tile_rule = "TileShape has the input's rank; UB: the input tile and the output tile",
-      .torch_schema = "var(Tensor input, int[]? dim=None, float correction=1, bool keepdim=False) -> Tensor",
       .limits = rows(floats, halves, halves, halves),
       .run = run_var,
       .infer = [](const OpDef& op, const Args& a) -> std::vector<OutputMeta> {
@@ -405,24 +339,9 @@ Raises DTypeError, ArgumentError (duplicate dims, an empty dim), IndexOutOfRange
     table.push_back(OpDef{
         .name = product ? "cumprod" : "cumsum",
         .params = {{"input", ParamKind::Tensor}, {"dim", ParamKind::Dim}},
-        .forms = kFunction | kMethod,
-        .doc = product ? R"(Inclusive cumulative product of input along dim, input's shape and dtype.
-
-fp16 / bf16 multiply in fp32 and round each output once (docs/ops/cumsum.md).
-
->>> ptocpu.cumprod(ptocpu.asarray([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]), 0).tolist()
-[[0.0, 1.0, 2.0], [0.0, 4.0, 10.0]])"
-                       : R"(Inclusive cumulative sum of input along dim, input's shape.
-
-Floats keep their dtype (fp16 / bf16 add in fp32 and round each output once); integer inputs give
-DT_INT64, accumulated in int32 with wrap-around as the device does (int64 in int64)
-(docs/ops/cumsum.md).
-
->>> ptocpu.cumsum(ptocpu.asarray([[0, 1, 2], [3, 4, 5]], "int32"), 0).tolist()
-[[0, 1, 2], [3, 5, 7]])",
+        .forms = kFunction | kMethod | kTorch,
         .doc_page = "docs/ops/cumsum.md",
         .tile_rule = "TileShape has the input's rank; UB: the input tile and the output tile",
-        .torch_schema = product ? "cumprod(Tensor input, int dim) -> Tensor" : "cumsum(Tensor input, int dim) -> Tensor",
         .limits = product ? rows(floats, halves, halves, halves) : rows(cumsum_cpu, cumsum_chips, cumsum_chips, cumsum_chips),
         .run = run_scan,
         .infer = infer_scan,

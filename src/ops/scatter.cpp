@@ -212,26 +212,6 @@ void families::add_scatter(std::vector<OpDef>& table) {
       .params = params(ParamKind::Memory),
       .forms = kFunction | kMethod,
       .written = "input",
-      .doc = R"(Scatter src into input along dim, in place (torch.Tensor.scatter_).
-
-For every position p of index (row-major), q = p with q[dim] = index[p]:
-input[q] = v (reduce None), += v ("add") or *= v ("multiply"), where v = src[p] or the scalar src.
-
-index: int32 / int64 of input's rank, index.shape[a] <= input.shape[a] for a != dim, values in
-[0, input.shape[dim]) (checked before any write). A tensor src has input's dtype and rank and
-is at least index's shape (only that prefix is read). Duplicates apply in row-major order (the
-last write wins; add / multiply apply every contribution). fp16 / bf16 accumulate in fp32 and
-round once; integers wrap. BOOL and fp8 take reduce None only. A scalar src is converted to
-input's dtype first (an integer out of range is an ArgumentError).
-
-Raises IndexOutOfRange, DTypeError, ArgumentError, TileError; a failed call writes nothing.
-
-In place: writes input (through views too) and returns it -- the same object for a
-ptocpu.Tensor, a ptocpu.Tensor over the same memory for a numpy array or torch tensor.
-
->>> x = ptocpu.tensor([3, 5], ptocpu.DT_FP32)
->>> ptocpu.scatter_(x, 0, [[1, 2], [0, 1]], 2.0).tolist()[0]
-[2.0, 0.0, 0.0, 0.0, 0.0])",
       .doc_page = "docs/ops/scatter.md",
       .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
       .torch_schema = "scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> (); "
@@ -244,25 +224,6 @@ ptocpu.Tensor, a ptocpu.Tensor over the same memory for a numpy array or torch t
       .name = "scatter",
       .params = params(ParamKind::Tensor),
       .forms = kFunction | kMethod,
-      .doc = R"(Scatter src into a copy of input along dim (torch.scatter).
-
-For every position p of index (row-major), q = p with q[dim] = index[p]:
-input[q] = v (reduce None), += v ("add") or *= v ("multiply"), where v = src[p] or the scalar src.
-
-index: int32 / int64 of input's rank, index.shape[a] <= input.shape[a] for a != dim, values in
-[0, input.shape[dim]) (checked before any write). A tensor src has input's dtype and rank and
-is at least index's shape (only that prefix is read). Duplicates apply in row-major order (the
-last write wins; add / multiply apply every contribution). fp16 / bf16 accumulate in fp32 and
-round once; integers wrap. BOOL and fp8 take reduce None only. A scalar src is converted to
-input's dtype first (an integer out of range is an ArgumentError).
-
-Raises IndexOutOfRange, DTypeError, ArgumentError, TileError; a failed call writes nothing.
-
-Out of place: returns a new tensor; input is left untouched.
-
->>> ptocpu.scatter([[0, 0], [0, 0]], 1, [[1], [0]], 7).tolist()
-[[0, 7], [7, 0]])",
-      .doc_page = "docs/ops/scatter.md",
       .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
       .torch_schema = "scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor; "
                       "scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor",

@@ -130,26 +130,10 @@ void families::add_scatter_update(std::vector<OpDef>& table) {
       .name = kOp,
       .params = {{"input", ParamKind::Memory}, {"dim", ParamKind::Int}, {"index", ParamKind::Tensor},
                  {"src", ParamKind::Tensor}},
-      .forms = kFunction | kMethod,
+      .forms = kFunction | kMethod | kTorch,
       .written = "input",
-      .doc = R"(Paged KV-cache write along dim -2, in place. index is [b, s] (int64 / int32 / int16).
-
-2-D input [rows, d], src with >= b*s rows: input[index[i][j], :] = src[i*s + j, :].
-4-D input [blocks, block_size, n, d], src [>= b, >= s, n, d]: with slot = index[i][j],
-input[slot // block_size][slot % block_size] = src[i][j].
-(i, j) run in row-major order: a negative slot skips its row (padding), a later write to a
-slot replaces an earlier one. dim must be -2; src has input's dtype and row shape.
-
-Raises IndexOutOfRange (a slot >= the number of cache rows; checked before any write),
-ArgumentError (dim, ranks, shapes, read-only input), DTypeError, TileError.
-
->>> cache = ptocpu.tensor([4, 2], ptocpu.DT_FP32)
->>> src = ptocpu.asarray([[1.0, 2.0], [5.0, 6.0]], 'float32')
->>> ptocpu.scatter_update(cache, -2, [[3, -1]], src).tolist()
-[[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [1.0, 2.0]])",
       .doc_page = "docs/ops/scatter_update.md",
       .tile_rule = "TileShape has the input's rank, the last axis never split; UB: src and index tiles",
-      .torch_schema = "scatter_update(Tensor(a!) input, int dim, Tensor index, Tensor src) -> ()",
       .limits = platform_rows(DTypeSet::all(), chips, chips, chips, 2, 4, 2, 4),
       .run = [](const OpDef&, const Args& a) -> Outputs {
         return {scatter_update(a.tensor(0), a.integer(1), a.tensor(2), a.tensor(3))};

@@ -133,10 +133,9 @@ void check_argsort_tile(const char* name, const Tensor& x, int dim) {
 }
 
 ArgsortPlan plan_argsort(const OpDef& op, const Args& a) {
-  const OpLimits& limits = require_offered(op);
   const char* name = op.name.c_str();
   ArgsortPlan p;
-  p.x = elementwise::operand(op, limits, a.tensor(0), "input", limits.dtypes);
+  p.x = elementwise::offered_input(op, a);
   const int r = p.x.ndim();
   p.dim = a.is_none(1) ? r - 1 : checks::normalize_dim(name, a.integer(1), r);
   if (r == 4 && p.dim == 0)
@@ -162,20 +161,9 @@ void composite_family::add_sort(std::vector<OpDef>& table) {
                  {"dim", ParamKind::Dim, "None"},
                  {"largest", ParamKind::Bool, "True"},
                  {"algo", ParamKind::Int, "0", false, nullptr, "TopKAlgo | int"}},
-      .forms = kFunction | kMethod,
+      .forms = kFunction | kMethod | kTorch,
       .num_outputs = 2,
-      .doc = R"(The k largest (largest=True) or smallest values along the last axis, sorted, and their indices: (values, indices).
-
-values keep input's dtype, indices are DT_INT32; both have input's shape with k in the last dim.
-Equal values come in index order; +0 and -0 are equal; NaN comes after every number. algo:
-TopKAlgo.MERGE_SORT (fp32 on every chip) or RADIX_SELECT (ascend950, more dtypes); same result.
-
->>> v, i = ptocpu.topk(ptocpu.asarray([[1.0, 3.0, 2.0, 3.0]], 'float32'), 2)
->>> v.tolist(), i.tolist()
-([[3.0, 3.0]], [[1, 3]]))",
-      .doc_page = "docs/ops/topk.md",
       .tile_rule = "TileShape has the input's rank, its last dim >= k; MERGE_SORT: last dim * 4 < 22 KB; RADIX_SELECT: last dim covers the row, UB: tiles + 26 * tileH * align128(tileW) bytes",
-      .torch_schema = "topk(Tensor input, int k, int? dim=None, bool largest=True, int algo=0) -> (Tensor, Tensor)",
       .limits = platform_rows(kSortable, kSortable, kFp32, kFp32, 1, 4, 1, 8),
       .run = run_topk,
       .infer = [](const OpDef& op, const Args& a) -> std::vector<OutputMeta> {
@@ -186,16 +174,8 @@ TopKAlgo.MERGE_SORT (fp32 on every chip) or RADIX_SELECT (ascend950, more dtypes
   table.push_back(OpDef{
       .name = "argsort",
       .params = {{"input", ParamKind::Tensor}, {"dim", ParamKind::Dim, "None"}, {"descending", ParamKind::Bool, "False"}},
-      .doc = R"(The indices (DT_INT32, input's shape) that sort input along dim (default: the last axis).
-
-A stable sort: equal values keep index order, in either direction; +0 and -0 are equal; NaN
-comes after every number. fp16 compares as fp32, which is exact.
-
->>> ptocpu.argsort(ptocpu.asarray([[1.0, 2.0, 3.0]], 'float32'), -1, True).tolist()
-[[2, 1, 0]])",
-      .doc_page = "docs/ops/argsort.md",
+      .forms = kFunction | kTorch,
       .tile_rule = "TileShape has the input's rank, a multiple of 32 along dim; on a chip a large sort takes fewer than 128 tiles along dim",
-      .torch_schema = "argsort(Tensor input, int? dim=None, bool descending=False) -> Tensor",
       .limits = platform_rows(kSortable, kFp32Fp16, kFp32Fp16, kFp32Fp16, 1, 4, 1, 8),
       .run = run_argsort,
       .infer = [](const OpDef& op, const Args& a) -> std::vector<OutputMeta> {

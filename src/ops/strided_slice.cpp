@@ -236,27 +236,9 @@ void families::add_strided_slice(std::vector<OpDef>& table) {
   table.push_back(OpDef{
       .name = kOp,
       .params = slice_params(ParamKind::Tensor),
-      .doc = R"(Slice x with begin / end / strides and masks into a new contiguous tensor (tf.strided_slice).
-
-TensorFlow's strided_slice. Slot i of begin / end / strides is matched to input dims left to
-right; mask bit i refers to slot i. begin_mask / end_mask: ignore begin[i] / end[i] (take from
-the start / to the end); ellipsis_mask: slot i stands for all remaining dims; new_axis_mask:
-insert a size-1 dim; shrink_axis_mask: take index begin[i] and drop the dim. Negative begin /
-end count from the end, out-of-range values clamp, negative strides walk backwards, end = -1
-excludes the last element. x has rank 0-8; len(begin) == len(end) == len(strides) <= 32.
-
-Raises ArgumentError (zero stride, lengths, mask bits), IndexOutOfRange (a shrink index out of
-range), DTypeError (non-integers, or a dtype the platform does not list).
-
-Returns a new contiguous tensor of x's dtype.
-
->>> x = ptocpu.asarray([[0, 1, 2], [3, 4, 5]])
->>> ptocpu.strided_slice(x, [0, 0], [0, 0], [-1, -1], begin_mask=3, end_mask=3).tolist()
-[[5, 4, 3], [2, 1, 0]])",
+      .forms = kFunction | kTorch,
       .doc_page = "docs/ops/strided_slice.md",
       .tile_rule = "no tile rule (a view plus one copy)",
-      .torch_schema = "strided_slice(Tensor x, int[] begin, int[] end, int[] strides, int begin_mask=0, int end_mask=0, "
-                      "int ellipsis_mask=0, int shrink_axis_mask=0, int new_axis_mask=0) -> Tensor",
       .limits = rows,
       .run = run_slice<strided_slice>,
       .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
@@ -269,26 +251,6 @@ Returns a new contiguous tensor of x's dtype.
   table.push_back(OpDef{
       .name = "strided_slice_view",
       .params = slice_params(ParamKind::Memory),
-      .doc = R"(Slice x with begin / end / strides and masks as a zero-copy view (tf.strided_slice).
-
-TensorFlow's strided_slice. Slot i of begin / end / strides is matched to input dims left to
-right; mask bit i refers to slot i. begin_mask / end_mask: ignore begin[i] / end[i] (take from
-the start / to the end); ellipsis_mask: slot i stands for all remaining dims; new_axis_mask:
-insert a size-1 dim; shrink_axis_mask: take index begin[i] and drop the dim. Negative begin /
-end count from the end, out-of-range values clamp, negative strides walk backwards, end = -1
-excludes the last element. x has rank 0-8; len(begin) == len(end) == len(strides) <= 32.
-
-Raises ArgumentError (zero stride, lengths, mask bits), IndexOutOfRange (a shrink index out of
-range), DTypeError (non-integers, or a dtype the platform does not list).
-
-Returns a zero-copy view of x: writes through it are seen in x (x must be memory that can be
-shared, not a list).
-
->>> import numpy as np
->>> a = np.zeros((2, 4), np.float32)
->>> ptocpu.strided_slice_view(a, [0, 1], [2, 4], [1, 2])[...] = 1
->>> a[0].tolist()
-[0.0, 1.0, 0.0, 1.0])",
       .doc_page = "docs/ops/strided_slice.md",
       .tile_rule = "no tile rule (a view)",
       .limits = rows,

@@ -75,10 +75,11 @@ TEST(Math, TableEntries) {
   EXPECT_STREQ(exp.params[0].name, "input");
   EXPECT_STREQ(exp.params[1].name, "precision_type");
   EXPECT_STREQ(exp.params[1].default_value, "0");  // PrecisionType.INTRINSIC
-  EXPECT_EQ(exp.forms, pto::kFunction | pto::kMethod);
+  EXPECT_EQ(exp.forms, pto::kFunction | pto::kMethod | pto::kTorch);
   EXPECT_STREQ(exp.doc_page, "docs/ops/exp.md");
+  EXPECT_STREQ(exp.torch_schema, "exp(Tensor input, int precision_type=0) -> Tensor");
   const pto::OpDef& tan = pto::op_def("tan");
-  EXPECT_EQ(tan.forms, unsigned(pto::kFunction));  // no Tensor.tan upstream
+  EXPECT_EQ(tan.forms, pto::kFunction | pto::kTorch);  // no Tensor.tan upstream
   EXPECT_STREQ(tan.params[0].name, "x");
   const pto::OpDef& sin = pto::op_def("sin");
   EXPECT_FALSE(sin.limits_on(PlatformId::AtlasA2).dtypes.contains(DType::BF16));

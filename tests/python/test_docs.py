@@ -46,6 +46,16 @@ def test_every_op_has_a_page_with_its_generated_table():
     assert not missing, f"ops without a '<!-- begin generated: platforms OP -->' table on their page: {missing}"
 
 
+def test_each_docstring_is_the_region_of_its_page():
+    # The docstring is written once, in the op's page (docs/CONTRIBUTING.md); help() shows that text.
+    for row in ptocpu.op_table():
+        text = (DOCS.parent / row["doc_page"]).read_text(encoding="utf-8")
+        region = f"<!-- begin docstring {row['name']} -->\n```text\n{row['doc']}\n```\n<!-- end docstring -->\n"
+        assert text.count(f"<!-- begin docstring {row['name']} -->") == 1, row["name"]
+        assert region in text, row["name"]
+        assert row["doc"].strip(), row["name"]
+
+
 def test_an_edited_cell_is_detected():
     page = (DOCS / "ops" / "index_select.md").read_text(encoding="utf-8")
     spec, body = _doctables.regions(page)[0]

@@ -77,6 +77,19 @@ def test_every_op_has_verify_cases():
     assert verify.uncovered() == []
 
 
+def test_torch_schemas_are_written_from_the_parameters():
+    # Written here by hand from each op's Python signature (docs/torch.md).
+    schemas = {row["name"]: row["torch_schema"] for row in ptocpu.op_table()}
+    assert schemas["index_add_"] == "index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> ()"
+    assert schemas["deinterleave"] == "deinterleave(Tensor input, Tensor? other=None) -> (Tensor, Tensor)"
+    assert schemas["topk"] == "topk(Tensor input, int k, int? dim=None, bool largest=True, int algo=0) -> (Tensor, Tensor)"
+    assert schemas["quantize"] == "quantize(Tensor input, Tensor scale, ScalarType otype, int axis, Tensor? zero_points=None) -> Tensor"
+    assert schemas["rms_norm"] == "rms_norm(Tensor input, Tensor? gamma=None, float epsilon=1e-6) -> Tensor"
+    assert schemas["atomic_add"] == "atomic_add(Tensor src, int[] offsets, Tensor(a!) dst) -> ()"
+    assert schemas["tanh"] == "tanh(Tensor a) -> Tensor"
+    assert schemas["view"] == ""  # not registered: a view would alias its input
+
+
 def test_signatures_come_from_the_table():
     for row in ptocpu.op_table():
         if not row["function"]:
