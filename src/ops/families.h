@@ -15,6 +15,7 @@ void add_strided_slice(std::vector<OpDef>& table);  // strided_slice, strided_sl
 void add_gather(std::vector<OpDef>& table);
 void add_scatter_update(std::vector<OpDef>& table);
 void add_index_add(std::vector<OpDef>& table);     // index_add_, index_add
+void add_index_put(std::vector<OpDef>& table);
 void add_gathermask(std::vector<OpDef>& table);
 void add_arithmetic(std::vector<OpDef>& table);    // add, sub, mul, div, maximum, minimum, comparisons, ...
 void add_creation(std::vector<OpDef>& table);      // full, zeros, ones, arange, one_hot, uniform, normal
@@ -36,6 +37,7 @@ inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_gather,
     add_scatter_update,
     add_index_add,
+    add_index_put,
     add_gathermask,
     add_arithmetic,
     add_creation,

@@ -218,6 +218,19 @@ def index_add(x: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray, alpha
     return out
 
 
+def index_put(x: np.ndarray, indices, values: np.ndarray, accumulate: bool) -> np.ndarray:
+    """docs/ops/index_put_.md in numpy, on a copy of x, one position at a time in index order:
+    assignment, or an addition rounded to x's dtype (fp16 / bf16 through fp32; integers wrap)."""
+    out = x.copy()
+    wide = np.dtype(np.int64 if x.dtype.kind in "iu" else np.float64 if x.dtype == np.float64 else np.float32)
+    with np.errstate(over="ignore"):
+        for j in range(values.shape[0]):
+            position = tuple(int(index[j]) for index in indices)
+            update = values[j].astype(wide)
+            out[position] = (out[position].astype(wide) + update if accumulate else update).astype(x.dtype)
+    return out
+
+
 GATHERMASK_LANES = {1: np.s_[..., 0::2], 2: np.s_[..., 1::2], 3: np.s_[..., 0::4], 4: np.s_[..., 1::4],
                     5: np.s_[..., 2::4], 6: np.s_[..., 3::4], 7: np.s_[...]}
 
