@@ -9,6 +9,7 @@
 
 #include "copy/strided_copy.h"
 #include "ops/checks.h"
+#include "ops/doc_text.h"
 #include "ops/families.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
@@ -227,18 +228,8 @@ std::vector<Param> slice_params(ParamKind x) {
           {"new_axis_mask", ParamKind::Int, "0"}};
 }
 
-}  // namespace
-
-void families::add_strided_slice(std::vector<OpDef>& table) {
-  using D = DType;
-  const DTypeSet chips{D::INT8, D::UINT8, D::INT32, D::INT64, D::FP16, D::FP32, D::BF16};
-  const PlatformRows rows = platform_rows(DTypeSet::all(), chips, chips, chips, 0, 8, 0, 8);
-  table.push_back(OpDef{
-      .name = kOp,
-      .params = slice_params(ParamKind::Tensor),
-      .doc = R"(Slice x with begin / end / strides and masks into a new contiguous tensor (tf.strided_slice).
-
-TensorFlow's strided_slice. Slot i of begin / end / strides is matched to input dims left to
+// What both forms' docs state between their first line and what they return.
+constexpr std::string_view kSliceDoc = R"(TensorFlow's strided_slice. Slot i of begin / end / strides is matched to input dims left to
 right; mask bit i refers to slot i. begin_mask / end_mask: ignore begin[i] / end[i] (take from
 the start / to the end); ellipsis_mask: slot i stands for all remaining dims; new_axis_mask:
 insert a size-1 dim; shrink_axis_mask: take index begin[i] and drop the dim. Negative begin /
@@ -248,11 +239,24 @@ excludes the last element. x has rank 0-8; len(begin) == len(end) == len(strides
 Raises ArgumentError (zero stride, lengths, mask bits), IndexOutOfRange (a shrink index out of
 range), DTypeError (non-integers, or a dtype the platform does not list).
 
-Returns a new contiguous tensor of x's dtype.
+)";
+
+}  // namespace
+
+void families::add_strided_slice(std::vector<OpDef>& table) {
+  using D = DType;
+  const DTypeSet chips{D::INT8, D::UINT8, D::INT32, D::INT64, D::FP16, D::FP32, D::BF16};
+  const PlatformRows rows = platform_rows(DTypeSet::all(), chips, chips, chips, 0, 8, 0, 8);
+  table.push_back(OpDef{
+      .name = kOp,
+      .params = slice_params(ParamKind::Tensor),
+      .doc = joined_doc({"Slice x with begin / end / strides and masks into a new contiguous tensor (tf.strided_slice).\n\n",
+                         kSliceDoc,
+                         R"(Returns a new contiguous tensor of x's dtype.
 
 >>> x = ptocpu.asarray([[0, 1, 2], [3, 4, 5]])
 >>> ptocpu.strided_slice(x, [0, 0], [0, 0], [-1, -1], begin_mask=3, end_mask=3).tolist()
-[[5, 4, 3], [2, 1, 0]])",
+[[5, 4, 3], [2, 1, 0]])"}),
       .doc_page = "docs/ops/strided_slice.md",
       .tile_rule = "no tile rule (a view plus one copy)",
       .torch_schema = "strided_slice(Tensor x, int[] begin, int[] end, int[] strides, int begin_mask=0, int end_mask=0, "
@@ -269,26 +273,16 @@ Returns a new contiguous tensor of x's dtype.
   table.push_back(OpDef{
       .name = "strided_slice_view",
       .params = slice_params(ParamKind::Memory),
-      .doc = R"(Slice x with begin / end / strides and masks as a zero-copy view (tf.strided_slice).
-
-TensorFlow's strided_slice. Slot i of begin / end / strides is matched to input dims left to
-right; mask bit i refers to slot i. begin_mask / end_mask: ignore begin[i] / end[i] (take from
-the start / to the end); ellipsis_mask: slot i stands for all remaining dims; new_axis_mask:
-insert a size-1 dim; shrink_axis_mask: take index begin[i] and drop the dim. Negative begin /
-end count from the end, out-of-range values clamp, negative strides walk backwards, end = -1
-excludes the last element. x has rank 0-8; len(begin) == len(end) == len(strides) <= 32.
-
-Raises ArgumentError (zero stride, lengths, mask bits), IndexOutOfRange (a shrink index out of
-range), DTypeError (non-integers, or a dtype the platform does not list).
-
-Returns a zero-copy view of x: writes through it are seen in x (x must be memory that can be
+      .doc = joined_doc({"Slice x with begin / end / strides and masks as a zero-copy view (tf.strided_slice).\n\n",
+                         kSliceDoc,
+                         R"(Returns a zero-copy view of x: writes through it are seen in x (x must be memory that can be
 shared, not a list).
 
 >>> import numpy as np
 >>> a = np.zeros((2, 4), np.float32)
 >>> ptocpu.strided_slice_view(a, [0, 1], [2, 4], [1, 2])[...] = 1
 >>> a[0].tolist()
-[0.0, 1.0, 0.0, 1.0])",
+[0.0, 1.0, 0.0, 1.0])"}),
       .doc_page = "docs/ops/strided_slice.md",
       .tile_rule = "no tile rule (a view)",
       .limits = rows,
