@@ -9,6 +9,7 @@
 
 #include "kernels/index_add.h"
 #include "ops/checks.h"
+#include "ops/doc_text.h"
 #include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
@@ -166,6 +167,61 @@ int64_t index_add_bytes(const OpDef& op, const Args& a, const Outputs& out) {
   return tensor_bytes(a.tensor(2)) + 2 * tensor_bytes(a.tensor(3)) + (op.in_place() ? 0 : 2 * tensor_bytes(out[0]));
 }
 
+// What both forms' docs state between their first line and their result.
+constexpr std::string_view kIndexAddDoc = R"(For i = 0 .. len(index)-1 in order: input[.., index[i], ..] += alpha * source[.., i, ..]
+along dim. index: 1-D int32 / int64, values in [0, input.shape[dim]); source: input's dtype
+and shape except source.shape[dim] == len(index).
+Rounding, as the device does it: alpha is converted to input's dtype. fp16 / bf16 run in fp32:
+each target element accumulates its contributions in index order in fp32 and is rounded once
+(on the last dim, alpha * s is first rounded to the dtype). fp32 (fp64) adds step by step,
+each product and sum rounded; integers wrap. alpha within 1e-6 of 1 counts as 1.
+alpha must be finite and fit input's dtype; a bool alpha is a DTypeError. No BOOL or fp8 inputs.
+
+Raises IndexOutOfRange, DTypeError, ArgumentError (shapes, alpha), TileError; a failed call
+writes nothing.
+
+)";
+
+// index_add_ (in place) and index_add: one entry but for the input's kind, the doc's first line and
+// result, the schema and the inferred output.
+OpDef index_add_entry(bool in_place, const PlatformRows& rows) {
+  const ParamKind input = in_place ? ParamKind::Memory : ParamKind::Tensor;
+  const InferFn like_input = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
+    return {{a.tensor(0).shape(), a.tensor(0).dtype()}};
+  };
+  return OpDef{
+      .name = in_place ? "index_add_" : "index_add",
+      .params = {{"input", input},
+                 {"dim", ParamKind::Dim},
+                 {"index", ParamKind::Tensor},
+                 {"source", ParamKind::Tensor},
+                 {"alpha", ParamKind::Scalar, "1", true, nullptr, "int | float"}},
+      .forms = kFunction | kMethod,
+      .written = in_place ? "input" : nullptr,
+      .doc = in_place ? joined_doc({"Add alpha * source into input at the index positions along dim, in place.\n\n",
+                                    kIndexAddDoc,
+                                    R"(In place: writes input and returns it (the same object for a ptocpu.Tensor).
+
+>>> x = ptocpu.tensor([2, 3], ptocpu.DT_INT64)
+>>> ptocpu.index_add_(x, 0, [0, 1, 0], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]).tolist()
+[[2, 2, 2], [1, 1, 1]])"})
+                      : joined_doc({"Add alpha * source into a copy of input at the index positions along dim.\n\n",
+                                    kIndexAddDoc,
+                                    R"(Out of place: returns a new tensor; input is left untouched.
+
+>>> ptocpu.index_add([1.0, 2.0], 0, [1, 1], [0.5, 0.25], alpha=2).tolist()
+[1.0, 3.5])"}),
+      .doc_page = "docs/ops/index_add.md",
+      .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
+      .torch_schema = in_place ? "index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> ()"
+                               : "index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+      .limits = rows,
+      .run = run_index_add,
+      .infer = in_place ? nullptr : like_input,
+      .bytes = index_add_bytes,
+  };
+}
+
 }  // namespace
 
 void families::add_index_add(std::vector<OpDef>& table) {
@@ -173,74 +229,8 @@ void families::add_index_add(std::vector<OpDef>& table) {
   const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16, D::INT8};
   const DTypeSet cpu = DTypeSet::all().without({D::BOOL, D::FP8E4M3, D::FP8E5M2, D::FP8E8M0});
   const PlatformRows rows = platform_rows(cpu, chips, chips, chips, 1, 5, 1, 8);
-  const auto params = [](ParamKind input) {
-    return std::vector<Param>{{"input", input},
-                              {"dim", ParamKind::Dim},
-                              {"index", ParamKind::Tensor},
-                              {"source", ParamKind::Tensor},
-                              {"alpha", ParamKind::Scalar, "1", true, nullptr, "int | float"}};
-  };
-  table.push_back(OpDef{
-      .name = "index_add_",
-      .params = params(ParamKind::Memory),
-      .forms = kFunction | kMethod,
-      .written = "input",
-      .doc = R"(Add alpha * source into input at the index positions along dim, in place.
-
-For i = 0 .. len(index)-1 in order: input[.., index[i], ..] += alpha * source[.., i, ..]
-along dim. index: 1-D int32 / int64, values in [0, input.shape[dim]); source: input's dtype
-and shape except source.shape[dim] == len(index).
-Rounding, as the device does it: alpha is converted to input's dtype. fp16 / bf16 run in fp32:
-each target element accumulates its contributions in index order in fp32 and is rounded once
-(on the last dim, alpha * s is first rounded to the dtype). fp32 (fp64) adds step by step,
-each product and sum rounded; integers wrap. alpha within 1e-6 of 1 counts as 1.
-alpha must be finite and fit input's dtype; a bool alpha is a DTypeError. No BOOL or fp8 inputs.
-
-Raises IndexOutOfRange, DTypeError, ArgumentError (shapes, alpha), TileError; a failed call
-writes nothing.
-
-In place: writes input and returns it (the same object for a ptocpu.Tensor).
-
->>> x = ptocpu.tensor([2, 3], ptocpu.DT_INT64)
->>> ptocpu.index_add_(x, 0, [0, 1, 0], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]).tolist()
-[[2, 2, 2], [1, 1, 1]])",
-      .doc_page = "docs/ops/index_add.md",
-      .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
-      .torch_schema = "index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> ()",
-      .limits = rows,
-      .run = run_index_add,
-      .bytes = index_add_bytes,
-  });
-  table.push_back(OpDef{
-      .name = "index_add",
-      .params = params(ParamKind::Tensor),
-      .forms = kFunction | kMethod,
-      .doc = R"(Add alpha * source into a copy of input at the index positions along dim.
-
-For i = 0 .. len(index)-1 in order: input[.., index[i], ..] += alpha * source[.., i, ..]
-along dim. index: 1-D int32 / int64, values in [0, input.shape[dim]); source: input's dtype
-and shape except source.shape[dim] == len(index).
-Rounding, as the device does it: alpha is converted to input's dtype. fp16 / bf16 run in fp32:
-each target element accumulates its contributions in index order in fp32 and is rounded once
-(on the last dim, alpha * s is first rounded to the dtype). fp32 (fp64) adds step by step,
-each product and sum rounded; integers wrap. alpha within 1e-6 of 1 counts as 1.
-alpha must be finite and fit input's dtype; a bool alpha is a DTypeError. No BOOL or fp8 inputs.
-
-Raises IndexOutOfRange, DTypeError, ArgumentError (shapes, alpha), TileError; a failed call
-writes nothing.
-
-Out of place: returns a new tensor; input is left untouched.
-
->>> ptocpu.index_add([1.0, 2.0], 0, [1, 1], [0.5, 0.25], alpha=2).tolist()
-[1.0, 3.5])",
-      .doc_page = "docs/ops/index_add.md",
-      .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
-      .torch_schema = "index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
-      .limits = rows,
-      .run = run_index_add,
-      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> { return {{a.tensor(0).shape(), a.tensor(0).dtype()}}; },
-      .bytes = index_add_bytes,
-  });
+  table.push_back(index_add_entry(true, rows));
+  table.push_back(index_add_entry(false, rows));
 }
 
 }  // namespace pto

@@ -4,6 +4,7 @@
 
 #include "kernels/scatter.h"
 #include "ops/checks.h"
+#include "ops/doc_text.h"
 #include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
@@ -194,83 +195,72 @@ int64_t scatter_bytes(const OpDef& op, const Args& a, const Outputs&) {
   return moved + (op.in_place() ? 0 : 2 * tensor_bytes(input));
 }
 
+// What both forms' docs state between their first line and their result.
+constexpr std::string_view kScatterDoc = R"(For every position p of index (row-major), q = p with q[dim] = index[p]:
+input[q] = v (reduce None), += v ("add") or *= v ("multiply"), where v = src[p] or the scalar src.
+
+index: int32 / int64 of input's rank, index.shape[a] <= input.shape[a] for a != dim, values in
+[0, input.shape[dim]) (checked before any write). A tensor src has input's dtype and rank and
+is at least index's shape (only that prefix is read). Duplicates apply in row-major order (the
+last write wins; add / multiply apply every contribution). fp16 / bf16 accumulate in fp32 and
+round once; integers wrap. BOOL and fp8 take reduce None only. A scalar src is converted to
+input's dtype first (an integer out of range is an ArgumentError).
+
+Raises IndexOutOfRange, DTypeError, ArgumentError, TileError; a failed call writes nothing.
+
+)";
+
+// scatter_ (in place) and scatter: one entry but for the input's kind, the doc's first line and
+// result, the schema and the inferred output.
+OpDef scatter_entry(bool in_place, const PlatformRows& rows) {
+  const ParamKind input = in_place ? ParamKind::Memory : ParamKind::Tensor;
+  const InferFn like_input = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
+    return {{a.tensor(0).shape(), a.tensor(0).dtype()}};
+  };
+  return OpDef{
+      .name = in_place ? "scatter_" : "scatter",
+      .params = {{"input", input},
+                 {"dim", ParamKind::Dim},
+                 {"index", ParamKind::Tensor},
+                 {"src", ParamKind::TensorOrScalar},
+                 {"reduce", ParamKind::Str, "None", true, "None, 'add', 'multiply'"}},
+      .forms = kFunction | kMethod,
+      .written = in_place ? "input" : nullptr,
+      .doc = in_place ? joined_doc({"Scatter src into input along dim, in place (torch.Tensor.scatter_).\n\n",
+                                    kScatterDoc,
+                                    R"(In place: writes input (through views too) and returns it -- the same object for a
+ptocpu.Tensor, a ptocpu.Tensor over the same memory for a numpy array or torch tensor.
+
+>>> x = ptocpu.tensor([3, 5], ptocpu.DT_FP32)
+>>> ptocpu.scatter_(x, 0, [[1, 2], [0, 1]], 2.0).tolist()[0]
+[2.0, 0.0, 0.0, 0.0, 0.0])"})
+                      : joined_doc({"Scatter src into a copy of input along dim (torch.scatter).\n\n",
+                                    kScatterDoc,
+                                    R"(Out of place: returns a new tensor; input is left untouched.
+
+>>> ptocpu.scatter([[0, 0], [0, 0]], 1, [[1], [0]], 7).tolist()
+[[0, 7], [7, 0]])"}),
+      .doc_page = "docs/ops/scatter.md",
+      .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
+      .torch_schema = in_place ? "scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> (); "
+                                 "scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()"
+                               : "scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor; "
+                                 "scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor",
+      .limits = rows,
+      .run = run_scatter,
+      .infer = in_place ? nullptr : like_input,
+      .bytes = scatter_bytes,
+  };
+}
+
 }  // namespace
 
 void families::add_scatter(std::vector<OpDef>& table) {
   using D = DType;
   const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT8, D::UINT8, D::INT16, D::INT32};
   const PlatformRows rows = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 4, 1, 8);
-  const auto params = [](ParamKind input) {
-    return std::vector<Param>{{"input", input},
-                              {"dim", ParamKind::Dim},
-                              {"index", ParamKind::Tensor},
-                              {"src", ParamKind::TensorOrScalar},
-                              {"reduce", ParamKind::Str, "None", true, "None, 'add', 'multiply'"}};
-  };
-  table.push_back(OpDef{
-      .name = "scatter_",
-      .params = params(ParamKind::Memory),
-      .forms = kFunction | kMethod,
-      .written = "input",
-      .doc = R"(Scatter src into input along dim, in place (torch.Tensor.scatter_).
-
-For every position p of index (row-major), q = p with q[dim] = index[p]:
-input[q] = v (reduce None), += v ("add") or *= v ("multiply"), where v = src[p] or the scalar src.
-
-index: int32 / int64 of input's rank, index.shape[a] <= input.shape[a] for a != dim, values in
-[0, input.shape[dim]) (checked before any write). A tensor src has input's dtype and rank and
-is at least index's shape (only that prefix is read). Duplicates apply in row-major order (the
-last write wins; add / multiply apply every contribution). fp16 / bf16 accumulate in fp32 and
-round once; integers wrap. BOOL and fp8 take reduce None only. A scalar src is converted to
-input's dtype first (an integer out of range is an ArgumentError).
-
-Raises IndexOutOfRange, DTypeError, ArgumentError, TileError; a failed call writes nothing.
-
-In place: writes input (through views too) and returns it -- the same object for a
-ptocpu.Tensor, a ptocpu.Tensor over the same memory for a numpy array or torch tensor.
-
->>> x = ptocpu.tensor([3, 5], ptocpu.DT_FP32)
->>> ptocpu.scatter_(x, 0, [[1, 2], [0, 1]], 2.0).tolist()[0]
-[2.0, 0.0, 0.0, 0.0, 0.0])",
-      .doc_page = "docs/ops/scatter.md",
-      .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
-      .torch_schema = "scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> (); "
-                      "scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()",
-      .limits = rows,
-      .run = run_scatter,
-      .bytes = scatter_bytes,
-  });
-  table.push_back(OpDef{
-      .name = "scatter",
-      .params = params(ParamKind::Tensor),
-      .forms = kFunction | kMethod,
-      .doc = R"(Scatter src into a copy of input along dim (torch.scatter).
-
-For every position p of index (row-major), q = p with q[dim] = index[p]:
-input[q] = v (reduce None), += v ("add") or *= v ("multiply"), where v = src[p] or the scalar src.
-
-index: int32 / int64 of input's rank, index.shape[a] <= input.shape[a] for a != dim, values in
-[0, input.shape[dim]) (checked before any write). A tensor src has input's dtype and rank and
-is at least index's shape (only that prefix is read). Duplicates apply in row-major order (the
-last write wins; add / multiply apply every contribution). fp16 / bf16 accumulate in fp32 and
-round once; integers wrap. BOOL and fp8 take reduce None only. A scalar src is converted to
-input's dtype first (an integer out of range is an ArgumentError).
-
-Raises IndexOutOfRange, DTypeError, ArgumentError, TileError; a failed call writes nothing.
-
-Out of place: returns a new tensor; input is left untouched.
-
->>> ptocpu.scatter([[0, 0], [0, 0]], 1, [[1], [0]], 7).tolist()
-[[0, 7], [7, 0]])",
-      .doc_page = "docs/ops/scatter.md",
-      .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
-      .torch_schema = "scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor; "
-                      "scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor",
-      .limits = rows,
-      .run = run_scatter,
-      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> { return {{a.tensor(0).shape(), a.tensor(0).dtype()}}; },
-      .bytes = scatter_bytes,
-  });
+  table.push_back(scatter_entry(true, rows));
+  table.push_back(scatter_entry(false, rows));
 }
 
 }  // namespace pto
