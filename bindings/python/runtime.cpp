@@ -79,14 +79,7 @@ void bind_runtime(nb::module_& m) {
       PTO_PLATFORM_FIELDS(PTO_PUT_FIELD)
 #undef PTO_PUT_FIELD
       nb::dict ops;
-      for (const pto::OpDef& op : pto::op_table()) {
-        const pto::OpLimits& l = op.limits_on(p.id);
-        nb::dict o;
-        o["offered"] = l.offered;
-        o["dtypes"] = l.offered ? l.dtypes.to_string() : std::string();
-        o["rank"] = nb::make_tuple(l.min_rank, l.max_rank);
-        ops[op.name.c_str()] = o;
-      }
+      for (const pto::OpDef& op : pto::op_table()) ops[op.name.c_str()] = limits_row(op.limits_on(p.id));
       d["ops"] = ops;
       out.append(d);
     }
