@@ -9,7 +9,7 @@
 
 #include "kernels/index_add.h"
 #include "ops/checks.h"
-#include "ops/doc_text.h"
+#include "ops/entry_forms.h"
 #include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
@@ -182,55 +182,41 @@ writes nothing.
 
 )";
 
-// index_add_ (in place) and index_add: one entry but for the input's kind, the doc's first line and
-// result, the schema and the inferred output.
-OpDef index_add_entry(bool in_place, const PlatformRows& rows) {
-  const ParamKind input = in_place ? ParamKind::Memory : ParamKind::Tensor;
-  const InferFn like_input = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
-    return {{a.tensor(0).shape(), a.tensor(0).dtype()}};
-  };
-  return OpDef{
-      .name = in_place ? "index_add_" : "index_add",
-      .params = {{"input", input},
-                 {"dim", ParamKind::Dim},
-                 {"index", ParamKind::Tensor},
-                 {"source", ParamKind::Tensor},
-                 {"alpha", ParamKind::Scalar, "1", true, nullptr, "int | float"}},
-      .forms = kFunction | kMethod,
-      .written = in_place ? "input" : nullptr,
-      .doc = in_place ? joined_doc({"Add alpha * source into input at the index positions along dim, in place.\n\n",
-                                    kIndexAddDoc,
-                                    R"(In place: writes input and returns it (the same object for a ptocpu.Tensor).
-
->>> x = ptocpu.tensor([2, 3], ptocpu.DT_INT64)
->>> ptocpu.index_add_(x, 0, [0, 1, 0], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]).tolist()
-[[2, 2, 2], [1, 1, 1]])"})
-                      : joined_doc({"Add alpha * source into a copy of input at the index positions along dim.\n\n",
-                                    kIndexAddDoc,
-                                    R"(Out of place: returns a new tensor; input is left untouched.
-
->>> ptocpu.index_add([1.0, 2.0], 0, [1, 1], [0.5, 0.25], alpha=2).tolist()
-[1.0, 3.5])"}),
-      .doc_page = "docs/ops/index_add.md",
-      .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
-      .torch_schema = in_place ? "index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> ()"
-                               : "index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
-      .limits = rows,
-      .run = run_index_add,
-      .infer = in_place ? nullptr : like_input,
-      .bytes = index_add_bytes,
-  };
-}
-
 }  // namespace
 
 void families::add_index_add(std::vector<OpDef>& table) {
   using D = DType;
   const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16, D::INT8};
   const DTypeSet cpu = DTypeSet::all().without({D::BOOL, D::FP8E4M3, D::FP8E5M2, D::FP8E8M0});
-  const PlatformRows rows = platform_rows(cpu, chips, chips, chips, 1, 5, 1, 8);
-  table.push_back(index_add_entry(true, rows));
-  table.push_back(index_add_entry(false, rows));
+  const OpDef shared{
+      .params = {{"input", ParamKind::Tensor},
+                 {"dim", ParamKind::Dim},
+                 {"index", ParamKind::Tensor},
+                 {"source", ParamKind::Tensor},
+                 {"alpha", ParamKind::Scalar, "1", true, nullptr, "int | float"}},
+      .forms = kFunction | kMethod,
+      .doc_page = "docs/ops/index_add.md",
+      .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
+      .limits = platform_rows(cpu, chips, chips, chips, 1, 5, 1, 8),
+      .run = run_index_add,
+      .bytes = index_add_bytes,
+  };
+  add_in_place_pair(table, shared, kIndexAddDoc,
+                    {.name = "index_add_",
+                     .doc_head = "Add alpha * source into input at the index positions along dim, in place.\n\n",
+                     .doc_result = R"(In place: writes input and returns it (the same object for a ptocpu.Tensor).
+
+>>> x = ptocpu.tensor([2, 3], ptocpu.DT_INT64)
+>>> ptocpu.index_add_(x, 0, [0, 1, 0], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]).tolist()
+[[2, 2, 2], [1, 1, 1]])",
+                     .torch_schema = "index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> ()"},
+                    {.name = "index_add",
+                     .doc_head = "Add alpha * source into a copy of input at the index positions along dim.\n\n",
+                     .doc_result = R"(Out of place: returns a new tensor; input is left untouched.
+
+>>> ptocpu.index_add([1.0, 2.0], 0, [1, 1], [0.5, 0.25], alpha=2).tolist()
+[1.0, 3.5])",
+                     .torch_schema = "index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"});
 }
 
 }  // namespace pto

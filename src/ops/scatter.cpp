@@ -4,7 +4,7 @@
 
 #include "kernels/scatter.h"
 #include "ops/checks.h"
-#include "ops/doc_text.h"
+#include "ops/entry_forms.h"
 #include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
@@ -210,57 +210,43 @@ Raises IndexOutOfRange, DTypeError, ArgumentError, TileError; a failed call writ
 
 )";
 
-// scatter_ (in place) and scatter: one entry but for the input's kind, the doc's first line and
-// result, the schema and the inferred output.
-OpDef scatter_entry(bool in_place, const PlatformRows& rows) {
-  const ParamKind input = in_place ? ParamKind::Memory : ParamKind::Tensor;
-  const InferFn like_input = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
-    return {{a.tensor(0).shape(), a.tensor(0).dtype()}};
-  };
-  return OpDef{
-      .name = in_place ? "scatter_" : "scatter",
-      .params = {{"input", input},
-                 {"dim", ParamKind::Dim},
-                 {"index", ParamKind::Tensor},
-                 {"src", ParamKind::TensorOrScalar},
-                 {"reduce", ParamKind::Str, "None", true, "None, 'add', 'multiply'"}},
-      .forms = kFunction | kMethod,
-      .written = in_place ? "input" : nullptr,
-      .doc = in_place ? joined_doc({"Scatter src into input along dim, in place (torch.Tensor.scatter_).\n\n",
-                                    kScatterDoc,
-                                    R"(In place: writes input (through views too) and returns it -- the same object for a
-ptocpu.Tensor, a ptocpu.Tensor over the same memory for a numpy array or torch tensor.
-
->>> x = ptocpu.tensor([3, 5], ptocpu.DT_FP32)
->>> ptocpu.scatter_(x, 0, [[1, 2], [0, 1]], 2.0).tolist()[0]
-[2.0, 0.0, 0.0, 0.0, 0.0])"})
-                      : joined_doc({"Scatter src into a copy of input along dim (torch.scatter).\n\n",
-                                    kScatterDoc,
-                                    R"(Out of place: returns a new tensor; input is left untouched.
-
->>> ptocpu.scatter([[0, 0], [0, 0]], 1, [[1], [0]], 7).tolist()
-[[0, 7], [7, 0]])"}),
-      .doc_page = "docs/ops/scatter.md",
-      .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
-      .torch_schema = in_place ? "scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> (); "
-                                 "scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()"
-                               : "scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor; "
-                                 "scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor",
-      .limits = rows,
-      .run = run_scatter,
-      .infer = in_place ? nullptr : like_input,
-      .bytes = scatter_bytes,
-  };
-}
-
 }  // namespace
 
 void families::add_scatter(std::vector<OpDef>& table) {
   using D = DType;
   const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT8, D::UINT8, D::INT16, D::INT32};
-  const PlatformRows rows = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 4, 1, 8);
-  table.push_back(scatter_entry(true, rows));
-  table.push_back(scatter_entry(false, rows));
+  const OpDef shared{
+      .params = {{"input", ParamKind::Tensor},
+                 {"dim", ParamKind::Dim},
+                 {"index", ParamKind::Tensor},
+                 {"src", ParamKind::TensorOrScalar},
+                 {"reduce", ParamKind::Str, "None", true, "None, 'add', 'multiply'"}},
+      .forms = kFunction | kMethod,
+      .doc_page = "docs/ops/scatter.md",
+      .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
+      .limits = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 4, 1, 8),
+      .run = run_scatter,
+      .bytes = scatter_bytes,
+  };
+  add_in_place_pair(table, shared, kScatterDoc,
+                    {.name = "scatter_",
+                     .doc_head = "Scatter src into input along dim, in place (torch.Tensor.scatter_).\n\n",
+                     .doc_result = R"(In place: writes input (through views too) and returns it -- the same object for a
+ptocpu.Tensor, a ptocpu.Tensor over the same memory for a numpy array or torch tensor.
+
+>>> x = ptocpu.tensor([3, 5], ptocpu.DT_FP32)
+>>> ptocpu.scatter_(x, 0, [[1, 2], [0, 1]], 2.0).tolist()[0]
+[2.0, 0.0, 0.0, 0.0, 0.0])",
+                     .torch_schema = "scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> (); "
+                                     "scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()"},
+                    {.name = "scatter",
+                     .doc_head = "Scatter src into a copy of input along dim (torch.scatter).\n\n",
+                     .doc_result = R"(Out of place: returns a new tensor; input is left untouched.
+
+>>> ptocpu.scatter([[0, 0], [0, 0]], 1, [[1], [0]], 7).tolist()
+[[0, 7], [7, 0]])",
+                     .torch_schema = "scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor; "
+                                     "scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor"});
 }
 
 }  // namespace pto

@@ -9,7 +9,7 @@
 
 #include "copy/strided_copy.h"
 #include "ops/checks.h"
-#include "ops/doc_text.h"
+#include "ops/entry_forms.h"
 #include "ops/families.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
