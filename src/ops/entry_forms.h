@@ -24,24 +24,23 @@ inline const char* joined_doc(std::initializer_list<std::string_view> parts) {
   return kept.emplace_back(std::move(text)).c_str();
 }
 
-// What differs between an op's two forms: the name, the doc's first line (with the blank line
-// after it) and its last part (the result and the example), the torch schema.
+// What differs between an op's two forms' texts: the doc's first line (with the blank line after
+// it) and its last part (the result and the example), the torch schema.
 struct FormText {
-  const char* name;
   std::string_view doc_head;
   std::string_view doc_result;
   const char* torch_schema;
 };
 
-// Appends the in-place form of `shared` (its first parameter, "input", is memory it writes and
-// returns) and then the out-of-place form (input is read; the result is a new tensor of input's
-// shape and dtype). Their docs: head, `rules`, result.
+// Appends the in-place form of `shared`, named shared.name + "_" (its first parameter is memory it
+// writes and returns), and then the out-of-place form, shared.name (the first parameter is read;
+// the result is a new tensor of its shape and dtype). Their docs: head, `rules`, result.
 inline void add_in_place_pair(std::vector<OpDef>& table, const OpDef& shared, std::string_view rules,
                               const FormText& in_place, const FormText& out_of_place) {
   for (const bool writes : {true, false}) {
     const FormText& form = writes ? in_place : out_of_place;
     OpDef op = shared;
-    op.name = form.name;
+    if (writes) op.name += "_";
     op.params[0].kind = writes ? ParamKind::Memory : ParamKind::Tensor;
     op.written = writes ? op.params[0].name : nullptr;
     op.doc = joined_doc({form.doc_head, rules, form.doc_result});

@@ -189,6 +189,7 @@ void families::add_index_add(std::vector<OpDef>& table) {
   const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16, D::INT8};
   const DTypeSet cpu = DTypeSet::all().without({D::BOOL, D::FP8E4M3, D::FP8E5M2, D::FP8E8M0});
   const OpDef shared{
+      .name = "index_add",
       .params = {{"input", ParamKind::Tensor},
                  {"dim", ParamKind::Dim},
                  {"index", ParamKind::Tensor},
@@ -202,16 +203,14 @@ void families::add_index_add(std::vector<OpDef>& table) {
       .bytes = index_add_bytes,
   };
   add_in_place_pair(table, shared, kIndexAddDoc,
-                    {.name = "index_add_",
-                     .doc_head = "Add alpha * source into input at the index positions along dim, in place.\n\n",
+                    {.doc_head = "Add alpha * source into input at the index positions along dim, in place.\n\n",
                      .doc_result = R"(In place: writes input and returns it (the same object for a ptocpu.Tensor).
 
 >>> x = ptocpu.tensor([2, 3], ptocpu.DT_INT64)
 >>> ptocpu.index_add_(x, 0, [0, 1, 0], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]).tolist()
 [[2, 2, 2], [1, 1, 1]])",
                      .torch_schema = "index_add_(Tensor(a!) input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> ()"},
-                    {.name = "index_add",
-                     .doc_head = "Add alpha * source into a copy of input at the index positions along dim.\n\n",
+                    {.doc_head = "Add alpha * source into a copy of input at the index positions along dim.\n\n",
                      .doc_result = R"(Out of place: returns a new tensor; input is left untouched.
 
 >>> ptocpu.index_add([1.0, 2.0], 0, [1, 1], [0.5, 0.25], alpha=2).tolist()

@@ -216,6 +216,7 @@ void families::add_scatter(std::vector<OpDef>& table) {
   using D = DType;
   const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT8, D::UINT8, D::INT16, D::INT32};
   const OpDef shared{
+      .name = "scatter",
       .params = {{"input", ParamKind::Tensor},
                  {"dim", ParamKind::Dim},
                  {"index", ParamKind::Tensor},
@@ -229,8 +230,7 @@ void families::add_scatter(std::vector<OpDef>& table) {
       .bytes = scatter_bytes,
   };
   add_in_place_pair(table, shared, kScatterDoc,
-                    {.name = "scatter_",
-                     .doc_head = "Scatter src into input along dim, in place (torch.Tensor.scatter_).\n\n",
+                    {.doc_head = "Scatter src into input along dim, in place (torch.Tensor.scatter_).\n\n",
                      .doc_result = R"(In place: writes input (through views too) and returns it -- the same object for a
 ptocpu.Tensor, a ptocpu.Tensor over the same memory for a numpy array or torch tensor.
 
@@ -239,8 +239,7 @@ ptocpu.Tensor, a ptocpu.Tensor over the same memory for a numpy array or torch t
 [2.0, 0.0, 0.0, 0.0, 0.0])",
                      .torch_schema = "scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> (); "
                                      "scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()"},
-                    {.name = "scatter",
-                     .doc_head = "Scatter src into a copy of input along dim (torch.scatter).\n\n",
+                    {.doc_head = "Scatter src into a copy of input along dim (torch.scatter).\n\n",
                      .doc_result = R"(Out of place: returns a new tensor; input is left untouched.
 
 >>> ptocpu.scatter([[0, 0], [0, 0]], 1, [[1], [0]], 7).tolist()
