@@ -177,9 +177,9 @@ inline void scalar_stride(T* out, const T* in, int64_t k, int64_t n) {
 template <int W>
 using Bits = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
 
-// Stride -1 (out[i] = in[-i]): the head scalar, then two vectors at a time by Pair, which reverses
-// the 2 * Pair::kLanes elements from its src and streams them to its dst (inlined into the
-// kernels compiled for Pair's build), then the tail.
+// Stride -1 (out[i] = in[-i]): the head scalar, then two vectors at a time by Pair, which streams
+// dst[k] = src[-k] for k < 2 * Pair::kLanes (inlined into the kernels compiled for Pair's build),
+// then the tail.
 template <int W, class Pair>
 [[gnu::always_inline]] inline void reverse_rows(std::byte* d, const std::byte* s, int64_t n, const Pair& pair) {
   Bits<W>* out = reinterpret_cast<Bits<W>*>(d);
@@ -187,7 +187,7 @@ template <int W, class Pair>
   constexpr int64_t V = Pair::kLanes;
   int64_t i = head_to_line<Bits<W>>(d, n);
   for (int64_t k = 0; k < i; ++k) out[k] = in[-k];
-  for (; i + 2 * V <= n; i += 2 * V) pair(out + i, in - i - 2 * V + 1);
+  for (; i + 2 * V <= n; i += 2 * V) pair(out + i, in - i);
   for (; i < n; ++i) out[i] = in[-i];
 }
 
@@ -223,8 +223,8 @@ template <int W>
 struct ReversePair {
   static constexpr int64_t kLanes = 32 / W;
   PTO_TARGET_AVX2 void operator()(Bits<W>* dst, const Bits<W>* src) const {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + kLanes));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src - kLanes + 1));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src - 2 * kLanes + 1));
     _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), reverse_vec<W>(a));
     _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + kLanes), reverse_vec<W>(b));
   }
@@ -311,8 +311,8 @@ struct ReversePair {
   static constexpr int64_t kLanes = 64 / W;
   __m512i idx;  // the lane permutation reversing a vector (unused for bytes)
   PTO_TARGET_AVX512 void operator()(Bits<W>* dst, const Bits<W>* src) const {
-    const __m512i a = _mm512_loadu_si512(src + kLanes);
-    const __m512i b = _mm512_loadu_si512(src);
+    const __m512i a = _mm512_loadu_si512(src - kLanes + 1);
+    const __m512i b = _mm512_loadu_si512(src - 2 * kLanes + 1);
     _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), reverse_vec<W>(a, idx));
     _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + kLanes), reverse_vec<W>(b, idx));
   }
