@@ -9,35 +9,21 @@ using namespace bench;
 
 void one_input(benchmark::State& state, const pto::Shape& shape, DType dt) {
   const Tensor x = filled(shape, dt);
-  for (auto _ : state) {
-    auto [even, odd] = pto::deinterleave(x);
-    benchmark::DoNotOptimize(even.data());
-    benchmark::DoNotOptimize(odd.data());
-  }
+  time_calls(state, [&] { return pto::deinterleave(x); });
   report(state, 2 * nbytes(x));
 }
 
-void two_inputs(benchmark::State& state, const pto::Shape& shape, DType dt) {
-  const Tensor a = filled(shape, dt), b = filled(shape, dt);
-  for (auto _ : state) {
-    auto [even, odd] = pto::deinterleave(a, b);
-    benchmark::DoNotOptimize(even.data());
-    benchmark::DoNotOptimize(odd.data());
-  }
-  report(state, 2 * (nbytes(a) + nbytes(b)));
+void pair_input(benchmark::State& state, const pto::Shape& shape, DType dt) {
+  two_inputs(state, shape, dt, [](const Tensor& a, const Tensor& b) { return pto::deinterleave(a, b); });
 }
 
 void DI1(benchmark::State& s) { one_input(s, {4096, 16384}, DType::FP32); }
-void DI2(benchmark::State& s) { two_inputs(s, {4096, 8192}, DType::BF16); }
+void DI2(benchmark::State& s) { pair_input(s, {4096, 8192}, DType::BF16); }
 void ROWS2(benchmark::State& s) { one_input(s, {int64_t(1) << 21, 2}, DType::FP32); }
 void ONE_D(benchmark::State& s) { one_input(s, {int64_t(1) << 22}, DType::FP32); }
 void TINY(benchmark::State& s) { one_input(s, {8, 16}, DType::FP32); }
 
-}  // namespace
+[[maybe_unused]] const bool kRegistered = register_cases({{"DI1", DI1}, {"DI2", DI2}, {"ROWS2", ROWS2},
+                                                          {"ONE_D", ONE_D}, {"TINY", TINY}});
 
-BENCHMARK(bench::COPY)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(DI1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(DI2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(ROWS2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(ONE_D)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(TINY)->Unit(benchmark::kMicrosecond)->UseRealTime();
+}  // namespace

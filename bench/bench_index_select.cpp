@@ -13,11 +13,11 @@ void run_case(benchmark::State& state, const pto::Shape& xshape, DType dt, int64
   const int64_t d = dim < 0 ? dim + static_cast<int64_t>(xshape.size()) : dim;
   const Tensor index = random_index(ishape, idt, xshape[d], 42);
   int64_t out_bytes = 0;
-  for (auto _ : state) {
+  time_calls(state, [&] {
     Tensor out = pto::index_select(x, dim, index);
-    out_bytes = out.numel() * static_cast<int64_t>(out.itemsize());
-    benchmark::DoNotOptimize(out.data());
-  }
+    out_bytes = nbytes(out);
+    return out;
+  });
   report(state, 2 * out_bytes + nbytes(index));
 }
 
@@ -30,13 +30,7 @@ void TINY(benchmark::State& s) { run_case(s, {8, 16}, DType::FP32, 0, {3}, DType
 void ROWS16(benchmark::State& s) { run_case(s, {262144, 16}, DType::FP32, 0, {131072}, DType::INT64); }
 void ROWS1(benchmark::State& s) { run_case(s, {int64_t(1) << 22}, DType::FP32, 0, {int64_t(1) << 22}, DType::INT64); }
 
-}  // namespace
+[[maybe_unused]] const bool kRegistered = register_cases({{"IS1", IS1}, {"IS2", IS2}, {"IS3", IS3}, {"IS4", IS4},
+                                                          {"ROWS16", ROWS16}, {"ROWS1", ROWS1}, {"TINY", TINY}});
 
-BENCHMARK(bench::COPY)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(IS1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(IS2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(IS3)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(IS4)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(ROWS16)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(ROWS1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(TINY)->Unit(benchmark::kMicrosecond)->UseRealTime();
+}  // namespace

@@ -8,13 +8,7 @@ namespace {
 using namespace bench;
 
 void run_case(benchmark::State& state, const pto::Shape& shape, DType dt) {
-  const Tensor a = filled(shape, dt), b = filled(shape, dt);
-  for (auto _ : state) {
-    auto [x, y] = pto::interleave(a, b);
-    benchmark::DoNotOptimize(x.data());
-    benchmark::DoNotOptimize(y.data());
-  }
-  report(state, 2 * (nbytes(a) + nbytes(b)));
+  two_inputs(state, shape, dt, [](const Tensor& a, const Tensor& b) { return pto::interleave(a, b); });
 }
 
 void IL1(benchmark::State& s) { run_case(s, {4096, 8192}, DType::FP32); }
@@ -23,11 +17,7 @@ void ROWS4(benchmark::State& s) { run_case(s, {524288, 4}, DType::FP32); }
 void ONE_D(benchmark::State& s) { run_case(s, {int64_t(1) << 21}, DType::FP32); }
 void TINY(benchmark::State& s) { run_case(s, {8, 16}, DType::FP32); }
 
-}  // namespace
+[[maybe_unused]] const bool kRegistered = register_cases({{"IL1", IL1}, {"IL2", IL2}, {"ROWS4", ROWS4},
+                                                          {"ONE_D", ONE_D}, {"TINY", TINY}});
 
-BENCHMARK(bench::COPY)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(IL1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(IL2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(ROWS4)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(ONE_D)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(TINY)->Unit(benchmark::kMicrosecond)->UseRealTime();
+}  // namespace

@@ -49,14 +49,8 @@ void ONE_D_ADD(benchmark::State& s) {
 }
 void TINY(benchmark::State& s) { run_case(s, {8, 16}, DType::FP32, 1, {8, 4}, DType::INT64, ScatterReduce::None); }
 
-}  // namespace
+[[maybe_unused]] const bool kRegistered = register_cases({{"SC1", SC1}, {"SC2", SC2}, {"SC3", SC3}, {"SC4", SC4},
+                                                          {"D0_ROWS64", D0_ROWS64}, {"D1_ROWS8_COL1", D1_ROWS8_COL1},
+                                                          {"ONE_D_ADD", ONE_D_ADD}, {"TINY", TINY}});
 
-BENCHMARK(bench::COPY)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(SC1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(SC2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(SC3)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(SC4)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(D0_ROWS64)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(D1_ROWS8_COL1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(ONE_D_ADD)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(TINY)->Unit(benchmark::kMicrosecond)->UseRealTime();
+}  // namespace

@@ -12,11 +12,11 @@ void run_case(benchmark::State& state, const pto::Shape& shape, DType dt, std::v
               int64_t ellipsis_mask = 0) {
   const Tensor x = filled(shape, dt);
   int64_t out_bytes = 0;
-  for (auto _ : state) {
+  time_calls(state, [&] {
     Tensor out = pto::strided_slice(x, begin, end, strides, begin_mask, end_mask, ellipsis_mask);
     out_bytes = nbytes(out);
-    benchmark::DoNotOptimize(out.data());
-  }
+    return out;
+  });
   report(state, 2 * out_bytes);
 }
 
@@ -30,12 +30,7 @@ void SS4(benchmark::State& s) { run_case(s, {4096, 4096}, DType::FP16, {0, 0}, {
 void OUTER3_ROWS16(benchmark::State& s) { run_case(s, {1 << 20, 16}, DType::FP32, {0, 0}, {0, 0}, {3, 1}, 3, 3); }
 void TINY(benchmark::State& s) { run_case(s, {8, 16}, DType::FP32, {0, 0}, {8, 16}, {1, 2}); }
 
-}  // namespace
+[[maybe_unused]] const bool kRegistered = register_cases({{"SS1", SS1}, {"SS2", SS2}, {"SS3", SS3}, {"SS4", SS4},
+                                                          {"OUTER3_ROWS16", OUTER3_ROWS16}, {"TINY", TINY}});
 
-BENCHMARK(bench::COPY)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(SS1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(SS2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(SS3)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(SS4)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(OUTER3_ROWS16)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(TINY)->Unit(benchmark::kMicrosecond)->UseRealTime();
+}  // namespace

@@ -61,6 +61,9 @@ nb::object in_place_result(nb::handle input, pto::Tensor written);
 // After an in-place write into obj: a torch tensor's version counter is bumped, as torch's own
 // in-place ops do, so autograd notices a saved tensor that changed.
 void note_written(nb::handle obj);
+// An op's limits on one platform as the op table and platform_table() show them: offered,
+// dtypes (names, "" where not offered) and rank (min, max).
+nb::dict limits_row(const pto::OpLimits& l);
 // A shape as ptocpu.Shape: a tuple that also equals the list PyPTO returns.
 nb::object to_shape(const std::vector<int64_t>& dims);
 // The shape and dtype of anything that has them (torch fake tensors, numpy arrays, ptocpu

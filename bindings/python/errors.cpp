@@ -6,12 +6,18 @@
 
 namespace ptobind {
 namespace {
-PyObject* g_error = nullptr;
-PyObject* g_dtype = nullptr;
-PyObject* g_argument = nullptr;
-PyObject* g_index = nullptr;
-PyObject* g_tile = nullptr;
-PyObject* g_unsupported = nullptr;
+// The Python class of each ptocpu error class (bind_errors makes them).
+template <class E>
+PyObject* g_class = nullptr;
+PyObject*& g_error = g_class<pto::Error>;
+
+// The Python class of a ptocpu error: that of the first of Es it is, else ptocpu.Error.
+template <class... Es>
+PyObject* class_of(const pto::Error& e) {
+  PyObject* cls = g_error;
+  static_cast<void>(((dynamic_cast<const Es*>(&e) ? (cls = g_class<Es>, true) : false) || ...));
+  return cls;
+}
 
 PyObject* make(nb::module_& m, const char* name, PyObject* builtin) {
   const std::string qualified = std::string("ptocpu.") + name;
@@ -27,29 +33,20 @@ bool is_ptocpu_error(nb::handle exception) { return PyObject_IsInstance(exceptio
 
 void bind_errors(nb::module_& m) {
   g_error = make(m, "Error", nullptr);
-  g_dtype = make(m, "DTypeError", PyExc_TypeError);
-  g_argument = make(m, "ArgumentError", PyExc_ValueError);
-  g_index = make(m, "IndexOutOfRange", PyExc_IndexError);
-  g_tile = make(m, "TileError", PyExc_ValueError);
-  g_unsupported = make(m, "UnsupportedError", PyExc_NotImplementedError);
+  g_class<pto::DTypeError> = make(m, "DTypeError", PyExc_TypeError);
+  g_class<pto::ArgumentError> = make(m, "ArgumentError", PyExc_ValueError);
+  g_class<pto::IndexError> = make(m, "IndexOutOfRange", PyExc_IndexError);
+  g_class<pto::TileError> = make(m, "TileError", PyExc_ValueError);
+  g_class<pto::UnsupportedError> = make(m, "UnsupportedError", PyExc_NotImplementedError);
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
-    } catch (const pto::DTypeError& e) {
-      PyErr_SetString(g_dtype, e.what());
-    } catch (const pto::ArgumentError& e) {
-      PyErr_SetString(g_argument, e.what());
-    } catch (const pto::IndexError& e) {
-      PyErr_SetString(g_index, e.what());
-    } catch (const pto::TileError& e) {
-      PyErr_SetString(g_tile, e.what());
-    } catch (const pto::UnsupportedError& e) {
-      PyErr_SetString(g_unsupported, e.what());
     } catch (const pto::Error& e) {
-      PyErr_SetString(g_error, e.what());
+      PyErr_SetString(class_of<pto::DTypeError, pto::ArgumentError, pto::IndexError, pto::TileError, pto::UnsupportedError>(e),
+                      e.what());
     } catch (const nb::cast_error&) {
       // A nanobind cast of an argument that is not of the type it must be.
-      PyErr_SetString(g_dtype, "an argument has the wrong Python type (nanobind could not convert it)");
+      PyErr_SetString(g_class<pto::DTypeError>, "an argument has the wrong Python type (nanobind could not convert it)");
     }
   });
 }

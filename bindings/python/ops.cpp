@@ -587,14 +587,7 @@ nb::dict op_row(const pto::OpDef& op) {
   const size_t src = file.rfind("src/");
   d["defined_in"] = std::string(src == std::string_view::npos ? file : file.substr(src));
   nb::dict limits;
-  for (const pto::Platform& p : pto::all_platforms()) {
-    const pto::OpLimits& l = op.limits_on(p.id);
-    nb::dict row;
-    row["offered"] = l.offered;
-    row["dtypes"] = l.offered ? l.dtypes.to_string() : std::string();
-    row["rank"] = nb::make_tuple(l.min_rank, l.max_rank);
-    limits[p.name.c_str()] = row;
-  }
+  for (const pto::Platform& p : pto::all_platforms()) limits[p.name.c_str()] = limits_row(op.limits_on(p.id));
   d["limits"] = limits;
   return d;
 }
@@ -628,6 +621,14 @@ pto::Args metadata_args(const pto::OpDef& op, nb::handle args, nb::handle kwargs
 }
 
 }  // namespace
+
+nb::dict limits_row(const pto::OpLimits& l) {
+  nb::dict row;
+  row["offered"] = l.offered;
+  row["dtypes"] = l.offered ? l.dtypes.to_string() : std::string();
+  row["rank"] = nb::make_tuple(l.min_rank, l.max_rank);
+  return row;
+}
 
 void bind_ops(nb::module_& m) {
   nb::handle cls = nb::type<pto::Tensor>();

@@ -17,6 +17,12 @@
 namespace ptobind {
 namespace {
 
+// The Platform fields platform_table() shows, each under its own name.
+#define PTO_PLATFORM_FIELDS(X)                                                                 \
+  X(name) X(arch) X(aliases) X(ub_bytes) X(max_extent) X(empty_inputs_allowed)                \
+  X(scatter_scalar_must_be_finite) X(l0a_bytes) X(l0b_bytes) X(l0c_bytes) X(l1_bytes)         \
+  X(bias_table_bytes) X(fixpipe_bytes)
+
 // Calls that have released the GIL, and whether the interpreter has begun to exit. The flag is
 // written with the GIL held and read by ReleaseGil's constructor with the GIL held.
 std::mutex g_released_mutex;
@@ -69,28 +75,11 @@ void bind_runtime(nb::module_& m) {
     nb::list out;
     for (const pto::Platform& p : pto::all_platforms()) {
       nb::dict d;
-      d["name"] = p.name;
-      d["arch"] = p.arch;
-      d["aliases"] = p.aliases;
-      d["ub_bytes"] = p.ub_bytes;
-      d["max_extent"] = p.max_extent;
-      d["empty_inputs_allowed"] = p.empty_inputs_allowed;
-      d["scatter_scalar_must_be_finite"] = p.scatter_scalar_must_be_finite;
-      d["l0a_bytes"] = p.l0a_bytes;
-      d["l0b_bytes"] = p.l0b_bytes;
-      d["l0c_bytes"] = p.l0c_bytes;
-      d["l1_bytes"] = p.l1_bytes;
-      d["bias_table_bytes"] = p.bias_table_bytes;
-      d["fixpipe_bytes"] = p.fixpipe_bytes;
+#define PTO_PUT_FIELD(field) d[#field] = p.field;
+      PTO_PLATFORM_FIELDS(PTO_PUT_FIELD)
+#undef PTO_PUT_FIELD
       nb::dict ops;
-      for (const pto::OpDef& op : pto::op_table()) {
-        const pto::OpLimits& l = op.limits_on(p.id);
-        nb::dict o;
-        o["offered"] = l.offered;
-        o["dtypes"] = l.offered ? l.dtypes.to_string() : std::string();
-        o["rank"] = nb::make_tuple(l.min_rank, l.max_rank);
-        ops[op.name.c_str()] = o;
-      }
+      for (const pto::OpDef& op : pto::op_table()) ops[op.name.c_str()] = limits_row(op.limits_on(p.id));
       d["ops"] = ops;
       out.append(d);
     }

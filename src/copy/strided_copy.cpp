@@ -173,6 +173,24 @@ inline void scalar_stride(T* out, const T* in, int64_t k, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = in[i * k];
 }
 
+// The unsigned integer of W bytes: the kernels move elements as their bits.
+template <int W>
+using Bits = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
+
+// Stride -1 (out[i] = in[-i]): the head scalar, then two vectors at a time by Pair, which streams
+// dst[k] = src[-k] for k < 2 * Pair::kLanes (inlined into the kernels compiled for Pair's build),
+// then the tail.
+template <int W, class Pair>
+[[gnu::always_inline]] inline void reverse_rows(std::byte* d, const std::byte* s, int64_t n, const Pair& pair) {
+  Bits<W>* out = reinterpret_cast<Bits<W>*>(d);
+  const Bits<W>* in = reinterpret_cast<const Bits<W>*>(s);
+  constexpr int64_t V = Pair::kLanes;
+  int64_t i = head_to_line<Bits<W>>(d, n);
+  for (int64_t k = 0; k < i; ++k) out[k] = in[-k];
+  for (; i + 2 * V <= n; i += 2 * V) pair(out + i, in - i);
+  for (; i < n; ++i) out[i] = in[-i];
+}
+
 // Contiguous rows: stream_copy of count W-byte elements.
 template <Isa isa, int W>
 void copy_nt(std::byte* d, const std::byte* s, int64_t count) {
@@ -202,20 +220,19 @@ PTO_TARGET_AVX2 inline __m256i reverse_vec(__m256i v) {
 }
 
 template <int W>
-PTO_TARGET_AVX2 void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
-  using T = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
-  T* out = reinterpret_cast<T*>(d);
-  const T* in = reinterpret_cast<const T*>(s);
-  constexpr int64_t V = 32 / W;
-  int64_t i = head_to_line<T>(d, n);
-  for (int64_t k = 0; k < i; ++k) out[k] = in[-k];
-  for (; i + 2 * V <= n; i += 2 * V) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in - i - V + 1));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in - i - 2 * V + 1));
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i), reverse_vec<W>(a));
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i + V), reverse_vec<W>(b));
+struct ReversePair {
+  static constexpr int64_t kLanes = 32 / W;
+  PTO_TARGET_AVX2 void operator()(Bits<W>* dst, const Bits<W>* src) const {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src - kLanes + 1));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src - 2 * kLanes + 1));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), reverse_vec<W>(a));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + kLanes), reverse_vec<W>(b));
   }
-  for (; i < n; ++i) out[i] = in[-i];
+};
+
+template <int W>
+PTO_TARGET_AVX2 void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
+  reverse_rows<W>(d, s, n, ReversePair<W>{});
 }
 
 // Stride K on 4- or 8-byte elements: each output vector of 8 dwords is gathered from K
@@ -223,7 +240,7 @@ PTO_TARGET_AVX2 void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
 template <int W, int K>
 PTO_TARGET_AVX2 void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
   static_assert(W == 4 || W == 8);
-  using T = std::conditional_t<W == 4, uint32_t, uint64_t>;
+  using T = Bits<W>;
   T* out = reinterpret_cast<T*>(d);
   const T* in = reinterpret_cast<const T*>(s);
   constexpr int64_t V = 32 / W;  // elements per vector
@@ -290,30 +307,30 @@ PTO_TARGET_AVX512 inline __m512i reverse_vec(__m512i v, __m512i idx) {
 }
 
 template <int W>
+struct ReversePair {
+  static constexpr int64_t kLanes = 64 / W;
+  __m512i idx;  // the lane permutation reversing a vector (unused for bytes)
+  PTO_TARGET_AVX512 void operator()(Bits<W>* dst, const Bits<W>* src) const {
+    const __m512i a = _mm512_loadu_si512(src - kLanes + 1);
+    const __m512i b = _mm512_loadu_si512(src - 2 * kLanes + 1);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), reverse_vec<W>(a, idx));
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + kLanes), reverse_vec<W>(b, idx));
+  }
+};
+
+template <int W>
 PTO_TARGET_AVX512 void reverse_nt(std::byte* d, const std::byte* s, int64_t n) {
-  using T = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
-  T* out = reinterpret_cast<T*>(d);
-  const T* in = reinterpret_cast<const T*>(s);
   constexpr int64_t V = 64 / W;
   int rev[64];
   for (int q = 0; q < V; ++q) rev[q] = static_cast<int>(V) - 1 - q;
-  const __m512i idx = W == 1 ? _mm512_setzero_si512() : lane_index<W == 1 ? 2 : W>(rev);
-  int64_t i = head_to_line<T>(d, n);
-  for (int64_t k = 0; k < i; ++k) out[k] = in[-k];
-  for (; i + 2 * V <= n; i += 2 * V) {
-    const __m512i a = _mm512_loadu_si512(in - i - V + 1);
-    const __m512i b = _mm512_loadu_si512(in - i - 2 * V + 1);
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i), reverse_vec<W>(a, idx));
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i + V), reverse_vec<W>(b, idx));
-  }
-  for (; i < n; ++i) out[i] = in[-i];
+  reverse_rows<W>(d, s, n, ReversePair<W>{W == 1 ? _mm512_setzero_si512() : lane_index<W == 1 ? 2 : W>(rev)});
 }
 
 // Stride K: lane q of an output vector is source element K*q, in source vector K*q / V at
 // lane K*q % V; one permute per source vector, merged under lane masks.
 template <int W, int K>
 PTO_TARGET_AVX512 void stride_nt(std::byte* d, const std::byte* s, int64_t n) {
-  using T = std::conditional_t<W == 1, uint8_t, std::conditional_t<W == 2, uint16_t, std::conditional_t<W == 4, uint32_t, uint64_t>>>;
+  using T = Bits<W>;
   T* out = reinterpret_cast<T*>(d);
   const T* in = reinterpret_cast<const T*>(s);
   constexpr int64_t V = 64 / W;

@@ -20,6 +20,7 @@
 #include "copy/stream.h"
 #include "core/half.h"
 #include "core/minifloat.h"
+#include "core/unaligned.h"
 #include "kernels/elementwise.h"
 #include "ptocpu/parallel.h"
 
@@ -28,17 +29,6 @@ namespace {
 
 constexpr int64_t kBlock = 512;
 
-template <class S>
-S read(const std::byte* p) {
-  S v;
-  std::memcpy(&v, p, sizeof(S));
-  return v;
-}
-template <class T>
-void write(std::byte* p, T v) {
-  std::memcpy(p, &v, sizeof(T));
-}
-
 bool integer_valued(DType dt) { return is_integer(dt) || dt == DType::BOOL; }
 
 // ---- the exact path ------------------------------------------------------------------------------
@@ -46,10 +36,10 @@ bool integer_valued(DType dt) { return is_integer(dt) || dt == DType::BOOL; }
 // A float-valued element as double (exact).
 double float_value(DType dt, const std::byte* p) {
   switch (dt) {
-    case DType::FP64: return read<double>(p);
-    case DType::FP32: return read<float>(p);
-    case DType::FP16: case DType::BF16: return code_to_float(dt, read<uint16_t>(p));
-    default: return byte_code_values(dt)[read<uint8_t>(p)];
+    case DType::FP64: return load_unaligned<double>(p);
+    case DType::FP32: return load_unaligned<float>(p);
+    case DType::FP16: case DType::BF16: return code_to_float(dt, load_unaligned<uint16_t>(p));
+    default: return byte_code_values(dt)[load_unaligned<uint8_t>(p)];
   }
 }
 
@@ -58,18 +48,18 @@ double float_value(DType dt, const std::byte* p) {
 bool is_nan(DType dt, const std::byte* p) { return std::isnan(float_value(dt, p)); }
 float nan_of(DType dt, const std::byte* p, bool quiet) {
   switch (dt) {
-    case DType::FP32: return std::bit_cast<float>(read<uint32_t>(p) | (quiet ? 0x400000u : 0u));
+    case DType::FP32: return std::bit_cast<float>(load_unaligned<uint32_t>(p) | (quiet ? 0x400000u : 0u));
     case DType::FP64: {
-      const uint64_t b = read<uint64_t>(p);
+      const uint64_t b = load_unaligned<uint64_t>(p);
       return std::bit_cast<float>(static_cast<uint32_t>(b >> 32 & 0x80000000u) | 0x7FC00000u |
                                   static_cast<uint32_t>(b >> 29 & 0x3FFFFFu));
     }
     case DType::FP16: {
-      const uint32_t h = read<uint16_t>(p);
+      const uint32_t h = load_unaligned<uint16_t>(p);
       return std::bit_cast<float>((h & 0x8000u) << 16 | 0x7FC00000u | (h & 0x3FFu) << 13);
     }
-    case DType::BF16: return std::bit_cast<float>(static_cast<uint32_t>(read<uint16_t>(p)) << 16 | (quiet ? 0x400000u : 0u));
-    default: return byte_code_values(dt)[read<uint8_t>(p)];
+    case DType::BF16: return std::bit_cast<float>(static_cast<uint32_t>(load_unaligned<uint16_t>(p)) << 16 | (quiet ? 0x400000u : 0u));
+    default: return byte_code_values(dt)[load_unaligned<uint8_t>(p)];
   }
 }
 
@@ -77,8 +67,8 @@ float nan_of(DType dt, const std::byte* p, bool quiet) {
 __int128 int_value(DType dt, const std::byte* p) {
   return visit_dtype(dt, [&](auto tag) -> __int128 {
     using S = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<S>) return read<S>(p);
-    else return static_cast<__int128>(byte_code_values(dt)[read<uint8_t>(p)]);  // INT4
+    if constexpr (std::is_integral_v<S>) return load_unaligned<S>(p);
+    else return static_cast<__int128>(byte_code_values(dt)[load_unaligned<uint8_t>(p)]);  // INT4
   });
 }
 
@@ -126,14 +116,14 @@ float round_to_float(double d, Round r) {
 // The code of a float dtype (FP64 and FP32 too) for the value v.
 void encode_float(double v, DType to, const Rule& rule, std::byte* dst) {
   switch (to) {
-    case DType::FP64: return write(dst, v);
-    case DType::FP32: return write(dst, round_to_float(v, rule.round));  // saturation is for narrower floats
+    case DType::FP64: return store_unaligned(dst, v);
+    case DType::FP32: return store_unaligned(dst, round_to_float(v, rule.round));  // saturation is for narrower floats
     default: break;
   }
   // A float32 that rounds to odd keeps enough of v for one correct rounding to the narrow format.
   const uint32_t code = float_to_code(to, double_to_float_round_odd(v), rule.round, rule.saturate);
-  if (dtype_size(to) == 2) write(dst, static_cast<uint16_t>(code));
-  else write(dst, static_cast<uint8_t>(code));
+  if (dtype_size(to) == 2) store_unaligned(dst, static_cast<uint16_t>(code));
+  else store_unaligned(dst, static_cast<uint8_t>(code));
 }
 
 // An integer value into an integer dtype: clamped, or its low bits.
@@ -142,14 +132,14 @@ void encode_int(__int128 v, DType to, const Rule& rule, std::byte* dst) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T>) {
       if constexpr (std::is_same_v<T, bool>) {
-        write(dst, static_cast<uint8_t>(v != 0));
+        store_unaligned(dst, static_cast<uint8_t>(v != 0));
       } else {
         if (rule.saturate) v = std::clamp<__int128>(v, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
-        write(dst, static_cast<T>(v));
+        store_unaligned(dst, static_cast<T>(v));
       }
     } else if constexpr (std::is_same_v<T, int4_t>) {
       if (rule.saturate) v = std::clamp<__int128>(v, -8, 7);
-      write(dst, static_cast<uint8_t>(static_cast<uint64_t>(v) & 0xF));
+      store_unaligned(dst, static_cast<uint8_t>(static_cast<uint64_t>(v) & 0xF));
     }
   });
 }
@@ -160,25 +150,25 @@ void convert_element(DType from, const std::byte* src, DType to, std::byte* dst,
   if (integer_valued(from)) {
     const __int128 v = int_value(from, src);
     if (integer_valued(to)) return encode_int(v, to, rule, dst);
-    if (to == DType::FP64) return write(dst, static_cast<double>(v));
+    if (to == DType::FP64) return store_unaligned(dst, static_cast<double>(v));
     return encode_float(int_to_double_round_odd(v), to, rule, dst);
   }
   if (is_nan(from, src)) {
     const float nan = nan_of(from, src, rule.to_integral || (from != to && from != DType::BF16));
-    if (to == DType::BOOL) return write(dst, uint8_t{1});
+    if (to == DType::BOOL) return store_unaligned(dst, uint8_t{1});
     if (integer_valued(to)) return encode_int(0, to, rule, dst);
-    if (to == DType::FP64) return write(dst, static_cast<double>(nan));
-    if (to == DType::FP32) return write(dst, nan);
+    if (to == DType::FP64) return store_unaligned(dst, static_cast<double>(nan));
+    if (to == DType::FP32) return store_unaligned(dst, nan);
     const uint32_t code = float_to_code(to, nan, rule.round, rule.saturate);
-    if (dtype_size(to) == 2) return write(dst, static_cast<uint16_t>(code));
-    return write(dst, static_cast<uint8_t>(code));
+    if (dtype_size(to) == 2) return store_unaligned(dst, static_cast<uint16_t>(code));
+    return store_unaligned(dst, static_cast<uint8_t>(code));
   }
   const double d = float_value(from, src);
   if (!integer_valued(to)) {
     if (rule.to_integral && std::isfinite(d)) return encode_float(round_integral(d, rule.round), to, rule, dst);
     return encode_float(d, to, rule, dst);
   }
-  if (to == DType::BOOL) return write(dst, static_cast<uint8_t>(d != 0));
+  if (to == DType::BOOL) return store_unaligned(dst, static_cast<uint8_t>(d != 0));
   // +-inf and values beyond +-2^127 hold the wide integer's extremes: clamped, or their low bits.
   const double r = round_integral(d, rule.round);
   constexpr double kWide = 0x1p127;

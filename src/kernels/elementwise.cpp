@@ -7,6 +7,7 @@
 
 #include "copy/simd.h"
 #include "core/half.h"
+#include "core/unaligned.h"
 #include "ptocpu/parallel.h"
 
 namespace pto::kernels::ew {
@@ -101,13 +102,6 @@ void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data) {
 
 namespace {
 
-template <class S>
-S read(const std::byte* p) {
-  S v;
-  std::memcpy(&v, p, sizeof(S));
-  return v;
-}
-
 // One element of storage dtype `dt` as T: small floats (and the narrow storage formats) widen
 // through fp32, anything else converts as C++ converts numbers (ops only ask for conversions whose
 // values fit, e.g. bool -> float).
@@ -115,9 +109,9 @@ template <class T>
 T element(DType dt, const std::byte* p) {
   return visit_dtype(dt, [&](auto tag) -> T {
     using S = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<S, fp16_t> || std::is_same_v<S, bf16_t>) return static_cast<T>(half::widen(read<S>(p)));
-    else if constexpr (kByteCoded<S> || kPackedPair<S>) return static_cast<T>(code_to_float(dt, read<uint8_t>(p)));
-    else return static_cast<T>(read<S>(p));
+    if constexpr (std::is_same_v<S, fp16_t> || std::is_same_v<S, bf16_t>) return static_cast<T>(half::widen(load_unaligned<S>(p)));
+    else if constexpr (kByteCoded<S> || kPackedPair<S>) return static_cast<T>(code_to_float(dt, load_unaligned<uint8_t>(p)));
+    else return static_cast<T>(load_unaligned<S>(p));
   });
 }
 

@@ -25,18 +25,12 @@
 #include <vector>
 
 #include "copy/simd.h"
+#include "core/unaligned.h"
 #include "kernels/scratch.h"
 #include "ptocpu/parallel.h"
 
 namespace pto::kernels {
 namespace {
-
-template <class T>
-T load(const void* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 inline float widen(fp16_t h) { return static_cast<float>(std::bit_cast<_Float16>(h.bits)); }
 inline float widen(bf16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b.bits) << 16); }
@@ -113,8 +107,8 @@ using AlphaOf = typename Acc<T>::Alpha;
 
 template <class T>
 AlphaOf<T> alpha_value(const void* p) {
-  if constexpr (kHalf<T>) return widen(load<T>(p));
-  else return load<T>(p);
+  if constexpr (kHalf<T>) return widen(load_unaligned<T>(p));
+  else return load_unaligned<T>(p);
 }
 
 // Runs over a block of inner positions (vectorised clones per target CPU).

@@ -70,6 +70,20 @@ struct Geo {
   int64_t split;  // units [0, split) use input / out0, [split, n) other / out1
 };
 
+// g's inputs and outputs as arrays of T.
+template <class T>
+struct Arrays {
+  const T* a;
+  const T* b;
+  T* out0;
+  T* out1;
+};
+template <class T>
+Arrays<T> arrays_of(const Geo& g) {
+  return {reinterpret_cast<const T*>(g.a), reinterpret_cast<const T*>(g.b), reinterpret_cast<T*>(g.out0),
+          reinterpret_cast<T*>(g.out1)};
+}
+
 // The inner loops; restrict lets the vectoriser use whole-register shuffles without alias checks.
 template <class T>
 inline void zip(T* __restrict d, const T* __restrict a, const T* __restrict b, int64_t n) {
@@ -106,15 +120,12 @@ __attribute__((always_inline)) inline void for_each_run(const Geo& g, int64_t u0
 
 template <class T, bool Stream>
 PTO_SIMD_CLONES void zip_range(const Geo& g, int64_t u0, int64_t u1) {
-  const T* a = reinterpret_cast<const T*>(g.a);
-  const T* b = reinterpret_cast<const T*>(g.b);
-  T* o0 = reinterpret_cast<T*>(g.out0);
-  T* o1 = reinterpret_cast<T*>(g.out1);
+  const Arrays<T> p = arrays_of<T>(g);
   for_each_run<Stream>(g, u0, u1, [&](int64_t r, int64_t j, int64_t len) __attribute__((always_inline)) {
     const bool first = j < g.split;
-    const T* pa = a + r * g.a_stride + j;
-    const T* pb = b + r * g.b_stride + j;
-    T* d = (first ? o0 + 2 * j : o1 + 2 * (j - g.split)) + r * g.n;
+    const T* pa = p.a + r * g.a_stride + j;
+    const T* pb = p.b + r * g.b_stride + j;
+    T* d = (first ? p.out0 + 2 * j : p.out1 + 2 * (j - g.split)) + r * g.n;
 #if PTO_HAVE_STREAM_LINES
     constexpr int64_t pair = 2 * sizeof(T);
     const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(d) & 15);
@@ -138,15 +149,12 @@ PTO_SIMD_CLONES void zip_range(const Geo& g, int64_t u0, int64_t u1) {
 
 template <class T, bool Stream>
 PTO_SIMD_CLONES void unzip_range(const Geo& g, int64_t u0, int64_t u1) {
-  const T* a = reinterpret_cast<const T*>(g.a);
-  const T* b = reinterpret_cast<const T*>(g.b);
-  T* o0 = reinterpret_cast<T*>(g.out0);
-  T* o1 = reinterpret_cast<T*>(g.out1);
+  const Arrays<T> p = arrays_of<T>(g);
   for_each_run<Stream>(g, u0, u1, [&](int64_t r, int64_t k, int64_t len) __attribute__((always_inline)) {
     const bool first = k < g.split;
-    const T* s = first ? a + r * g.a_stride + 2 * k : b + r * g.b_stride + 2 * (k - g.split);
-    T* d0 = o0 + r * g.n + k;
-    T* d1 = o1 + r * g.n + k;
+    const T* s = first ? p.a + r * g.a_stride + 2 * k : p.b + r * g.b_stride + 2 * (k - g.split);
+    T* d0 = p.out0 + r * g.n + k;
+    T* d1 = p.out1 + r * g.n + k;
 #if PTO_HAVE_STREAM_LINES
     constexpr int64_t item = sizeof(T);
     const auto p0 = reinterpret_cast<uintptr_t>(d0), p1 = reinterpret_cast<uintptr_t>(d1);

@@ -83,19 +83,13 @@ constexpr int64_t kRowBurst = 256;     // destination bytes written per row and 
 constexpr int64_t kSweepBytes = 4096;  // source bytes per row and tile
 
 #if PTO_X86
+// a's and b's W-byte elements interleaved: their low halves' into lo, their high halves' into hi.
 template <int W>
-inline __m128i unpack_lo(__m128i a, __m128i b) {
-  if constexpr (W == 1) return _mm_unpacklo_epi8(a, b);
-  else if constexpr (W == 2) return _mm_unpacklo_epi16(a, b);
-  else if constexpr (W == 4) return _mm_unpacklo_epi32(a, b);
-  else return _mm_unpacklo_epi64(a, b);
-}
-template <int W>
-inline __m128i unpack_hi(__m128i a, __m128i b) {
-  if constexpr (W == 1) return _mm_unpackhi_epi8(a, b);
-  else if constexpr (W == 2) return _mm_unpackhi_epi16(a, b);
-  else if constexpr (W == 4) return _mm_unpackhi_epi32(a, b);
-  else return _mm_unpackhi_epi64(a, b);
+inline void unpack(__m128i a, __m128i b, __m128i& lo, __m128i& hi) {
+  if constexpr (W == 1) lo = _mm_unpacklo_epi8(a, b), hi = _mm_unpackhi_epi8(a, b);
+  else if constexpr (W == 2) lo = _mm_unpacklo_epi16(a, b), hi = _mm_unpackhi_epi16(a, b);
+  else if constexpr (W == 4) lo = _mm_unpacklo_epi32(a, b), hi = _mm_unpackhi_epi32(a, b);
+  else lo = _mm_unpacklo_epi64(a, b), hi = _mm_unpackhi_epi64(a, b);
 }
 
 // K x K elements, row r at in + r * in_stride (bytes), to out + c * out_stride: log2(K) rounds of
@@ -110,10 +104,7 @@ inline void transpose_regs(const std::byte* in, int64_t in_stride, std::byte* ou
   for (int round = 1; round < K; round *= 2) {
     __m128i t[K];
 #pragma GCC unroll 8
-    for (int i = 0; i < K / 2; ++i) {
-      t[2 * i] = unpack_lo<W>(r[i], r[i + K / 2]);
-      t[2 * i + 1] = unpack_hi<W>(r[i], r[i + K / 2]);
-    }
+    for (int i = 0; i < K / 2; ++i) unpack<W>(r[i], r[i + K / 2], t[2 * i], t[2 * i + 1]);
 #pragma GCC unroll 16
     for (int i = 0; i < K; ++i) r[i] = t[i];
   }

@@ -61,76 +61,74 @@ constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
 
 #if PTO_X86
 // The registers of each build: a block's lanes loaded and stored (masked at the tail), NaN made
-// canonical on the way out (SLEEF's builds differ in the sign of some NaNs they make).
+// canonical on the way out (SLEEF's builds differ in the sign of some NaNs they make); block:
+// out = f(in[, splat(exponent)]) for the kLanes (or, at the tail, fewer) elements from in.
 template <class T>
-struct Zmm;
-template <>
-struct Zmm<float> {
-  using V = __m512;
-  static constexpr int64_t kLanes = 16;
-  PTO_TARGET_AVX512 static __mmask16 lanes(int64_t n) { return n >= kLanes ? 0xFFFF : (1u << n) - 1; }
-  PTO_TARGET_AVX512 static V load(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(lanes(n), p); }
-  PTO_TARGET_AVX512 static V splat(float x) { return _mm512_set1_ps(x); }
-  PTO_TARGET_AVX512 static void store(float* p, V v, int64_t n) {
-    v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), splat(kNaN<float>));
-    _mm512_mask_storeu_ps(p, lanes(n), v);
+struct Zmm {
+  static constexpr bool kF32 = std::is_same_v<T, float>;
+  using Mask = std::conditional_t<kF32, __mmask16, __mmask8>;
+  static constexpr int64_t kLanes = 64 / sizeof(T);
+  PTO_TARGET_AVX512 static Mask lanes(int64_t n) { return n >= kLanes ? Mask(~0u) : Mask((1u << n) - 1); }
+  PTO_TARGET_AVX512 static auto load(const T* p, int64_t n) {
+    if constexpr (kF32) return _mm512_maskz_loadu_ps(lanes(n), p);
+    else return _mm512_maskz_loadu_pd(lanes(n), p);
   }
-};
-template <>
-struct Zmm<double> {
-  using V = __m512d;
-  static constexpr int64_t kLanes = 8;
-  PTO_TARGET_AVX512 static __mmask8 lanes(int64_t n) { return n >= kLanes ? 0xFF : (1u << n) - 1; }
-  PTO_TARGET_AVX512 static V load(const double* p, int64_t n) { return _mm512_maskz_loadu_pd(lanes(n), p); }
-  PTO_TARGET_AVX512 static V splat(double x) { return _mm512_set1_pd(x); }
-  PTO_TARGET_AVX512 static void store(double* p, V v, int64_t n) {
-    v = _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), splat(kNaN<double>));
-    _mm512_mask_storeu_pd(p, lanes(n), v);
+  PTO_TARGET_AVX512 static auto splat(T x) {
+    if constexpr (kF32) return _mm512_set1_ps(x);
+    else return _mm512_set1_pd(x);
+  }
+  template <class V>
+  PTO_TARGET_AVX512 static void store(T* p, V v, int64_t n) {
+    if constexpr (kF32) _mm512_mask_storeu_ps(p, lanes(n), _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), splat(kNaN<T>)));
+    else _mm512_mask_storeu_pd(p, lanes(n), _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), splat(kNaN<T>)));
+  }
+  template <class F, class... Splat>
+  PTO_TARGET_AVX512 static void block(F f, T* out, const T* in, int64_t n, Splat... s) {
+    store(out, f(load(in, n), splat(s)...), n);
   }
 };
 
 // AVX2 has no mask registers: a lane takes part when its index is below n.
 template <class T>
-struct Ymm;
-template <>
-struct Ymm<float> {
-  using V = __m256;
-  static constexpr int64_t kLanes = 8;
+struct Ymm {
+  static constexpr bool kF32 = std::is_same_v<T, float>;
+  static constexpr int64_t kLanes = 32 / sizeof(T);
   PTO_TARGET_AVX2 static __m256i lanes(int64_t n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min(n, kLanes))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    if constexpr (kF32) return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min(n, kLanes))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    else return _mm256_cmpgt_epi64(_mm256_set1_epi64x(std::min(n, kLanes)), _mm256_setr_epi64x(0, 1, 2, 3));
   }
-  PTO_TARGET_AVX2 static V load(const float* p, int64_t n) { return _mm256_maskload_ps(p, lanes(n)); }
-  PTO_TARGET_AVX2 static V splat(float x) { return _mm256_set1_ps(x); }
-  PTO_TARGET_AVX2 static void store(float* p, V v, int64_t n) {
-    v = _mm256_blendv_ps(v, splat(kNaN<float>), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    _mm256_maskstore_ps(p, lanes(n), v);
+  PTO_TARGET_AVX2 static auto load(const T* p, int64_t n) {
+    if constexpr (kF32) return _mm256_maskload_ps(p, lanes(n));
+    else return _mm256_maskload_pd(p, lanes(n));
   }
-};
-template <>
-struct Ymm<double> {
-  using V = __m256d;
-  static constexpr int64_t kLanes = 4;
-  PTO_TARGET_AVX2 static __m256i lanes(int64_t n) {
-    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(std::min(n, kLanes)), _mm256_setr_epi64x(0, 1, 2, 3));
+  PTO_TARGET_AVX2 static auto splat(T x) {
+    if constexpr (kF32) return _mm256_set1_ps(x);
+    else return _mm256_set1_pd(x);
   }
-  PTO_TARGET_AVX2 static V load(const double* p, int64_t n) { return _mm256_maskload_pd(p, lanes(n)); }
-  PTO_TARGET_AVX2 static V splat(double x) { return _mm256_set1_pd(x); }
-  PTO_TARGET_AVX2 static void store(double* p, V v, int64_t n) {
-    v = _mm256_blendv_pd(v, splat(kNaN<double>), _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
-    _mm256_maskstore_pd(p, lanes(n), v);
+  template <class V>
+  PTO_TARGET_AVX2 static void store(T* p, V v, int64_t n) {
+    if constexpr (kF32) _mm256_maskstore_ps(p, lanes(n), _mm256_blendv_ps(v, splat(kNaN<T>), _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+    else _mm256_maskstore_pd(p, lanes(n), _mm256_blendv_pd(v, splat(kNaN<T>), _mm256_cmp_pd(v, v, _CMP_UNORD_Q)));
+  }
+  template <class F, class... Splat>
+  PTO_TARGET_AVX2 static void block(F f, T* out, const T* in, int64_t n, Splat... s) {
+    store(out, f(load(in, n), splat(s)...), n);
   }
 };
 
-// out = f(in[, splat(exponent)]) over n elements, a register at a time.
+// out = f(in[, splat(exponent)]) over n elements, a register R at a time (inlined into the
+// functions compiled for R's build, which inline R's blocks).
+template <template <class> class R, class T, class F, class... Splat>
+[[gnu::always_inline]] inline void blocks(F f, T* out, const T* in, int64_t n, Splat... s) {
+  for (int64_t i = 0; i < n; i += R<T>::kLanes) R<T>::block(f, out + i, in + i, n - i, s...);
+}
 template <class T, class F, class... Splat>
 PTO_TARGET_AVX512 void blocks_avx512(F f, T* out, const T* in, int64_t n, Splat... s) {
-  using Z = Zmm<T>;
-  for (int64_t i = 0; i < n; i += Z::kLanes) Z::store(out + i, f(Z::load(in + i, n - i), Z::splat(s)...), n - i);
+  blocks<Zmm>(f, out, in, n, s...);
 }
 template <class T, class F, class... Splat>
 PTO_TARGET_AVX2 void blocks_avx2(F f, T* out, const T* in, int64_t n, Splat... s) {
-  using Y = Ymm<T>;
-  for (int64_t i = 0; i < n; i += Y::kLanes) Y::store(out + i, f(Y::load(in + i, n - i), Y::splat(s)...), n - i);
+  blocks<Ymm>(f, out, in, n, s...);
 }
 #endif
 

@@ -61,68 +61,63 @@ struct Library : SameType {
   template <class T> static void apply_block(T* out, const T* in, int64_t n) { evaluate(F, out, in, n); }
 };
 
-// expm1 as the device computes it: exp(x) - 1, no correction for small |x|.
-struct Expm1 : SameType {
+// Element steps around one SLEEF function F: out = Post(F(Pre(in)), in), a block at a time (no
+// Pre: F reads in itself).
+template <class Pre, Fn F, class Post>
+struct AroundLibrary : SameType {
   template <class T> static constexpr bool takes = kFloat<T>;
-  struct MinusOne {
-    template <class T> static T apply(T e, T) { return e - T(1); }
-  };
   template <class T> static void apply_block(T* out, const T* in, int64_t n) {
-    evaluate(Fn::Exp, out, in, n);
-    each<MinusOne>(out, in, n);
+    if constexpr (std::is_void_v<Pre>) {
+      evaluate(F, out, in, n);
+    } else {
+      each<Pre>(out, in, n);
+      evaluate(F, out, out, n);
+    }
+    each<Post>(out, in, n);
   }
 };
+
+// The steps (Step::apply(out, in)) of the functions composed around a library call.
+namespace step {
+struct MinusOne {
+  template <class T> static T apply(T e, T) { return e - T(1); }
+};
+template <int Base>
+struct DivideByLnBase {
+  template <class T> static T apply(T ln, T) {
+    return ln / (Base == 2 ? T(0.693147180559945309417232121458L) : T(2.302585092994045684017991454684L));
+  }
+};
+struct OnePlus {
+  template <class T> static T apply(T, T x) { return x + T(1); }
+};
+struct Log1pCompensate {
+  template <class T> static T apply(T ln_u, T x) {
+    const T u = x + T(1);
+    return u == T(1) ? x : u == std::numeric_limits<T>::infinity() ? u : ln_u * (x / (u - T(1)));
+  }
+};
+struct Negate {
+  template <class T> static T apply(T, T x) { return -x; }
+};
+struct OneOverOnePlus {
+  template <class T> static T apply(T e, T) { return T(1) / (e + T(1)); }
+};
+}  // namespace step
+
+// expm1 as the device computes it: exp(x) - 1, no correction for small |x|.
+struct Expm1 : AroundLibrary<void, Fn::Exp, step::MinusOne> {};
 
 // log2 / log10 as the device computes them: ln(x) divided by ln(base) rounded to the compute type.
 template <int Base>
-struct LogBase : SameType {
-  template <class T> static constexpr bool takes = kFloat<T>;
-  struct DivideByLnBase {
-    template <class T> static T apply(T ln, T) {
-      return ln / (Base == 2 ? T(0.693147180559945309417232121458L) : T(2.302585092994045684017991454684L));
-    }
-  };
-  template <class T> static void apply_block(T* out, const T* in, int64_t n) {
-    evaluate(Fn::Log, out, in, n);
-    each<DivideByLnBase>(out, in, n);
-  }
-};
+struct LogBase : AroundLibrary<void, Fn::Log, step::DivideByLnBase<Base>> {};
 
 // log1p as the device computes it: u = x + 1, ln(u) * (x / (u - 1)); x itself where u == 1, +inf
 // where u is +inf.
-struct Log1p : SameType {
-  template <class T> static constexpr bool takes = kFloat<T>;
-  struct OnePlus {
-    template <class T> static T apply(T, T x) { return x + T(1); }
-  };
-  struct Compensate {
-    template <class T> static T apply(T ln_u, T x) {
-      const T u = x + T(1);
-      return u == T(1) ? x : u == std::numeric_limits<T>::infinity() ? u : ln_u * (x / (u - T(1)));
-    }
-  };
-  template <class T> static void apply_block(T* out, const T* in, int64_t n) {
-    each<OnePlus>(out, in, n);
-    evaluate(Fn::Log, out, out, n);
-    each<Compensate>(out, in, n);
-  }
-};
+struct Log1p : AroundLibrary<step::OnePlus, Fn::Log, step::Log1pCompensate> {};
 
 // sigmoid as upstream composes it: 1 / (1 + exp(-x)), each step rounded.
-struct Sigmoid : SameType {
-  template <class T> static constexpr bool takes = kFloat<T>;
-  struct Negate {
-    template <class T> static T apply(T, T x) { return -x; }
-  };
-  struct OneOverOnePlus {
-    template <class T> static T apply(T e, T) { return T(1) / (e + T(1)); }
-  };
-  template <class T> static void apply_block(T* out, const T* in, int64_t n) {
-    each<Negate>(out, in, n);
-    evaluate(Fn::Exp, out, out, n);
-    each<OneOverOnePlus>(out, in, n);
-  }
-};
+struct Sigmoid : AroundLibrary<step::Negate, Fn::Exp, step::OneOverOnePlus> {};
 
 // cbrt as upstream composes it: copysign(pow(|x|, 1/3 rounded to the compute type), x).
 struct Cbrt : SameType {

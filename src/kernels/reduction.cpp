@@ -161,33 +161,25 @@ F from_key(Key<F> k) { return std::bit_cast<F>(flip(k)); }
 template <class T>
 inline constexpr bool kFloat = std::is_floating_point_v<T>;
 
-template <class T>
-struct Sum {
+// sum (kProduct false) and prod: floats add / multiply, integers wrap.
+template <class T, bool kProduct>
+struct Fold {
   using In = T;
   using Acc = T;
   using Res = T;
-  static Acc identity() { return T(0); }
+  static Acc identity() { return kProduct ? T(1) : T(0); }
   static Acc combine(Acc a, Acc b) {
-    if constexpr (kFloat<T>) return a + b;
+    if constexpr (kFloat<T>) return kProduct ? a * b : a + b;
+    else if constexpr (kProduct) return arith::wrap_mul(a, b);
     else return arith::wrap_add(a, b);
   }
   static Acc step(Acc a, In v, int64_t) { return combine(a, v); }
   static Res result(Acc a) { return a; }
 };
-
 template <class T>
-struct Prod {
-  using In = T;
-  using Acc = T;
-  using Res = T;
-  static Acc identity() { return T(1); }
-  static Acc combine(Acc a, Acc b) {
-    if constexpr (kFloat<T>) return a * b;
-    else return arith::wrap_mul(a, b);
-  }
-  static Acc step(Acc a, In v, int64_t) { return combine(a, v); }
-  static Res result(Acc a) { return a; }
-};
+using Sum = Fold<T, false>;
+template <class T>
+using Prod = Fold<T, true>;
 
 // ---- spans of an extreme: the value in one vector pass, then where it is -------------------------
 
@@ -446,6 +438,23 @@ PTO_SIMD_CLONES void squared_deviation(T* __restrict v, int64_t m, const T* __re
 
 // ---- reduce ---------------------------------------------------------------------------------------
 
+// The input's and the output's bytes and their converters to / from the compute types.
+template <class In, class Res>
+struct Io {
+  Io(const Tensor& input, const Tensor& output)
+      : in(static_cast<const std::byte*>(input.data())),
+        out(static_cast<std::byte*>(output.data())),
+        isz(static_cast<int64_t>(input.itemsize())),
+        osz(static_cast<int64_t>(output.itemsize())),
+        load(ew::loader<In>(input.dtype())),
+        store(ew::storer<Res>(output.dtype())) {}
+  const std::byte* in;
+  std::byte* out;
+  int64_t isz, osz;
+  ew::LoadFn<In> load;
+  ew::StoreFn<Res> store;
+};
+
 template <class P>
 class Reducer {
   using In = typename P::In;
@@ -453,13 +462,7 @@ class Reducer {
   using Res = typename P::Res;
 
  public:
-  explicit Reducer(const Reduce& r) : r_(r), l_(plan(r.input, r.dim, r.out, r.center)) {
-    in_ = static_cast<const std::byte*>(r.input.data());
-    out_ = static_cast<std::byte*>(r.out.data());
-    isz_ = static_cast<int64_t>(r.input.itemsize());
-    osz_ = static_cast<int64_t>(r.out.itemsize());
-    load_ = ew::loader<In>(r.input.dtype());
-    store_ = ew::storer<Res>(r.out.dtype());
+  explicit Reducer(const Reduce& r) : r_(r), l_(plan(r.input, r.dim, r.out, r.center)), io_(r.input, r.out) {
     if constexpr (kFloat<In>) {
       divisor_ = static_cast<In>(r.divisor);
       if (r.center.defined()) ctr_ = static_cast<const In*>(r.center.data());
@@ -477,7 +480,7 @@ class Reducer {
  private:
   // n values along a stride (elements) as the compute type, transformed for var.
   const In* values(const std::byte* src, int64_t stride, int64_t m, In* buf, const In* center, int64_t cstride) const {
-    const In* v = load_(src, stride * isz_, m, buf);
+    const In* v = io_.load(src, stride * io_.isz, m, buf);
     if constexpr (kFloat<In>) {
       if (r_.transform == Transform::None) return v;
       if (v != buf) std::memcpy(buf, v, sizeof(In) * m);
@@ -505,7 +508,7 @@ class Reducer {
     for (int64_t j = 0; j < m; j += kBlock) {
       const int64_t k = std::min(kBlock, m - j);
       for (int64_t i = 0; i < k; ++i) res[i] = P::result(acc[j + i]);
-      store_(res, dst + j * stride * osz_, stride * osz_, k);
+      io_.store(res, dst + j * stride * io_.osz, stride * io_.osz, k);
     }
   }
 
@@ -513,14 +516,14 @@ class Reducer {
     parallel_for(r_.out.numel(), kMinElementsPerThread, [&](int64_t b, int64_t e) {
       Acc acc[kBlock];
       std::fill(acc, acc + kBlock, P::identity());
-      for (int64_t o = b; o < e; o += kBlock) store_results(acc, std::min(kBlock, e - o), out_ + o * osz_, 1);
+      for (int64_t o = b; o < e; o += kBlock) store_results(acc, std::min(kBlock, e - o), io_.out + o * io_.osz, 1);
     });
   }
 
   // One row's elements [first, first + m) (m <= kChunk) through the lanes (or as one span).
   Acc span(const std::byte* row, int64_t first, int64_t m, const In* center) const {
     alignas(64) In buf[kChunk];
-    const In* v = values(row + first * l_.red * isz_, l_.red, m, buf, center, 0);
+    const In* v = values(row + first * l_.red * io_.isz, l_.red, m, buf, center, 0);
     return span_of<P>(v, m, first);
   }
 
@@ -537,11 +540,11 @@ class Reducer {
           const int64_t k = std::min(kBlock, e - o);
           for (int64_t i = 0; i < k;) {
             const int64_t m = std::min(per_load, k - i);
-            const In* v = values(in_ + (o + i) * n * isz_, 1, m * n, buf, nullptr, 0);
+            const In* v = values(io_.in + (o + i) * n * io_.isz, 1, m * n, buf, nullptr, 0);
             spans_of_rows<P>(acc + i, v, m, n);
             i += m;
           }
-          store_results(acc, k, out_ + o * osz_, 1);
+          store_results(acc, k, io_.out + o * io_.osz, 1);
           o += k;
         }
       });
@@ -553,8 +556,8 @@ class Reducer {
         Acc acc[kBlock];
         for (int64_t o = b; o < e;) {
           const int64_t k = std::min(kBlock, e - o);
-          for (int64_t i = 0; i < k; ++i, at.next()) acc[i] = span(in_ + at.in * isz_, 0, l_.n, center_at(at.ctr));
-          store_results(acc, k, out_ + o * osz_, 1);
+          for (int64_t i = 0; i < k; ++i, at.next()) acc[i] = span(io_.in + at.in * io_.isz, 0, l_.n, center_at(at.ctr));
+          store_results(acc, k, io_.out + o * io_.osz, 1);
           o += k;
         }
       });
@@ -565,14 +568,14 @@ class Reducer {
       for (int64_t t = b; t < e; ++t) {
         const int64_t o = t / chunks, c = t % chunks;
         const Walk at(l_.outer, o);
-        partial[t] = span(in_ + at.in * isz_, c * kChunk, std::min(kChunk, l_.n - c * kChunk), center_at(at.ctr));
+        partial[t] = span(io_.in + at.in * io_.isz, c * kChunk, std::min(kChunk, l_.n - c * kChunk), center_at(at.ctr));
       }
     });
     parallel_for(rows, 64, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         Acc* p = partial.data() + o * chunks;
         tree<P>(p, chunks, 1, 1);
-        store_results(p, 1, out_ + o * osz_, 1);
+        store_results(p, 1, io_.out + o * io_.osz, 1);
       }
     });
   }
@@ -593,8 +596,8 @@ class Reducer {
         const int64_t g_count = std::min(kGroup, e - o);
         for (int64_t g = 0; g < g_count;) {
           const int64_t m = packed ? std::min(per_load, g_count - g) : 1;
-          const In* v = packed ? values(in_ + (o + g) * n * isz_, 1, m * n, buf, nullptr, 0)
-                               : values(in_ + at.in * isz_, l_.red, n, buf, center_at(at.ctr), 0);
+          const In* v = packed ? values(io_.in + (o + g) * n * io_.isz, 1, m * n, buf, nullptr, 0)
+                               : values(io_.in + at.in * io_.isz, l_.red, n, buf, center_at(at.ctr), 0);
           spread<P, kGroup>(lanes, v, m, n, g);
           g += m;
           if (!packed) at.next();
@@ -604,7 +607,7 @@ class Reducer {
           for (int64_t j = 0; j < s && j + s < used; ++j) combine_rows<P>(lanes[j], lanes[j + s], g_count);
           used = std::min(used, s);
         }
-        store_results(lanes[0], g_count, out_ + o * osz_, 1);
+        store_results(lanes[0], g_count, io_.out + o * io_.osz, 1);
       }
     });
   }
@@ -613,7 +616,7 @@ class Reducer {
   void column_block(const Walk& at, int64_t c0, int64_t w, int64_t r0, int64_t r1, int64_t run, Acc* acc) const {
     alignas(64) In buf[kColumnWidth<Acc>];
     const In* center = center_at(at.ctr + c0 * l_.col.ctr);
-    const auto row = [&](int64_t r) { return in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_; };
+    const auto row = [&](int64_t r) { return io_.in + (at.in + r * l_.red + c0 * l_.col.in) * io_.isz; };
     std::fill(acc, acc + w, P::identity());
     // Row segments that do not follow each other are prefetched ahead.
     const bool scattered = l_.col.in == 1 && l_.red != w;
@@ -624,7 +627,7 @@ class Reducer {
       std::fill(rows, rows + w, static_cast<int32_t>(r0));
       for (int64_t r = r0; r < r1; r += run) {
         const int64_t m = std::min(run, r1 - r);
-        if (scattered && r + kPrefetchRows < r1) prefetch(row(r + kPrefetchRows), w * isz_);
+        if (scattered && r + kPrefetchRows < r1) prefetch(row(r + kPrefetchRows), w * io_.isz);
         const In* v = values(row(r), l_.col.in, m * w, buf, center, l_.col.ctr);
         for (int64_t i = 0; i < m; ++i) P::update(keys, rows, v + i * w, w, static_cast<int32_t>(r + i));
       }
@@ -632,7 +635,7 @@ class Reducer {
     } else {
       for (int64_t r = r0; r < r1; r += run) {
         const int64_t m = std::min(run, r1 - r);
-        if (scattered && r + kPrefetchRows < r1) prefetch(row(r + kPrefetchRows), w * isz_);
+        if (scattered && r + kPrefetchRows < r1) prefetch(row(r + kPrefetchRows), w * io_.isz);
         const In* v = values(row(r), l_.col.in, m * w, buf, center, l_.col.ctr);
         if (w == 8) accumulate_narrow<P, 8>(acc, v, m, r);
         else if (w == 16) accumulate_narrow<P, 16>(acc, v, m, r);
@@ -658,7 +661,7 @@ class Reducer {
         const Walk at(l_.outer, o);
         const int64_t c0 = chunk * width, w = std::min(width, l_.col.size - c0);
         column_block(at, c0, w, block * kRowBlock, std::min(l_.n, (block + 1) * kRowBlock), run, acc);
-        if (blocks == 1) store_results(acc, w, out_ + (at.out + c0 * l_.col.out) * osz_, l_.col.out);
+        if (blocks == 1) store_results(acc, w, io_.out + (at.out + c0 * l_.col.out) * io_.osz, l_.col.out);
         else std::copy(acc, acc + w, partial.data() + t * width);
       }
     });
@@ -670,18 +673,14 @@ class Reducer {
         const int64_t c0 = chunk * width, w = std::min(width, l_.col.size - c0);
         Acc* rows = partial.data() + t * blocks * width;
         tree<P>(rows, blocks, w, width);
-        store_results(rows, w, out_ + (at.out + c0 * l_.col.out) * osz_, l_.col.out);
+        store_results(rows, w, io_.out + (at.out + c0 * l_.col.out) * io_.osz, l_.col.out);
       }
     });
   }
 
   const Reduce& r_;
   const Layout l_;
-  const std::byte* in_ = nullptr;
-  std::byte* out_ = nullptr;
-  int64_t isz_ = 0, osz_ = 0;
-  ew::LoadFn<In> load_ = nullptr;
-  ew::StoreFn<Res> store_ = nullptr;
+  const Io<In, Res> io_;
   In divisor_ = In(1);
   const In* ctr_ = nullptr;
 };
@@ -707,16 +706,10 @@ using ArgMin = Arg<T, false>;
 template <class S>
 using ScanIn = std::conditional_t<!std::is_integral_v<S>, compute_t<S>, std::conditional_t<(sizeof(S) == 8), int64_t, int32_t>>;
 
+// The reductions' sum / prod, integers written as int64.
 template <class T, bool kProduct>
-struct ScanOp {
-  using In = T;
-  using Acc = T;
+struct ScanOp : Fold<T, kProduct> {
   using Res = std::conditional_t<kFloat<T>, T, int64_t>;
-  static Acc identity() { return kProduct ? T(1) : T(0); }
-  static Acc combine(Acc a, Acc b) {
-    if constexpr (kFloat<T>) return kProduct ? a * b : a + b;
-    else return arith::wrap_add(a, b);
-  }
 };
 
 // Interleaved lines (several lines at once, so the dependency chains overlap).
@@ -731,13 +724,7 @@ class Scanner {
   using Res = typename P::Res;
 
  public:
-  explicit Scanner(const Scan& s) : s_(s), l_(plan(s.input, s.dim, s.out, Tensor())) {
-    in_ = static_cast<const std::byte*>(s.input.data());
-    out_ = static_cast<std::byte*>(s.out.data());
-    isz_ = static_cast<int64_t>(s.input.itemsize());
-    osz_ = static_cast<int64_t>(s.out.itemsize());
-    load_ = ew::loader<In>(s.input.dtype());
-    store_ = ew::storer<Res>(s.out.dtype());
+  explicit Scanner(const Scan& s) : s_(s), l_(plan(s.input, s.dim, s.out, Tensor())), io_(s.input, s.out) {
     out_native_ = visit_dtype(s.out.dtype(), [](auto o) { return std::is_same_v<typename decltype(o)::type, Res>; });
     blocks_ = (l_.n + kScanBlock - 1) / kScanBlock;
   }
@@ -752,7 +739,7 @@ class Scanner {
   // n outputs to dst, `stride` elements apart, with one rounding to the output dtype.
   void write_out(const Res* y, std::byte* dst, int64_t stride, int64_t n) const {
     if (out_native_ && stride == 1) std::memcpy(dst, y, sizeof(Res) * n);
-    else store_(y, dst, stride * osz_, n);
+    else io_.store(y, dst, stride * io_.osz, n);
   }
 
   // A segment: elements [first, first + m) of one line, starting from `offset`.
@@ -781,8 +768,8 @@ class Scanner {
       const int64_t k = std::min(kBlock, longest - j);
       for (int g = 0; g < kLines; ++g) {
         const int64_t have = g < count ? std::clamp<int64_t>(seg[g].m - j, 0, k) : 0;
-        const std::byte* src = in_ + (seg[g < count ? g : 0].in + (seg[g < count ? g : 0].first + j) * l_.red) * isz_;
-        const In* loaded = have ? load_(src, l_.red * isz_, have, buf[g]) : buf[g];
+        const std::byte* src = io_.in + (seg[g < count ? g : 0].in + (seg[g < count ? g : 0].first + j) * l_.red) * io_.isz;
+        const In* loaded = have ? io_.load(src, l_.red * io_.isz, have, buf[g]) : buf[g];
         if (loaded != buf[g]) std::memcpy(buf[g], loaded, sizeof(In) * have);
         std::fill(buf[g] + have, buf[g] + k, P::identity());
       }
@@ -791,7 +778,7 @@ class Scanner {
       for (int g = 0; g < count; ++g) {
         const int64_t have = std::clamp<int64_t>(seg[g].m - j, 0, k);
         if (have)
-          write_out(ybuf[g], out_ + (seg[g].out + (seg[g].first + j) * l_.out_red) * osz_, l_.out_red, have);
+          write_out(ybuf[g], io_.out + (seg[g].out + (seg[g].first + j) * l_.out_red) * io_.osz, l_.out_red, have);
       }
     }
     for (int g = 0; g < count; ++g) totals[g] = local[g];
@@ -837,8 +824,8 @@ class Scanner {
       std::fill(padding, padding + n, P::identity());
       for (int64_t run = b; run < e; ++run) {
         const int64_t first = run * per_run, count = std::min(per_run, lines - first);
-        const In* v = load_(in_ + first * n * isz_, isz_, count * n, buf);
-        Res* y = out_native_ ? reinterpret_cast<Res*>(out_) + first * n : ybuf;
+        const In* v = io_.load(io_.in + first * n * io_.isz, io_.isz, count * n, buf);
+        Res* y = out_native_ ? reinterpret_cast<Res*>(io_.out) + first * n : ybuf;
         for (int64_t i = 0; i < count; i += kLines) {
           const In* src[kLines];
           Res* dst[kLines];
@@ -850,7 +837,7 @@ class Scanner {
           }
           scan_block(src, dst, local, offset, n, false);
         }
-        if (y == ybuf) write_out(ybuf, out_ + first * n * osz_, 1, count * n);
+        if (y == ybuf) write_out(ybuf, io_.out + first * n * io_.osz, 1, count * n);
       }
     });
   }
@@ -928,13 +915,13 @@ class Scanner {
     const bool scattered = l_.col.in == 1 && l_.red != w;
     for (int64_t r = r0; r < r1; r += run) {
       const int64_t rows = std::min(run, r1 - r);
-      const std::byte* src = in_ + (at.in + r * l_.red + c0 * l_.col.in) * isz_;
-      if (scattered && r + kPrefetchRows < r1) prefetch(src + kPrefetchRows * l_.red * isz_, w * isz_);
-      const In* v = load_(src, l_.col.in * isz_, rows * w, buf);
-      std::byte* dst = out_ + (at.out + r * l_.out_red + c0 * l_.col.out) * osz_;
+      const std::byte* src = io_.in + (at.in + r * l_.red + c0 * l_.col.in) * io_.isz;
+      if (scattered && r + kPrefetchRows < r1) prefetch(src + kPrefetchRows * l_.red * io_.isz, w * io_.isz);
+      const In* v = io_.load(src, l_.col.in * io_.isz, rows * w, buf);
+      std::byte* dst = io_.out + (at.out + r * l_.out_red + c0 * l_.col.out) * io_.osz;
       Res* y = direct ? reinterpret_cast<Res*>(dst) : ybuf;
       scan_rows(v, y, totals, offset, rows, w, write);
-      if (write && !direct) store_(ybuf, dst, l_.col.out * osz_, rows * w);
+      if (write && !direct) io_.store(ybuf, dst, l_.col.out * io_.osz, rows * w);
     }
   }
 
@@ -1000,11 +987,8 @@ class Scanner {
 
   const Scan& s_;
   const Layout l_;
-  const std::byte* in_ = nullptr;
-  std::byte* out_ = nullptr;
-  int64_t isz_ = 0, osz_ = 0, blocks_ = 0;
-  ew::LoadFn<In> load_ = nullptr;
-  ew::StoreFn<Res> store_ = nullptr;
+  const Io<In, Res> io_;
+  int64_t blocks_ = 0;
   bool out_native_ = false;
 };
 

@@ -4,6 +4,7 @@
 #include "kernels/gather.h"
 #include "ops/checks.h"
 #include "ops/families.h"
+#include "ops/select_entry.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
@@ -82,11 +83,9 @@ void families::add_gather(std::vector<OpDef>& table) {
       .doc_page = "docs/ops/gather.md",
       .tile_rule = "TileShape has the input's rank; UB: input, index and output tiles",
       .limits = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 5, 1, 8),
-      .run = [](const OpDef&, const Args& a) -> Outputs { return {gather(a.tensor(0), a.integer(1), a.tensor(2))}; },
-      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
-        return {{output_shape::gather(a.tensor(0), a.integer(1), a.tensor(2)), a.tensor(0).dtype()}};
-      },
-      .bytes = [](const OpDef&, const Args& a, const Outputs& out) { return 2 * tensor_bytes(out[0]) + tensor_bytes(a.tensor(2)); },
+      .run = SelectEntry<gather, output_shape::gather>::run,
+      .infer = SelectEntry<gather, output_shape::gather>::infer,
+      .bytes = SelectEntry<gather, output_shape::gather>::bytes,
   });
 }
 

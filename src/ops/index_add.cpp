@@ -9,6 +9,7 @@
 
 #include "kernels/index_add.h"
 #include "ops/checks.h"
+#include "ops/entry_forms.h"
 #include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
@@ -172,35 +173,21 @@ void families::add_index_add(std::vector<OpDef>& table) {
   using D = DType;
   const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16, D::INT8};
   const DTypeSet cpu = DTypeSet::all().without({D::BOOL, D::FP8E4M3, D::FP8E5M2, D::FP8E8M0});
-  const PlatformRows rows = platform_rows(cpu, chips, chips, chips, 1, 5, 1, 8);
-  const auto params = [](ParamKind input) {
-    return std::vector<Param>{{"input", input},
-                              {"dim", ParamKind::Dim},
-                              {"index", ParamKind::Tensor},
-                              {"source", ParamKind::Tensor},
-                              {"alpha", ParamKind::Scalar, "1", true, nullptr, "int | float"}};
-  };
-  table.push_back(OpDef{
-      .name = "index_add_",
-      .params = params(ParamKind::Memory),
+  const OpDef shared{
+      .name = "index_add",
+      .params = {{"input", ParamKind::Tensor},
+                 {"dim", ParamKind::Dim},
+                 {"index", ParamKind::Tensor},
+                 {"source", ParamKind::Tensor},
+                 {"alpha", ParamKind::Scalar, "1", true, nullptr, "int | float"}},
       .forms = kFunction | kMethod | kTorch,
-      .written = "input",
       .doc_page = "docs/ops/index_add.md",
       .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
-      .limits = rows,
+      .limits = platform_rows(cpu, chips, chips, chips, 1, 5, 1, 8),
       .run = run_index_add,
       .bytes = index_add_bytes,
-  });
-  table.push_back(OpDef{
-      .name = "index_add",
-      .params = params(ParamKind::Tensor),
-      .forms = kFunction | kMethod | kTorch,
-      .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
-      .limits = rows,
-      .run = run_index_add,
-      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> { return {{a.tensor(0).shape(), a.tensor(0).dtype()}}; },
-      .bytes = index_add_bytes,
-  });
+  };
+  add_in_place_pair(table, shared);
 }
 
 }  // namespace pto

@@ -2,6 +2,7 @@
 #include "kernels/index_select.h"
 #include "ops/checks.h"
 #include "ops/families.h"
+#include "ops/select_entry.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
@@ -78,14 +79,9 @@ void families::add_index_select(std::vector<OpDef>& table) {
       .doc_page = "docs/ops/index_select.md",
       .tile_rule = "TileShape has the output's rank; UB: one output tile",
       .limits = platform_rows(DTypeSet::all(), chip950, chip_a2, chip_a2, 1, 4, 1, 8),
-      .run = [](const OpDef&, const Args& a) -> Outputs { return {index_select(a.tensor(0), a.integer(1), a.tensor(2))}; },
-      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> {
-        return {{output_shape::index_select(a.tensor(0), a.integer(1), a.tensor(2)), a.tensor(0).dtype()}};
-      },
-      .bytes = [](const OpDef&, const Args& a, const Outputs& out) {
-        return 2 * out[0].numel() * static_cast<int64_t>(out[0].itemsize()) +
-               a.tensor(2).numel() * static_cast<int64_t>(a.tensor(2).itemsize());
-      },
+      .run = SelectEntry<index_select, output_shape::index_select>::run,
+      .infer = SelectEntry<index_select, output_shape::index_select>::infer,
+      .bytes = SelectEntry<index_select, output_shape::index_select>::bytes,
   };
   for (int p = 1; p < kNumPlatforms; ++p) op.limits[p].index_max_rank = 2;
   table.push_back(std::move(op));

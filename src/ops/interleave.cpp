@@ -87,35 +87,32 @@ InterleavePlan validate_deinterleave(const Tensor& input) {
   return plan;
 }
 
+// Both ops' last step: the plan's two outputs, filled by the kernel.
+std::pair<Tensor, Tensor> run_kernel(void (*kernel)(const Tensor&, const Tensor&, const Tensor&, const Tensor&),
+                                     const InterleavePlan& plan, const Tensor& input, const Tensor& other) {
+  Tensor out0 = Tensor::empty(plan.out_shape, input.dtype());
+  Tensor out1 = Tensor::empty(plan.out_shape, input.dtype());
+  kernel(input, other, out0, out1);
+  return {out0, out1};
+}
+
 }  // namespace
 
 std::pair<Tensor, Tensor> interleave(const Tensor& input_view, const Tensor& other_view) {
   // Only the valid parts are read (docs/kernel_model.md).
   const Tensor input = input_view.valid_part(), other = other_view.valid_part();
-  const InterleavePlan plan = validate_interleave("interleave", input, other);
-  Tensor out0 = Tensor::empty(plan.out_shape, input.dtype());
-  Tensor out1 = Tensor::empty(plan.out_shape, input.dtype());
-  kernels::interleave(input, other, out0, out1);
-  return {out0, out1};
+  return run_kernel(kernels::interleave, validate_interleave("interleave", input, other), input, other);
 }
 
 std::pair<Tensor, Tensor> deinterleave(const Tensor& input_view, const Tensor& other_view) {
   if (!other_view.defined()) return deinterleave(input_view);
   const Tensor input = input_view.valid_part(), other = other_view.valid_part();
-  const InterleavePlan plan = validate_interleave("deinterleave", input, other);
-  Tensor out0 = Tensor::empty(plan.out_shape, input.dtype());
-  Tensor out1 = Tensor::empty(plan.out_shape, input.dtype());
-  kernels::deinterleave(input, other, out0, out1);
-  return {out0, out1};
+  return run_kernel(kernels::deinterleave, validate_interleave("deinterleave", input, other), input, other);
 }
 
 std::pair<Tensor, Tensor> deinterleave(const Tensor& input_view) {
   const Tensor input = input_view.valid_part();
-  const InterleavePlan plan = validate_deinterleave(input);
-  Tensor out0 = Tensor::empty(plan.out_shape, input.dtype());
-  Tensor out1 = Tensor::empty(plan.out_shape, input.dtype());
-  kernels::deinterleave(input, Tensor(), out0, out1);
-  return {out0, out1};
+  return run_kernel(kernels::deinterleave, validate_deinterleave(input), input, Tensor());
 }
 
 Shape output_shape::interleave(const Tensor& input, const Tensor& other) {

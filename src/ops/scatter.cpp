@@ -4,6 +4,7 @@
 
 #include "kernels/scatter.h"
 #include "ops/checks.h"
+#include "ops/entry_forms.h"
 #include "ops/families.h"
 #include "ops/index_bounds.h"
 #include "ptocpu/error.h"
@@ -199,39 +200,25 @@ int64_t scatter_bytes(const OpDef& op, const Args& a, const Outputs&) {
 void families::add_scatter(std::vector<OpDef>& table) {
   using D = DType;
   const DTypeSet chips{D::FP32, D::FP16, D::BF16, D::INT8, D::UINT8, D::INT16, D::INT32};
-  const PlatformRows rows = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 4, 1, 8);
-  const auto params = [](ParamKind input) {
-    return std::vector<Param>{{"input", input},
-                              {"dim", ParamKind::Dim},
-                              {"index", ParamKind::Tensor},
-                              {"src", ParamKind::TensorOrScalar},
-                              {"reduce", ParamKind::Str, "None", true, "None, 'add', 'multiply'"}};
-  };
-  table.push_back(OpDef{
-      .name = "scatter_",
-      .params = params(ParamKind::Memory),
+  const OpDef shared{
+      .name = "scatter",
+      .params = {{"input", ParamKind::Tensor},
+                 {"dim", ParamKind::Dim},
+                 {"index", ParamKind::Tensor},
+                 {"src", ParamKind::TensorOrScalar},
+                 {"reduce", ParamKind::Str, "None", true, "None, 'add', 'multiply'"}},
       .forms = kFunction | kMethod,
-      .written = "input",
       .doc_page = "docs/ops/scatter.md",
       .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
-      .torch_schema = "scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> (); "
-                      "scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()",
-      .limits = rows,
+      .limits = platform_rows(DTypeSet::all(), chips, chips, chips, 1, 4, 1, 8),
       .run = run_scatter,
       .bytes = scatter_bytes,
-  });
-  table.push_back(OpDef{
-      .name = "scatter",
-      .params = params(ParamKind::Tensor),
-      .forms = kFunction | kMethod,
-      .tile_rule = "TileShape has the input's rank; UB: input, index (and src) tiles",
-      .torch_schema = "scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor; "
-                      "scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor",
-      .limits = rows,
-      .run = run_scatter,
-      .infer = [](const OpDef&, const Args& a) -> std::vector<OutputMeta> { return {{a.tensor(0).shape(), a.tensor(0).dtype()}}; },
-      .bytes = scatter_bytes,
-  });
+  };
+  add_in_place_pair(table, shared,
+                    "scatter_.src(Tensor(a!) input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> (); "
+                    "scatter_.value(Tensor(a!) input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> ()",
+                    "scatter.src(Tensor input, int dim, Tensor index, Tensor src, *, str? reduce=None) -> Tensor; "
+                    "scatter.value(Tensor input, int dim, Tensor index, Scalar value, *, str? reduce=None) -> Tensor");
 }
 
 }  // namespace pto

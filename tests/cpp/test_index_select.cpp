@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <numeric>
 
 #include "helpers.h"
+#include "seed_index_select.h"
 #include "ptocpu/ptocpu.h"
 
 namespace {
@@ -11,14 +11,9 @@ namespace {
 using namespace test_helpers;
 
 TEST(IndexSelect, SeedExampleRowsAndColumns) {
-  const float x[3][4] = {{0.1427f, 0.0231f, -0.5414f, -1.0009f},
-                         {-0.4664f, 0.2647f, -0.1228f, -1.1068f},
-                         {-1.1734f, -0.6571f, 0.7230f, -0.6004f}};
-  pto::Tensor input = pto::Tensor::empty({3, 4}, pto::DType::FP32);
-  std::memcpy(input.data(), x, sizeof(x));
-  pto::Tensor index = pto::Tensor::empty({2}, pto::DType::INT32);
-  index.data_as<int32_t>()[0] = 0;
-  index.data_as<int32_t>()[1] = 2;
+  const auto& x = seed::kInput;
+  const pto::Tensor input = seed::input();
+  const pto::Tensor index = seed::index();
 
   pto::Tensor rows = pto::index_select(input, 0, index);
   ASSERT_EQ(rows.shape(), (pto::Shape{2, 4}));
