@@ -1,43 +1,16 @@
-"""Seed 000's jit kernel (PyPTO's test_gather_onboard.py), unchanged apart from the import.
+"""Seed 000's jit kernel (PyPTO's test_gather_onboard.py) on its own data, compared with torch.index_select.
 
 A PyPTO kernel: set the vector tile shape, loop over the execution blocks, index_select each
 block and assemble the result into the output argument. Here it runs on the CPU, on the
 ascend950 profile, with numpy inputs, and the output is compared with torch.index_select.
+The kernel and its config class live in the package, python/ptocpu/tools/kernels_demo.py
+(unchanged from upstream apart from `import ptocpu as pypto`), where the `ptocpu` tour runs them too.
 Run: PYTHONPATH=python:build python3 examples/seed000_index_select_kernel.py
 """
-from dataclasses import dataclass
-
 import numpy as np
 
 import ptocpu as pypto
-
-
-@dataclass(frozen=True)
-class GatherOnboardConfig:
-    """The fields the seed kernel reads (PyPTO's VectorConfig for a Gather test case)."""
-    axis: int
-    tile_shape: tuple
-    loop_ranges: tuple
-    execution_view_shape: tuple
-    output_offset_map: tuple  # output axis -> offsets axis (< 0: offset 0)
-
-
-@pypto.frontend.jit(debug_options={"runtime_debug_mode": 0, "compile_debug_mode": 0})
-def gather_onboard_2d_2input_2d_output_kernel(
-    input0: pypto.Tensor(), input1: pypto.Tensor(), output0: pypto.Tensor(), config: GatherOnboardConfig
-):
-    pypto.set_vec_tile_shapes(*config.tile_shape)
-    for index_0 in pypto.loop(config.loop_ranges[0]):
-        for index_1 in pypto.loop(config.loop_ranges[1]):
-            offsets = [index_0 * config.execution_view_shape[0], index_1 * config.execution_view_shape[1]]
-            input0_view = input0[:]
-            input1_view = input1[:]
-            result = pypto.index_select(input0_view, config.axis, input1_view)
-            output_offset = [
-                0 if config.output_offset_map[axis] < 0 else offsets[config.output_offset_map[axis]]
-                for axis in range(2)
-            ]
-            pypto.assemble(result, output_offset, output0)
+from ptocpu.tools.kernels_demo import GatherOnboardConfig, gather_onboard_2d_2input_2d_output_kernel
 
 
 # input [32, 64] fp32, index [16] int64 along axis 0 -> output [16, 64]; tile (8, 64):

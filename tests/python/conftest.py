@@ -5,6 +5,8 @@
   examples.
 - Every test starts and ends on platform "cpu" with no tile shapes set and the process's
   thread count, whatever a failing test left behind (these settings are per thread / global).
+- A test that takes `platform` (and does not parametrize it itself) runs once per platform of
+  helpers.PLATFORMS, with that platform set.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import ptocpu
+from helpers import PLATFORMS
 
 settings.register_profile(
     "ptocpu",
@@ -42,3 +45,10 @@ def _fresh_runtime_state():
     ptocpu.reset_vec_tile_shapes()
     ptocpu._core._reset_cube_tile_shapes()
     ptocpu.set_num_threads(threads)
+
+
+@pytest.fixture(params=PLATFORMS)
+def platform(request, _fresh_runtime_state):
+    """Each platform in turn, set for the test (_fresh_runtime_state puts "cpu" back after it)."""
+    ptocpu.set_platform(request.param)
+    return request.param

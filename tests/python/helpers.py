@@ -12,6 +12,9 @@ import torch
 
 import ptocpu
 
+# The platforms, host first: the `platform` fixture of conftest.py runs a test on each in turn.
+PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
+
 # (ptocpu dtype, numpy / ml_dtypes type, torch dtype), docs/dtypes.md.
 DTYPES = [
     (ptocpu.DT_INT8, np.int8, torch.int8), (ptocpu.DT_INT16, np.int16, torch.int16),
@@ -46,6 +49,24 @@ def op_table(platform: str, op: str) -> dict:
 def np_dtype(name: str) -> np.dtype:
     """The numpy / ml_dtypes dtype of a DT_* name."""
     return np.dtype(ptocpu.numpy_dtype(getattr(ptocpu, name)))
+
+
+def dtypes_of(platform: str, op: str) -> list[np.dtype]:
+    """The numpy / ml_dtypes dtypes of op's row on the platform (none where it is not offered)."""
+    return [np_dtype(name) for name in op_table(platform, op)["dtypes"].split(", ") if name]
+
+
+def ranks_of(platform: str, op: str, cap: int = 5) -> range:
+    """The ranks of op's row on the platform, at most cap."""
+    lo, hi = op_table(platform, op)["rank"]
+    return range(lo, min(hi, cap) + 1)
+
+
+def ub_bytes(tile, extent, elem: int) -> int:
+    """The UB bytes of one tile of a tensor of shape extent (docs/kernel_model.md): the tile clipped
+    to the extent, its last axis padded to 32 bytes."""
+    t = [min(a, b) for a, b in zip(tile, extent)]
+    return int(np.prod(t[:-1])) * ((t[-1] * elem + 31) // 32 * 32)
 
 
 def bits(a) -> np.ndarray:

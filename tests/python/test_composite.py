@@ -11,10 +11,9 @@ import pytest
 import torch
 
 import ptocpu
-from helpers import assert_same_bits, np_dtype, op_table
+from helpers import PLATFORMS, assert_same_bits, dtypes_of, ranks_of
 from ptocpu.tools import reference_composite as ref
 
-PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
@@ -50,25 +49,18 @@ def truncated(t, decimals=4) -> np.ndarray:
     return np.round(np.floor(t.numpy().astype(np.float64) * scale)) / scale
 
 
-def dtypes_of(platform, op):
-    return [np_dtype(name) for name in op_table(platform, op)["dtypes"].split(", ") if name]
-
-
 # ---- softmax -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("platform", PLATFORMS)
 def test_softmax_every_dtype_rank_and_dim(platform):
     rng = np.random.default_rng(PLATFORMS.index(platform))
-    lo, hi = op_table(platform, "softmax")["rank"]
-    with ptocpu.platform(platform):
-        for dt in dtypes_of(platform, "softmax"):
-            for rank in range(lo, min(hi, 5) + 1):
-                shape = tuple(int(v) for v in rng.integers(1, 6, rank - 1)) + (int(rng.integers(1, 80)),)
-                x = random(rng, shape, dt)
-                for dim in range(-rank, rank):
-                    # exp is SLEEF's (within an ulp of the correctly rounded one, as the elementwise exp):
-                    # with the sum and the division, the result within 4 ulp (fp32) or 1 (fp16 / bf16)
-                    assert_within(ptocpu.softmax(x, dim), ref.softmax(x, dim), 4 if dt == np.float32 else 1)
+    for dt in dtypes_of(platform, "softmax"):
+        for rank in ranks_of(platform, "softmax"):
+            shape = tuple(int(v) for v in rng.integers(1, 6, rank - 1)) + (int(rng.integers(1, 80)),)
+            x = random(rng, shape, dt)
+            for dim in range(-rank, rank):
+                # exp is SLEEF's (within an ulp of the correctly rounded one, as the elementwise exp):
+                # with the sum and the division, the result within 4 ulp (fp32) or 1 (fp16 / bf16)
+                assert_within(ptocpu.softmax(x, dim), ref.softmax(x, dim), 4 if dt == np.float32 else 1)
 
 
 def test_softmax_page_example_and_method():
@@ -162,20 +154,17 @@ def test_softmax_errors():
 
 # ---- rms_norm ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("platform", PLATFORMS)
 def test_rms_norm_every_dtype_bit_exact(platform):
     rng = np.random.default_rng(20 + PLATFORMS.index(platform))
-    lo, hi = op_table(platform, "rms_norm")["rank"]
     dtypes = dtypes_of(platform, "rms_norm")
-    with ptocpu.platform(platform):
-        for dt in dtypes:
-            for rank in range(lo, min(hi, 5) + 1):
-                shape = tuple(int(v) for v in rng.integers(1, 5, rank - 1)) + (int(rng.integers(1, 100)),)
-                x = random(rng, shape, dt)
-                assert_same_bits(ptocpu.rms_norm(x), ref.rms_norm(x))
-                for gdt in dtypes:
-                    gamma = random(rng, shape[-1:], gdt)
-                    assert_same_bits(ptocpu.rms_norm(x, gamma, 1e-3), ref.rms_norm(x, gamma, 1e-3))
+    for dt in dtypes:
+        for rank in ranks_of(platform, "rms_norm"):
+            shape = tuple(int(v) for v in rng.integers(1, 5, rank - 1)) + (int(rng.integers(1, 100)),)
+            x = random(rng, shape, dt)
+            assert_same_bits(ptocpu.rms_norm(x), ref.rms_norm(x))
+            for gdt in dtypes:
+                gamma = random(rng, shape[-1:], gdt)
+                assert_same_bits(ptocpu.rms_norm(x, gamma, 1e-3), ref.rms_norm(x, gamma, 1e-3))
 
 
 def test_rms_norm_page_example():
@@ -359,16 +348,14 @@ def test_expand_exp_dif_page_examples():
     np.testing.assert_allclose(out, [[1, 1, 1], [20.085537, 20.085537, 20.085537]], rtol=1e-7)
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
 def test_expand_exp_dif_every_dtype_and_broadcast(platform):
     rng = np.random.default_rng(40 + PLATFORMS.index(platform))
     shapes = [((5, 6), (5, 6)), ((5, 6), (1, 6)), ((5, 6), (5, 1)), ((3, 5, 6), (1, 5, 6)), ((4, 2, 3, 6), (3, 1)),
               ((7,), (7,)), ((7,), (1,))]
-    with ptocpu.platform(platform):
-        for dt in dtypes_of(platform, "expand_exp_dif"):
-            for xs, os in shapes:
-                x, o = random(rng, xs, dt, 2.0), random(rng, os, dt, 2.0)
-                assert_within(ptocpu.expand_exp_dif(x, o), ref.expand_exp_dif(x, o), 1)
+    for dt in dtypes_of(platform, "expand_exp_dif"):
+        for xs, os in shapes:
+            x, o = random(rng, xs, dt, 2.0), random(rng, os, dt, 2.0)
+            assert_within(ptocpu.expand_exp_dif(x, o), ref.expand_exp_dif(x, o), 1)
 
 
 def test_expand_exp_dif_fp16_rounds_the_difference_without_broadcast():

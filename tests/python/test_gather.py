@@ -8,10 +8,8 @@ import torch
 from hypothesis import given, strategies as st
 
 import ptocpu
-from helpers import assert_same_bits, np_dtype, op_table, random_bits
+from helpers import PLATFORMS, assert_same_bits, dtypes_of, np_dtype, random_bits, ranks_of, ub_bytes
 from ptocpu.tools import reference as ref
-
-PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 
 
 def random_case(rng, rank, dt, index_dtype):
@@ -24,17 +22,13 @@ def random_case(rng, rank, dt, index_dtype):
     return x, d - rank if rng.integers(0, 2) else d, index
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
 def test_every_platform_dtype_and_rank(platform):
-    lo, hi = op_table(platform, "gather")["rank"]
     rng = np.random.default_rng(PLATFORMS.index(platform))
-    with ptocpu.platform(platform):
-        for name in op_table(platform, "gather")["dtypes"].split(", "):
-            dt = np_dtype(name)
-            for rank in range(lo, min(hi, 5) + 1):
-                for index_dtype in (np.int32, np.int64):
-                    x, dim, index = random_case(rng, rank, dt, index_dtype)
-                    assert_same_bits(ptocpu.gather(x, dim, index), ref.gather(x, dim, index))
+    for dt in dtypes_of(platform, "gather"):
+        for rank in ranks_of(platform, "gather"):
+            for index_dtype in (np.int32, np.int64):
+                x, dim, index = random_case(rng, rank, dt, index_dtype)
+                assert_same_bits(ptocpu.gather(x, dim, index), ref.gather(x, dim, index))
 
 
 def test_cpu_rank_8_and_strided_inputs():
@@ -218,11 +212,6 @@ def test_tile_rank_must_match_index():
     with ptocpu.vec_tile_shapes(4):
         with pytest.raises(ptocpu.TileError, match=r"gather: tile shape \[4\] has rank 1 but the index has rank 2"):
             ptocpu.gather(x, 0, index)
-
-
-def ub_bytes(tile, extent, elem):
-    t = [min(a, b) for a, b in zip(tile, extent)]
-    return int(np.prod(t[:-1])) * ((t[-1] * elem + 31) // 32 * 32)
 
 
 @pytest.mark.parametrize("platform,limit", [("ascend950", 253952), ("atlas_a2", 196608)])

@@ -12,10 +12,9 @@ import torch
 from hypothesis import given, strategies as st
 
 import ptocpu
-from helpers import assert_same_bits, np_dtype, op_table
+from helpers import PLATFORMS, assert_same_bits, dtypes_of, np_dtype, ranks_of, ub_bytes
 from ptocpu.tools import reference as ref
 
-PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
@@ -36,23 +35,19 @@ def random_case(rng, rank, dt, index_dtype):
     return random_values(rng, shape, dt), d - rank if rng.integers(0, 2) else d, index, random_values(rng, sshape, dt)
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
 def test_every_platform_dtype_against_reference(platform):
-    lo, hi = op_table(platform, "index_add_")["rank"]
     rng = np.random.default_rng(PLATFORMS.index(platform))
-    with ptocpu.platform(platform):
-        for name in op_table(platform, "index_add_")["dtypes"].split(", "):
-            dt = np_dtype(name)
-            for rank in range(lo, min(hi, 5) + 1):
-                for alpha in (1, 2.5, 3) if dt.kind == "u" else (1, -1.2, 3):
-                    x, dim, index, src = random_case(rng, rank, dt, (np.int32, np.int64)[rank % 2])
-                    want = ref.index_add(x, dim, index, src, alpha)
-                    before = x.copy()
-                    assert_same_bits(ptocpu.index_add(x, dim, index, src, alpha=alpha), want)
-                    assert_same_bits(x, before)  # out of place
-                    ret = ptocpu.index_add_(x, dim, index, src, alpha=alpha)  # numpy input: in place
-                    assert isinstance(ret, ptocpu.Tensor)
-                    assert_same_bits(x, want)
+    for dt in dtypes_of(platform, "index_add_"):
+        for rank in ranks_of(platform, "index_add_"):
+            for alpha in (1, 2.5, 3) if dt.kind == "u" else (1, -1.2, 3):
+                x, dim, index, src = random_case(rng, rank, dt, (np.int32, np.int64)[rank % 2])
+                want = ref.index_add(x, dim, index, src, alpha)
+                before = x.copy()
+                assert_same_bits(ptocpu.index_add(x, dim, index, src, alpha=alpha), want)
+                assert_same_bits(x, before)  # out of place
+                ret = ptocpu.index_add_(x, dim, index, src, alpha=alpha)  # numpy input: in place
+                assert isinstance(ret, ptocpu.Tensor)
+                assert_same_bits(x, want)
 
 
 def torch_steps(dim, index_dtype, rank) -> bool:
@@ -431,11 +426,6 @@ def test_error_read_only_and_non_tensors():
 
 
 # ---------------------------------------------------------------- tile rules
-def ub_bytes(tile, extent, elem):
-    t = [min(a, b) for a, b in zip(tile, extent)]
-    return int(np.prod(t[:-1])) * ((t[-1] * elem + 31) // 32 * 32)
-
-
 def test_tile_rank_must_match_source():
     x, index, src = small()
     with ptocpu.vec_tile_shapes(4, 16, 32):

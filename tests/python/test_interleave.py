@@ -217,21 +217,24 @@ def cases(draw, dtypes=ALL, max_rank=8):
     return name, shape, draw(st.sampled_from(LAYOUTS)), draw(st.sampled_from(LAYOUTS)), draw(st.integers(0, 2**32))
 
 
+def inputs_of(case):
+    """A case's two inputs: random data of its dtype and shape, in its two layouts."""
+    name, shape, layout_a, layout_b, seed = case
+    rng = np.random.default_rng(seed)
+    return make_layout(rng, shape, name, layout_a), make_layout(rng, shape, name, layout_b)
+
+
 @settings(max_examples=max(80, settings.default.max_examples))
 @given(cases())
 def test_any_dtype_shape_and_layout_matches_numpy_and_torch(case):
-    name, shape, layout_a, layout_b, seed = case
-    rng = np.random.default_rng(seed)
-    a, b = make_layout(rng, shape, name, layout_a), make_layout(rng, shape, name, layout_b)
+    a, b = inputs_of(case)
     check_all_forms(a, b)
 
 
 @settings(max_examples=max(40, settings.default.max_examples))
 @given(cases())
 def test_round_trips(case):
-    name, shape, layout_a, layout_b, seed = case
-    rng = np.random.default_rng(seed)
-    a, b = make_layout(rng, shape, name, layout_a), make_layout(rng, shape, name, layout_b)
+    a, b = inputs_of(case)
     back = ptocpu.deinterleave(*ptocpu.interleave(a, b))
     assert_bits_equal(back[0], a)
     assert_bits_equal(back[1], b)

@@ -11,16 +11,11 @@ import pytest
 import torch
 
 import ptocpu
-from helpers import assert_same_bits, np_dtype, op_table
+from helpers import PLATFORMS, assert_same_bits, dtypes_of, ranks_of
 from ptocpu.tools import reference_composite as ref
 
-PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
 BF16 = np.dtype(ml_dtypes.bfloat16)
 E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
-
-
-def dtypes_of(platform, op):
-    return [np_dtype(name) for name in op_table(platform, op)["dtypes"].split(", ") if name]
 
 
 def scale_shape(shape, axis, keepdim=False):
@@ -34,42 +29,36 @@ def scale_shape(shape, axis, keepdim=False):
 
 # ---- quantize / dequantize -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("platform", PLATFORMS)
 def test_quantize_every_dtype_axis_and_form(platform):
     rng = np.random.default_rng(PLATFORMS.index(platform))
-    lo, hi = op_table(platform, "quantize")["rank"]
-    with ptocpu.platform(platform):
-        for dt in dtypes_of(platform, "quantize"):
-            for rank in range(lo, min(hi, 5) + 1):
-                shape = tuple(int(v) for v in rng.integers(1, 6, rank))
-                x = (rng.standard_normal(shape) * 100).astype(np.float32).astype(dt)
-                for axis in ([-1, -2] if rank >= 2 else [-1]):
-                    for keepdim in (False, True):
-                        s = rng.uniform(0.01, 3, scale_shape(shape, axis, keepdim)).astype(np.float32)
-                        zp = rng.uniform(-20, 150, s.shape).astype(np.float32)
-                        got = ptocpu.quantize(x, s, ptocpu.DT_INT8, axis)
-                        assert_same_bits(got, ref.quantize(x, s, axis))
-                        got = ptocpu.quantize(x, s, ptocpu.DT_UINT8, axis + rank, zp)  # a positive axis
-                        assert_same_bits(got, ref.quantize(x, s, axis, zp))
+    for dt in dtypes_of(platform, "quantize"):
+        for rank in ranks_of(platform, "quantize"):
+            shape = tuple(int(v) for v in rng.integers(1, 6, rank))
+            x = (rng.standard_normal(shape) * 100).astype(np.float32).astype(dt)
+            for axis in ([-1, -2] if rank >= 2 else [-1]):
+                for keepdim in (False, True):
+                    s = rng.uniform(0.01, 3, scale_shape(shape, axis, keepdim)).astype(np.float32)
+                    zp = rng.uniform(-20, 150, s.shape).astype(np.float32)
+                    got = ptocpu.quantize(x, s, ptocpu.DT_INT8, axis)
+                    assert_same_bits(got, ref.quantize(x, s, axis))
+                    got = ptocpu.quantize(x, s, ptocpu.DT_UINT8, axis + rank, zp)  # a positive axis
+                    assert_same_bits(got, ref.quantize(x, s, axis, zp))
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
 def test_dequantize_every_dtype_axis_and_form(platform):
     rng = np.random.default_rng(10 + PLATFORMS.index(platform))
-    lo, hi = op_table(platform, "dequantize")["rank"]
-    with ptocpu.platform(platform):
-        for dt in dtypes_of(platform, "dequantize"):
-            info = np.iinfo(dt)
-            for rank in range(lo, min(hi, 5) + 1):
-                shape = tuple(int(v) for v in rng.integers(1, 6, rank))
-                x = rng.integers(info.min, info.max, shape, endpoint=True).astype(dt)
-                for axis in ([-1, -2] if rank >= 2 else [-1]):
-                    for keepdim in (False, True):
-                        s = rng.standard_normal(scale_shape(shape, axis, keepdim)).astype(np.float32)
-                        zp = rng.uniform(-20, 20, s.shape).astype(np.float32)
-                        assert_same_bits(ptocpu.dequantize(x, s, ptocpu.DT_FP32, axis), ref.dequantize(x, s, axis))
-                        assert_same_bits(ptocpu.dequantize(x, s, ptocpu.DT_FP32, axis, zp),
-                                         ref.dequantize(x, s, axis, zp))
+    for dt in dtypes_of(platform, "dequantize"):
+        info = np.iinfo(dt)
+        for rank in ranks_of(platform, "dequantize"):
+            shape = tuple(int(v) for v in rng.integers(1, 6, rank))
+            x = rng.integers(info.min, info.max, shape, endpoint=True).astype(dt)
+            for axis in ([-1, -2] if rank >= 2 else [-1]):
+                for keepdim in (False, True):
+                    s = rng.standard_normal(scale_shape(shape, axis, keepdim)).astype(np.float32)
+                    zp = rng.uniform(-20, 20, s.shape).astype(np.float32)
+                    assert_same_bits(ptocpu.dequantize(x, s, ptocpu.DT_FP32, axis), ref.dequantize(x, s, axis))
+                    assert_same_bits(ptocpu.dequantize(x, s, ptocpu.DT_FP32, axis, zp),
+                                     ref.dequantize(x, s, axis, zp))
 
 
 def test_quantize_page_examples():

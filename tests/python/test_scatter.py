@@ -10,6 +10,7 @@ import torch
 from hypothesis import given, strategies as st
 
 import ptocpu
+from helpers import ub_bytes
 from ptocpu.tools import reference as ref
 
 PLATFORMS = ["cpu", "ascend950", "atlas_a3", "atlas_a2"]
@@ -637,11 +638,6 @@ def test_tile_must_cover_the_dim_axis():
                                 1.0)
     with ptocpu.vec_tile_shapes(3, 1):  # other axes may be split
         ptocpu.scatter_(x, 0, index, 1.0)
-
-
-def ub_bytes(tile, extent, elem):
-    t = [min(a, b) for a, b in zip(tile, extent)]
-    return int(np.prod(t[:-1])) * ((t[-1] * elem + 31) // 32 * 32)
 
 
 @pytest.mark.parametrize("platform,limit", [("ascend950", 253952), ("atlas_a2", 196608)])

@@ -1,7 +1,8 @@
-"""Seed 000's jit kernel, shipped with the package for the `ptocpu` command.
+"""Seed 000's jit kernel (PyPTO's test_gather_onboard.py, unchanged apart from `import ptocpu as
+pypto`), shipped with the package for the `ptocpu` command, and its run on docs/ops/index_select.md's data.
 
-The same kernel as examples/seed000_index_select_kernel.py (PyPTO's test_gather_onboard.py,
-unchanged apart from `import ptocpu as pypto`); examples/ is not installed with the package.
+examples/seed000_index_select_kernel.py imports the kernel and GatherOnboardConfig from here (examples/
+is not installed with the package) and runs it on the seed's own data.
 """
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ a float64 reference beside for MERE / MARE; the pages' examples; the error rules
 """
 from __future__ import annotations
 
+import itertools
 from typing import Iterator
 
 import numpy as np
@@ -37,6 +38,11 @@ def _shapes(platform: str, quick: bool) -> list[tuple]:
     return shapes[1:3] if quick else shapes
 
 
+def _grid(platform: str, op: str, quick: bool, variants: tuple) -> Iterator[tuple]:
+    """(dtype, shape, variant) for every dtype of op's row on platform, every shape and every variant."""
+    return itertools.product(_platform_dtypes(platform, op), _shapes(platform, quick), variants)
+
+
 @cases_for("softmax")
 def _softmax_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
@@ -46,19 +52,16 @@ def _softmax_cases(rng, quick) -> Iterator[Case]:
             want = np.array([[0.0900, 0.2447, 0.6652]] * 2)
             return (np.allclose(got, want, rtol=0, atol=1e-9), f"{got.tolist()}", [])
         yield Case("softmax", platform, "DT_FP32", "page example", page)
-        for dtype in _platform_dtypes(platform, "softmax"):
-            for shape in _shapes(platform, quick):
-                for dim in (-1, 0):
-                    def run(dtype=dtype, shape=shape, dim=dim):
-                        x = _random(rng, shape, dtype)
-                        x64 = x.astype(np.float64)
-                        e64 = np.exp(x64 - np.max(x64, dim, keepdims=True))
-                        want64 = e64 / np.sum(e64, dim, keepdims=True)
-                        # exp is the elementwise exp's SLEEF kernel (within 1 ulp): 4 ulp in fp32
-                        # (docs/ops/softmax.md), 1 in fp16 / bf16
-                        return _within(ptocpu.softmax(x, dim), ref.softmax(x, dim), 4 if dtype == "DT_FP32" else 1,
-                                       want64)
-                    yield Case("softmax", platform, dtype, f"x{list(shape)} dim {dim}", run)
+        for dtype, shape, dim in _grid(platform, "softmax", quick, (-1, 0)):
+            def run(dtype=dtype, shape=shape, dim=dim):
+                x = _random(rng, shape, dtype)
+                x64 = x.astype(np.float64)
+                e64 = np.exp(x64 - np.max(x64, dim, keepdims=True))
+                want64 = e64 / np.sum(e64, dim, keepdims=True)
+                # exp is the elementwise exp's SLEEF kernel (within 1 ulp): 4 ulp in fp32
+                # (docs/ops/softmax.md), 1 in fp16 / bf16
+                return _within(ptocpu.softmax(x, dim), ref.softmax(x, dim), 4 if dtype == "DT_FP32" else 1, want64)
+            yield Case("softmax", platform, dtype, f"x{list(shape)} dim {dim}", run)
         yield Case("softmax", platform, "DT_FP32", "error: dim out of range",
                    lambda: _expect_error(lambda: ptocpu.softmax(np.zeros((2, 3), np.float32), 2),
                                          ptocpu.IndexOutOfRange, "dim 2"))
@@ -75,18 +78,16 @@ def _rms_norm_cases(rng, quick) -> Iterator[Case]:
             want = np.array([[0.3651, 0.7302, 1.0954, 1.4605], [0.7580, 0.9097, 1.0613, 1.2129]])
             return (np.allclose(got, want, rtol=0, atol=1e-9), f"{got.tolist()}", [])
         yield Case("rms_norm", platform, "DT_FP32", "page example (four decimals cut off)", page)
-        for dtype in _platform_dtypes(platform, "rms_norm"):
-            for shape in _shapes(platform, quick):
-                for with_gamma in (False, True):
-                    def run(dtype=dtype, shape=shape, with_gamma=with_gamma):
-                        x = _random(rng, shape, dtype)
-                        gamma = _random(rng, shape[-1:], dtype) if with_gamma else None
-                        x64 = x.astype(np.float64)
-                        want64 = x64 / np.sqrt(np.mean(x64 * x64, -1, keepdims=True) + 1e-6)
-                        if with_gamma:
-                            want64 = want64 * gamma.astype(np.float64)
-                        return _compare([(ptocpu.rms_norm(x, gamma), ref.rms_norm(x, gamma), want64)])
-                    yield Case("rms_norm", platform, dtype, f"x{list(shape)}{' gamma' if with_gamma else ''}", run)
+        for dtype, shape, with_gamma in _grid(platform, "rms_norm", quick, (False, True)):
+            def run(dtype=dtype, shape=shape, with_gamma=with_gamma):
+                x = _random(rng, shape, dtype)
+                gamma = _random(rng, shape[-1:], dtype) if with_gamma else None
+                x64 = x.astype(np.float64)
+                want64 = x64 / np.sqrt(np.mean(x64 * x64, -1, keepdims=True) + 1e-6)
+                if with_gamma:
+                    want64 = want64 * gamma.astype(np.float64)
+                return _compare([(ptocpu.rms_norm(x, gamma), ref.rms_norm(x, gamma), want64)])
+            yield Case("rms_norm", platform, dtype, f"x{list(shape)}{' gamma' if with_gamma else ''}", run)
         yield Case("rms_norm", platform, "DT_FP32", "error: gamma shape",
                    lambda: _expect_error(lambda: ptocpu.rms_norm(np.ones((2, 4), np.float32), np.ones(3, np.float32)),
                                          ptocpu.ArgumentError, "gamma shape [3]"))
@@ -194,17 +195,15 @@ def _topk_cases(rng, quick) -> Iterator[Case]:
             return ok, f"{v.tolist()} {i.tolist()}", []
         yield Case("topk", platform, "DT_FP32", "page example", page)
         radix = platform == "cpu" or platform == "ascend950"
-        for dtype in _platform_dtypes(platform, "topk"):
+        for dtype, shape, largest in _grid(platform, "topk", quick, (True, False)):
             algo = ptocpu.TopKAlgo.MERGE_SORT if dtype == "DT_FP32" or not radix else ptocpu.TopKAlgo.RADIX_SELECT
-            for shape in _shapes(platform, quick):
-                for largest in (True, False):
-                    def run(dtype=dtype, shape=shape, largest=largest, algo=algo):
-                        x = _sortable(rng, shape, dtype)
-                        k = max(1, shape[-1] // 3)
-                        v, i = ptocpu.topk(x, k, -1, largest, algo)
-                        wv, wi = ref.topk(x, k, largest)
-                        return _compare([(i, wi), (v, wv)])
-                    yield Case("topk", platform, dtype, f"x{list(shape)} largest={largest} {algo.name}", run)
+            def run(dtype=dtype, shape=shape, largest=largest, algo=algo):
+                x = _sortable(rng, shape, dtype)
+                k = max(1, shape[-1] // 3)
+                v, i = ptocpu.topk(x, k, -1, largest, algo)
+                wv, wi = ref.topk(x, k, largest)
+                return _compare([(i, wi), (v, wv)])
+            yield Case("topk", platform, dtype, f"x{list(shape)} largest={largest} {algo.name}", run)
         yield Case("topk", platform, "DT_FP32", "error: k out of range",
                    lambda: _expect_error(lambda: ptocpu.topk(np.zeros((2, 4), np.float32), 5), ptocpu.ArgumentError,
                                          "k 5"))
@@ -217,15 +216,13 @@ def _argsort_cases(rng, quick) -> Iterator[Case]:
             got = ptocpu.argsort(np.array([[1.0, 2.0, 3.0]] * 2, np.float32), -1, True).tolist()
             return got == [[2, 1, 0]] * 2, f"{got}", []
         yield Case("argsort", platform, "DT_FP32", "page example", page)
-        for dtype in _platform_dtypes(platform, "argsort"):
-            for shape in _shapes(platform, quick):
-                for descending in (True, False):
-                    def run(dtype=dtype, shape=shape, descending=descending):
-                        x = _sortable(rng, shape, dtype)
-                        first = 1 if len(shape) == 4 else 0  # a 4-D input is not sorted along axis 0
-                        return _compare([(ptocpu.argsort(x, first, descending), ref.sort_order(x, first, descending)),
-                                         (ptocpu.argsort(x, -1, descending), ref.sort_order(x, -1, descending))])
-                    yield Case("argsort", platform, dtype, f"x{list(shape)} descending={descending}", run)
+        for dtype, shape, descending in _grid(platform, "argsort", quick, (True, False)):
+            def run(dtype=dtype, shape=shape, descending=descending):
+                x = _sortable(rng, shape, dtype)
+                first = 1 if len(shape) == 4 else 0  # a 4-D input is not sorted along axis 0
+                return _compare([(ptocpu.argsort(x, first, descending), ref.sort_order(x, first, descending)),
+                                 (ptocpu.argsort(x, -1, descending), ref.sort_order(x, -1, descending))])
+            yield Case("argsort", platform, dtype, f"x{list(shape)} descending={descending}", run)
         yield Case("argsort", platform, "DT_FP32", "error: 4-D along axis 0",
                    lambda: _expect_error(lambda: ptocpu.argsort(np.zeros((2, 2, 2, 2), np.float32), 0),
                                          ptocpu.ArgumentError, "4-D"))
@@ -237,6 +234,16 @@ def _per_line_shape(shape, axis):
     return tuple(s)
 
 
+def _quant_grid(platform: str, op: str, quick: bool) -> Iterator[tuple]:
+    """(dtype, shape, axis, asym) for every dtype of op's row on platform, every shape, axis -1 (and -2
+    where the shape has it), without and with zero points."""
+    for dtype in _platform_dtypes(platform, op):
+        for shape in _shapes(platform, quick):
+            for axis in ((-1, -2) if len(shape) > 1 else (-1,)):
+                for asym in (False, True):
+                    yield dtype, shape, axis, asym
+
+
 @cases_for("quantize")
 def _quantize_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
@@ -245,18 +252,14 @@ def _quantize_cases(rng, quick) -> Iterator[Case]:
             got = ptocpu.quantize(x, np.ones(3, np.float32), ptocpu.DT_INT8, -1).tolist()
             return got == [[1, -2, 3, -4]] * 3, f"{got}", []
         yield Case("quantize", platform, "DT_FP32", "page example (symmetric)", page)
-        for dtype in _platform_dtypes(platform, "quantize"):
-            for shape in _shapes(platform, quick):
-                for axis in ((-1, -2) if len(shape) > 1 else (-1,)):
-                    for asym in (False, True):
-                        def run(dtype=dtype, shape=shape, axis=axis, asym=asym):
-                            x = (_random(rng, shape, "DT_FP32") * 20).astype(_np(dtype))
-                            s = rng.uniform(0.1, 3, _per_line_shape(shape, axis)).astype(np.float32)
-                            zp = rng.uniform(0, 130, s.shape).astype(np.float32) if asym else None
-                            otype = ptocpu.DT_UINT8 if asym else ptocpu.DT_INT8
-                            return _compare([(ptocpu.quantize(x, s, otype, axis, zp), ref.quantize(x, s, axis, zp))])
-                        yield Case("quantize", platform, dtype, f"x{list(shape)} axis {axis}{' zero points' if asym else ''}",
-                                   run)
+        for dtype, shape, axis, asym in _quant_grid(platform, "quantize", quick):
+            def run(dtype=dtype, shape=shape, axis=axis, asym=asym):
+                x = (_random(rng, shape, "DT_FP32") * 20).astype(_np(dtype))
+                s = rng.uniform(0.1, 3, _per_line_shape(shape, axis)).astype(np.float32)
+                zp = rng.uniform(0, 130, s.shape).astype(np.float32) if asym else None
+                otype = ptocpu.DT_UINT8 if asym else ptocpu.DT_INT8
+                return _compare([(ptocpu.quantize(x, s, otype, axis, zp), ref.quantize(x, s, axis, zp))])
+            yield Case("quantize", platform, dtype, f"x{list(shape)} axis {axis}{' zero points' if asym else ''}", run)
         yield Case("quantize", platform, "DT_FP32", "error: otype with zero points",
                    lambda: _expect_error(lambda: ptocpu.quantize(np.zeros((2, 4), np.float32), np.ones(2, np.float32),
                                                                  ptocpu.DT_INT8, -1, np.zeros(2, np.float32)),
@@ -271,18 +274,15 @@ def _dequantize_cases(rng, quick) -> Iterator[Case]:
             got = ptocpu.dequantize(x, np.ones((3, 1), np.float32), ptocpu.DT_FP32, -1).tolist()
             return got == [[1.0, 2.0, 3.0, 4.0]] * 3, f"{got}", []
         yield Case("dequantize", platform, "DT_INT8", "page example (symmetric)", page)
-        for dtype in _platform_dtypes(platform, "dequantize"):
-            for shape in _shapes(platform, quick):
-                for axis in ((-1, -2) if len(shape) > 1 else (-1,)):
-                    for asym in (False, True):
-                        def run(dtype=dtype, shape=shape, axis=axis, asym=asym):
-                            x = _random(rng, shape, dtype)
-                            s = rng.standard_normal(_per_line_shape(shape, axis)).astype(np.float32)
-                            zp = rng.uniform(-20, 20, s.shape).astype(np.float32) if asym else None
-                            got = ptocpu.dequantize(x, s, ptocpu.DT_FP32, axis, zp)
-                            return _compare([(got, ref.dequantize(x, s, axis, zp))])
-                        yield Case("dequantize", platform, dtype,
-                                   f"x{list(shape)} axis {axis}{' zero points' if asym else ''}", run)
+        for dtype, shape, axis, asym in _quant_grid(platform, "dequantize", quick):
+            def run(dtype=dtype, shape=shape, axis=axis, asym=asym):
+                x = _random(rng, shape, dtype)
+                s = rng.standard_normal(_per_line_shape(shape, axis)).astype(np.float32)
+                zp = rng.uniform(-20, 20, s.shape).astype(np.float32) if asym else None
+                got = ptocpu.dequantize(x, s, ptocpu.DT_FP32, axis, zp)
+                return _compare([(got, ref.dequantize(x, s, axis, zp))])
+            yield Case("dequantize", platform, dtype, f"x{list(shape)} axis {axis}{' zero points' if asym else ''}",
+                       run)
         yield Case("dequantize", platform, "DT_INT8", "error: otype",
                    lambda: _expect_error(lambda: ptocpu.dequantize(np.zeros((2, 4), np.int8), np.ones(2, np.float32),
                                                                    ptocpu.DT_FP16, -1),

@@ -215,15 +215,18 @@ def _strided_slice_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.IndexOutOfRange, "5"))
 
 
+def _gather_doc() -> tuple[bool, str, list]:
+    """docs/ops/gather.md's example (the same on every platform)."""
+    x = np.arange(15, dtype=np.int32).reshape(3, 5)
+    index = np.array([[0, 1, 2, 0], [1, 2, 0, 1], [2, 2, 1, 0]], np.int32)
+    want = np.array([[0, 6, 12, 3], [5, 11, 2, 8], [10, 11, 7, 3]], np.int32)
+    return _compare([(ptocpu.gather(x, 0, index), want)])
+
+
 @cases_for('gather')
 def _gather_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
-        def doc():
-            x = np.arange(15, dtype=np.int32).reshape(3, 5)
-            index = np.array([[0, 1, 2, 0], [1, 2, 0, 1], [2, 2, 1, 0]], np.int32)
-            want = np.array([[0, 6, 12, 3], [5, 11, 2, 8], [10, 11, 7, 3]], np.int32)
-            return _compare([(ptocpu.gather(x, 0, index), want)])
-        yield Case("gather", platform, "DT_INT32", "doc example", doc)
+        yield Case("gather", platform, "DT_INT32", "doc example", _gather_doc)
 
         def official():  # GatherElement_test_0 / 4 / 14 with their tiles
             pairs = []
@@ -254,20 +257,23 @@ def _gather_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.IndexOutOfRange, "index value 3"))
 
 
+def _scatter_update_doc() -> tuple[bool, str, list]:
+    """docs/ops/scatter_update.md's examples (the same on every platform)."""
+    x = np.zeros((8, 3), np.int32)
+    out = ptocpu.scatter_update(x, -2, np.array([[1, 2], [4, 5]]), np.arange(1, 13, dtype=np.int32).reshape(4, 3))
+    want = np.zeros((8, 3), np.int32)
+    want[[1, 2, 4, 5]] = np.arange(1, 13).reshape(4, 3)
+    x4 = np.zeros((2, 6, 1, 3), np.int32)
+    ptocpu.scatter_update(x4, -2, np.array([[1, 8], [4, 10]]), np.arange(1, 13, dtype=np.int32).reshape(2, 2, 1, 3))
+    want4 = np.zeros((2, 6, 1, 3), np.int32)
+    want4[0, 1, 0], want4[1, 2, 0], want4[0, 4, 0], want4[1, 4, 0] = [1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]
+    return _compare([(out, want), (x, want), (x4, want4)])
+
+
 @cases_for('scatter_update')
 def _scatter_update_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
-        def doc():
-            x = np.zeros((8, 3), np.int32)
-            out = ptocpu.scatter_update(x, -2, np.array([[1, 2], [4, 5]]), np.arange(1, 13, dtype=np.int32).reshape(4, 3))
-            want = np.zeros((8, 3), np.int32)
-            want[[1, 2, 4, 5]] = np.arange(1, 13).reshape(4, 3)
-            x4 = np.zeros((2, 6, 1, 3), np.int32)
-            ptocpu.scatter_update(x4, -2, np.array([[1, 8], [4, 10]]), np.arange(1, 13, dtype=np.int32).reshape(2, 2, 1, 3))
-            want4 = np.zeros((2, 6, 1, 3), np.int32)
-            want4[0, 1, 0], want4[1, 2, 0], want4[0, 4, 0], want4[1, 4, 0] = [1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]
-            return _compare([(out, want), (x, want), (x4, want4)])
-        yield Case("scatter_update", platform, "DT_INT32", "doc examples (2-D and 4-D)", doc)
+        yield Case("scatter_update", platform, "DT_INT32", "doc examples (2-D and 4-D)", _scatter_update_doc)
         for dtype in _platform_dtypes(platform, "scatter_update"):
             for four_d in (False, True):
                 def run(dtype=dtype, four_d=four_d):
@@ -309,14 +315,17 @@ def _scatter_update_cases(rng, quick) -> Iterator[Case]:
                    bad_last_index)
 
 
+def _index_add_doc() -> tuple[bool, str, list]:
+    """docs/ops/index_add.md's example (the same on every platform)."""
+    x = np.zeros((2, 3), np.int32)
+    out = ptocpu.index_add(x, 0, np.array([0, 1, 0], np.int32), np.ones((3, 3), np.int32))
+    return _compare([(out, np.array([[2, 2, 2], [1, 1, 1]], np.int32)), (x, np.zeros((2, 3), np.int32))])
+
+
 @cases_for('index_add_', 'index_add')
 def _index_add_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
-        def doc():
-            x = np.zeros((2, 3), np.int32)
-            out = ptocpu.index_add(x, 0, np.array([0, 1, 0], np.int32), np.ones((3, 3), np.int32))
-            return _compare([(out, np.array([[2, 2, 2], [1, 1, 1]], np.int32)), (x, np.zeros((2, 3), np.int32))])
-        yield Case("index_add", platform, "DT_INT32", "doc example (index_add leaves input untouched)", doc)
+        yield Case("index_add", platform, "DT_INT32", "doc example (index_add leaves input untouched)", _index_add_doc)
         shapes = [(6,), (4, 5), (3, 4, 5)] if quick else [(6,), (4, 5), (3, 4, 5), (2, 3, 2, 4), (2, 2, 3, 2, 3)]
         for dtype in _platform_dtypes(platform, "index_add_"):
             for shape in shapes:
@@ -358,13 +367,16 @@ def _index_add_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.ArgumentError, "65505"))
 
 
+def _gathermask_doc() -> tuple[bool, str, list]:
+    """docs/ops/gathermask.md's example (the same on every platform)."""
+    x = np.arange(18, dtype=np.int32).reshape(3, 6)
+    return _compare([(ptocpu.gathermask(x, 1), np.array([[0, 2, 4], [6, 8, 10], [12, 14, 16]], np.int32))])
+
+
 @cases_for('gathermask')
 def _gathermask_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
-        def doc():
-            x = np.arange(18, dtype=np.int32).reshape(3, 6)
-            return _compare([(ptocpu.gathermask(x, 1), np.array([[0, 2, 4], [6, 8, 10], [12, 14, 16]], np.int32))])
-        yield Case("gathermask", platform, "DT_INT32", "doc example", doc)
+        yield Case("gathermask", platform, "DT_INT32", "doc example", _gathermask_doc)
         shapes = [(8,), (3, 12)] if quick else [(8,), (3, 12), (2, 3, 16), (2, 2, 3, 8)]
         for dtype in _platform_dtypes(platform, "gathermask"):
             for shape in shapes:

@@ -4,6 +4,7 @@ exact, and tril / triu against x times numpy's 0 / 1 mask, the device's arithmet
 valid-shape case and the errors each page lists."""
 from __future__ import annotations
 
+import functools
 from typing import Callable, Iterator
 
 import numpy as np
@@ -21,6 +22,13 @@ def _ranks(platform: str, op: str, quick: bool) -> list[int]:
     lo, hi = row["rank"]
     ranks = list(range(lo, min(hi, 5) + 1))
     return ranks[-2:] if quick else ranks
+
+
+def _error_cases(op: str, what: str, call: Callable, error: type, needle: str) -> Iterator[Case]:
+    """The case "error: <what>" on every platform: call() (on an fp32 input) raises error with needle
+    in its message."""
+    for platform in PLATFORMS:
+        yield Case(op, platform, "DT_FP32", f"error: {what}", lambda: _expect_error(call, error, needle))
 
 
 def _data_cases(op: str, rng, quick: bool, make: Callable, label: str = "") -> Iterator[Case]:
@@ -70,10 +78,8 @@ def _unsqueeze_cases(rng, quick) -> Iterator[Case]:
         x = np.asarray(_random(rng, _SHAPES[rank], dtype))
         return [(ptocpu.unsqueeze(x, d), np.expand_dims(x, d)) for d in range(-rank - 1, rank + 1)]
     yield from _data_cases("unsqueeze", rng, quick, make)
-    for platform in PLATFORMS:
-        yield Case("unsqueeze", platform, "DT_FP32", "error: dim out of range",
-                   lambda: _expect_error(lambda: ptocpu.unsqueeze(np.zeros((2, 2), np.float32), 3),
-                                         ptocpu.IndexOutOfRange, "dim 3"))
+    yield from _error_cases("unsqueeze", "dim out of range", lambda: ptocpu.unsqueeze(np.zeros((2, 2), np.float32), 3),
+                            ptocpu.IndexOutOfRange, "dim 3")
 
 
 def _pairs(rank: int, platform: str) -> list[tuple[int, int]]:
@@ -115,10 +121,8 @@ def _permute_cases(rng, quick) -> Iterator[Case]:
             pairs.append((ptocpu.permute(x, dims), np.transpose(x, dims).copy()))
         return pairs
     yield from _data_cases("permute", rng, quick, make)
-    for platform in PLATFORMS:
-        yield Case("permute", platform, "DT_FP32", "error: an axis twice",
-                   lambda: _expect_error(lambda: ptocpu.permute(np.zeros((2, 3), np.float32), [1, 1]),
-                                         ptocpu.ArgumentError, "twice"))
+    yield from _error_cases("permute", "an axis twice", lambda: ptocpu.permute(np.zeros((2, 3), np.float32), [1, 1]),
+                            ptocpu.ArgumentError, "twice")
 
 
 @cases_for("concat")
@@ -134,11 +138,9 @@ def _concat_cases(rng, quick) -> Iterator[Case]:
                       _torch_reference(lambda *ts: torch.cat(ts, dim), want, *parts)]
         return pairs
     yield from _data_cases("concat", rng, quick, make, "every dim, ")
-    for platform in PLATFORMS:
-        yield Case("concat", platform, "DT_FP32", "error: shapes differ off dim",
-                   lambda: _expect_error(lambda: ptocpu.concat([np.zeros((2, 3), np.float32),
-                                                                np.zeros((2, 4), np.float32)], 0),
-                                         ptocpu.ArgumentError, "only dim 0 may differ"))
+    yield from _error_cases("concat", "shapes differ off dim",
+                            lambda: ptocpu.concat([np.zeros((2, 3), np.float32), np.zeros((2, 4), np.float32)], 0),
+                            ptocpu.ArgumentError, "only dim 0 may differ")
 
 
 @cases_for("expand_clone")
@@ -150,10 +152,9 @@ def _expand_clone_cases(rng, quick) -> Iterator[Case]:
         want = np.broadcast_to(x, target).copy()
         return [(ptocpu.expand_clone(x, list(target)), want)]
     yield from _data_cases("expand_clone", rng, quick, make)
-    for platform in PLATFORMS:
-        yield Case("expand_clone", platform, "DT_FP32", "error: a non-1 axis expands",
-                   lambda: _expect_error(lambda: ptocpu.expand_clone(np.zeros((2, 3), np.float32), [4, 3]),
-                                         ptocpu.ArgumentError, "only size-1 axes expand"))
+    yield from _error_cases("expand_clone", "a non-1 axis expands",
+                            lambda: ptocpu.expand_clone(np.zeros((2, 3), np.float32), [4, 3]),
+                            ptocpu.ArgumentError, "only size-1 axes expand")
 
 
 @cases_for("clone")
@@ -212,10 +213,9 @@ def _fillpad_cases(rng, quick) -> Iterator[Case]:
         want[box] = x[box]
         return [(ptocpu.fillpad(_partly_valid(x, valid), "constant", value), want), (ptocpu.fillpad(x, value=value), x)]
     yield from _data_cases("fillpad", rng, quick, make, "valid half, ")
-    for platform in PLATFORMS:
-        yield Case("fillpad", platform, "DT_FP32", "error: mode 'reflect'",
-                   lambda: _expect_error(lambda: ptocpu.fillpad(np.zeros((2, 2), np.float32), "reflect"),
-                                         ptocpu.ArgumentError, "allowed: 'constant'"))
+    yield from _error_cases("fillpad", "mode 'reflect'",
+                            lambda: ptocpu.fillpad(np.zeros((2, 2), np.float32), "reflect"), ptocpu.ArgumentError,
+                            "allowed: 'constant'")
 
 
 def _masked(x: np.ndarray, diagonal: int, upper: bool) -> np.ndarray:
@@ -244,30 +244,15 @@ def _triangle_cases(op: str, upper: bool, in_place: bool, rng, quick) -> Iterato
     base = op.rstrip("_")
     for case in _data_cases(base, rng, quick, make, "diagonals 0, 2, -1, "):
         yield Case(op, case.platform, case.dtype, case.name, case.run)
-    for platform in PLATFORMS:
-        call = (lambda: getattr(ptocpu.asarray(np.zeros(3, np.float32)), op)()) if in_place else \
-            (lambda: getattr(ptocpu, op)(np.zeros(3, np.float32)))
-        yield Case(op, platform, "DT_FP32", "error: rank 1", lambda call=call: _expect_error(call, ptocpu.ArgumentError, "rank 1"))
+    call = (lambda: getattr(ptocpu.asarray(np.zeros(3, np.float32)), op)()) if in_place else \
+        (lambda: getattr(ptocpu, op)(np.zeros(3, np.float32)))
+    yield from _error_cases(op, "rank 1", call, ptocpu.ArgumentError, "rank 1")
 
 
-@cases_for("tril")
-def _tril_cases(rng, quick) -> Iterator[Case]:
-    return _triangle_cases("tril", False, False, rng, quick)
-
-
-@cases_for("triu")
-def _triu_cases(rng, quick) -> Iterator[Case]:
-    return _triangle_cases("triu", True, False, rng, quick)
-
-
-@cases_for("tril_")
-def _tril_in_place_cases(rng, quick) -> Iterator[Case]:
-    return _triangle_cases("tril_", False, True, rng, quick)
-
-
-@cases_for("triu_")
-def _triu_in_place_cases(rng, quick) -> Iterator[Case]:
-    return _triangle_cases("triu_", True, True, rng, quick)
+# tril / triu and their in-place forms tril_ / triu_: one registration each, the same cases.
+for _base, _upper in (("tril", False), ("triu", True)):
+    for _op, _in_place in ((_base, False), (_base + "_", True)):
+        cases_for(_op)(functools.partial(_triangle_cases, _op, _upper, _in_place))
 
 
 @cases_for("pack")
