@@ -211,7 +211,7 @@ struct OpDef {
   // The PyPTO submodule that also offers the op, under the same name ("experimental":
   // pypto.experimental.<name>, python/ptocpu/experimental.py); "" for none.
   const char* submodule = "";
-  const char* tile_rule = "";  // in words, for the docs and the trace
+  std::string tile_rule;  // in words, for the docs and the trace
   // What the op is on the torch side (docs/torch.md): "" = not registered. With kTorch among
   // the forms the table writes it from params; an entry gives it only where that does not fit
   // (overloads).

@@ -144,6 +144,10 @@ struct OneFunctor {
 
 const Param kPrecision{"precision_type", ParamKind::Int, "1", false, nullptr, "PrecisionType | int"};
 const char* const kTileRule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile";
+// The tile rule of an op whose device kernel also needs `workspace` in the UB.
+std::string tile_rule_with(const char* workspace) {
+  return std::string("TileShape has the output's rank; UB: one tile per tensor input, one output tile and ") + workspace;
+}
 
 // ---- floor_div / ceil_div / remainder / fmod ------------------------------------------------------
 
@@ -716,8 +720,7 @@ void families::add_binary(std::vector<OpDef>& table) {
       // to the dtype (fp32 for integers)
       .forms = kFunction | kTorch,
       .dunders = {{"__floordiv__", "floor(div(self, other))"}},
-      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and a workspace "
-                   "of 6 fp32 rows per tile row",
+      .tile_rule = tile_rule_with("a workspace of 6 fp32 rows per tile row"),
       .limits = with_autocast_per_platform(platform_rows(kNumbers, floor_div_chips, floor_div_chips, floor_div_chips),
                                            kAutoCastOnA2A3),
   }));
@@ -733,8 +736,7 @@ void families::add_binary(std::vector<OpDef>& table) {
       .params = {{"input", ParamKind::TensorOrScalar}, {"other", ParamKind::TensorOrScalar}, kPrecision},
       .forms = kFunction | kMethod | kTorch,
       .dunders = {{"__mod__"}},
-      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and the "
-                   "device's temporary rows (2 for two tensors, the tile's rows + 2 for a scalar first operand)",
+      .tile_rule = tile_rule_with("the device's temporary rows (2 for two tensors, the tile's rows + 2 for a scalar first operand)"),
       .limits = with_autocast_per_platform(platform_rows(kNumbers, remainder_chips, remainder_chips, remainder_chips),
                                            kAutoCastEverywhere),
   }));
@@ -750,8 +752,7 @@ void families::add_binary(std::vector<OpDef>& table) {
       .params = {{"input", ParamKind::Tensor}, {"other", ParamKind::TensorOrScalar}, kPrecision},
       .forms = kFunction | kTorch,
       .dunders = {{"__pow__"}},
-      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and POW's "
-                   "temporary tile (fp32; 2 d + 3 d / 8 wide on atlas_a2 / atlas_a3 for float results)",
+      .tile_rule = tile_rule_with("POW's temporary tile (fp32; 2 d + 3 d / 8 wide on atlas_a2 / atlas_a3 for float results)"),
       .limits = platform_rows(kNumbers, pow_chips, pow_chips, pow_chips),
   }));
   table.push_back(fused<Atan2Op>({
@@ -765,8 +766,7 @@ void families::add_binary(std::vector<OpDef>& table) {
       .name = "hypot",
       .params = two_tensors("input", "other"),
       .forms = kFunction | kMethod | kTorch,
-      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and two fp32 "
-                   "rows",
+      .tile_rule = tile_rule_with("two fp32 rows"),
       .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
   }));
   table.push_back(fused<GcdOp>({

@@ -251,9 +251,15 @@ constexpr const char* kAssembleDynamic = "Assemble: shape of src tensor requires
 }  // namespace
 
 void families::add_kernel_model(std::vector<OpDef>& table) {
-  const DTypeSet every = DTypeSet::all().with(DTypeSet::storage_formats());  // data movement moves every dtype
-  const PlatformRows everywhere = platform_rows(every, every, every, every, 0, 8);
-  table.push_back(OpDef{
+  // The kernel model moves data: every dtype and rank on every platform. Its page is
+  // docs/kernel_model.md unless the entry names another.
+  const DTypeSet every = DTypeSet::all().with(DTypeSet::storage_formats());
+  const auto model_op = [rows = platform_rows(every, every, every, every, 0, 8)](OpDef entry) {
+    entry.limits = rows;
+    if (!*entry.doc_page) entry.doc_page = "docs/kernel_model.md";
+    return entry;
+  };
+  table.push_back(model_op({
       .name = "view",
       .params = {{"input", ParamKind::Memory},
                  {"shape", ParamKind::IntList, "None"},
@@ -261,13 +267,11 @@ void families::add_kernel_model(std::vector<OpDef>& table) {
                  {"valid_shape", ParamKind::IntList, "None"},
                  {"dtype", ParamKind::DType, "None", true}},
       .forms = kFunction | kMethod,
-      .doc_page = "docs/kernel_model.md",
       .tile_rule = "no tile rule (a window, or a padded copy of a partly valid block)",
-      .limits = everywhere,
       .run = run_view,
       .bytes = no_bytes,
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(model_op({
       .name = "assemble",
       .params = {{.name = "input", .kind = ParamKind::Tensor, .dynamic_refusal = kAssembleDynamic},
                  {"offsets", ParamKind::IntList},
@@ -278,25 +282,22 @@ void families::add_kernel_model(std::vector<OpDef>& table) {
                      {"parallel", ParamKind::Bool, "False"}}},
       .num_outputs = 0,
       .written = "out",
-      .doc_page = "docs/kernel_model.md",
       .tile_rule = "no tile rule (copies)",
-      .limits = everywhere,
       .run = run_assemble,
       .bytes = assemble_bytes,
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(model_op({
       .name = "getitem",
       .params = {{"self", ParamKind::Memory}, {"key", ParamKind::Index}},
       .forms = 0,
       .dunders = {{"__getitem__"}},
       .doc_page = "docs/tensors.md",
-      .limits = everywhere,
       .run = [](const OpDef&, const Args& a) -> Outputs { return {get_item(a.tensor(0), a.key(1))}; },
       .bytes = [](const OpDef&, const Args& a, const Outputs& out) -> int64_t {
         return a.key(1).by_index_tensor ? 2 * tensor_bytes(out[0]) + tensor_bytes(a.key(1).index) : 0;
       },
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(model_op({
       .name = "setitem",
       .params = {{"self", ParamKind::Memory}, {"key", ParamKind::Index}, {"value", ParamKind::TensorOrScalar}},
       .forms = 0,
@@ -304,7 +305,6 @@ void families::add_kernel_model(std::vector<OpDef>& table) {
       .num_outputs = 0,
       .written = "self",
       .doc_page = "docs/tensors.md",
-      .limits = everywhere,
       .run = [](const OpDef&, const Args& a) -> Outputs {
         if (a.is_tensor(2)) set_item(a.tensor(0), a.key(1), a.tensor(2));
         else set_item(a.tensor(0), a.key(1), a.scalar(2));
@@ -315,23 +315,21 @@ void families::add_kernel_model(std::vector<OpDef>& table) {
         const IndexKey& key = a.key(1);
         return key.by_index_tensor ? tensor_bytes(key.index) : tensor_bytes(get_item(a.tensor(0), key));
       },
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(model_op({
       .name = "astype",
       .params = {{"self", ParamKind::Tensor}, {"dtype", ParamKind::DType}},
       .forms = kMethod,
       .doc_page = "docs/dtypes.md",
-      .limits = everywhere,
       .run = [](const OpDef&, const Args& a) -> Outputs { return {astype(a.tensor(0), a.dtype(1))}; },
-  });
-  table.push_back(OpDef{
+  }));
+  table.push_back(model_op({
       .name = "contiguous",
       .params = {{"self", ParamKind::Tensor}},
       .forms = kMethod,
       .doc_page = "docs/tensors.md",
-      .limits = everywhere,
       .run = [](const OpDef&, const Args& a) -> Outputs { return {a.tensor(0).contiguous()}; },
-  });
+  }));
 }
 
 }  // namespace pto
