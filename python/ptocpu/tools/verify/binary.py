@@ -10,13 +10,14 @@ expected array in the output dtype.
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
 import ptocpu
 
-from .common import PLATFORMS, Case, _compare, _expect_error, _platform_dtypes, _random, cases_for
+from .common import PLATFORMS, Case, _compare, _expect_error, _libm, _platform_dtypes, _random, cases_for
 from .elementwise import _is_float, _np
 
 # ---------------------------------------------------------------- helpers of the references
@@ -462,7 +463,7 @@ def atan2_device(y: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def atan2_reference(platform, dtype, a, b):
     if dtype == "DT_FP64":
-        return np.arctan2(wide(a), wide(b))
+        return _libm(math.atan2, np.arctan2)(wide(a), wide(b))
     return atan2_device(wide(a), wide(b)).astype(_np(dtype))
 
 

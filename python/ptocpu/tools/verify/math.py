@@ -13,7 +13,7 @@ import numpy as np
 
 import ptocpu
 
-from .common import Case, _expect_error
+from .common import Case, _expect_error, _libm
 from .elementwise import elementwise
 
 
@@ -111,28 +111,28 @@ def _with_tile(tile, fn):
         return fn()
 
 
-elementwise("exp", np.exp, arity=1, ulps=1, domain=(-10.0, 10.0), specials=True, errors=_math_errors)
+elementwise("exp", _libm(math.exp, np.exp), arity=1, ulps=1, domain=(-10.0, 10.0), specials=True, errors=_math_errors)
 elementwise("exp2", np.exp2, arity=1, ulps=1, result="fp32", domain=(-20.0, 20.0), specials=True)
 # exp(x) - 1 cancels near 0 (as on the device): 1 ulp of exp(x) is many of the result there
 elementwise("expm1", _expm1, arity=1, ulps=2, result="fp32", domain=(1.0, 4.0), steps=True, specials=True)
-elementwise("log", np.log, arity=1, ulps=1, domain=(0.001, 100.0), specials=True)
+elementwise("log", _libm(math.log, np.log), arity=1, ulps=1, domain=(0.001, 100.0), specials=True)
 elementwise("log2", _log_base(2.0), arity=1, ulps=2, domain=(0.001, 100.0), steps=True, specials=True)
 elementwise("log10", _log_base(10.0), arity=1, ulps=2, domain=(0.001, 100.0), steps=True, specials=True)
 elementwise("log1p", _log1p, arity=1, ulps=2, domain=(-0.9, 10.0), steps=True, specials=True)
 elementwise("rsqrt", _rsqrt, arity=1, domain=(0.01, 100.0), steps=True, specials=True)
 elementwise("cbrt", _cbrt, arity=1, ulps=1, domain=(-100.0, 100.0), steps=True, specials=True)
-elementwise("sin", np.sin, arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
-elementwise("cos", np.cos, arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
-elementwise("tan", np.tan, arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
-elementwise("asin", np.arcsin, arity=1, ulps=1, domain=(-1.0, 1.0), specials=True)
-elementwise("acos", np.arccos, arity=1, ulps=1, domain=(-1.0, 1.0), specials=True)
-elementwise("atan", np.arctan, arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
-elementwise("sinh", np.sinh, arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
-elementwise("cosh", np.cosh, arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
-elementwise("tanh", np.tanh, arity=1, ulps=1, domain=(-5.0, 5.0), specials=True)
-elementwise("asinh", np.arcsinh, arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
-elementwise("acosh", np.arccosh, arity=1, ulps=1, domain=(1.0, 10.0), specials=True)
-elementwise("atanh", np.arctanh, arity=1, ulps=1, domain=(-0.99, 0.99), specials=True)
+elementwise("sin", _libm(math.sin, np.sin), arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
+elementwise("cos", _libm(math.cos, np.cos), arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
+elementwise("tan", _libm(math.tan, np.tan), arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
+elementwise("asin", _libm(math.asin, np.arcsin), arity=1, ulps=1, domain=(-1.0, 1.0), specials=True)
+elementwise("acos", _libm(math.acos, np.arccos), arity=1, ulps=1, domain=(-1.0, 1.0), specials=True)
+elementwise("atan", _libm(math.atan, np.arctan), arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
+elementwise("sinh", _libm(math.sinh, np.sinh), arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
+elementwise("cosh", _libm(math.cosh, np.cosh), arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
+elementwise("tanh", _libm(math.tanh, np.tanh), arity=1, ulps=1, domain=(-5.0, 5.0), specials=True)
+elementwise("asinh", _libm(math.asinh, np.arcsinh), arity=1, ulps=1, domain=(-10.0, 10.0), specials=True)
+elementwise("acosh", _libm(math.acosh, np.arccosh), arity=1, ulps=1, domain=(1.0, 10.0), specials=True)
+elementwise("atanh", _libm(math.atanh, np.arctanh), arity=1, ulps=1, domain=(-0.99, 0.99), specials=True)
 elementwise("erf", _erf, arity=1, ulps=1, domain=(-4.0, 4.0), specials=True)
 # fp64: SLEEF's erfc is a 1.5-ulp function, math.erfc adds its own (fp32 goes through fp64: within 1 ulp)
 elementwise("erfc", _erfc, arity=1, ulps=3, domain=(-3.0, 10.0), specials=True)
