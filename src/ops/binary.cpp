@@ -564,8 +564,7 @@ Outputs run_prelu(const OpDef& op, const Args& a) {
 }
 
 Plan plan_lrelu(const OpDef& op, const Args& a) {
-  const OpLimits& limits = require_offered(op);
-  const Tensor x = operand(op, limits, a.tensor(0), "input", limits.dtypes);
+  const Tensor x = offered_input(op, a);
   const Scalar& s = a.scalar(1);
   const double slope = s.kind == Scalar::Kind::Float ? s.f : static_cast<double>(s.i);
   if (std::isnan(slope) || std::isinf(slope) || slope < 0)

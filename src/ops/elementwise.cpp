@@ -176,8 +176,7 @@ Plan plan_binary(const OpDef& op, const Args& a, const BinaryRules& rules) {
 }
 
 Plan plan_unary(const OpDef& op, const Args& a, Result result) {
-  const OpLimits& limits = require_offered(op);
-  const Tensor x = operand(op, limits, a.tensor(0), op.params[0].name, limits.dtypes);
+  const Tensor x = offered_input(op, a);
   Plan p;
   p.inputs = {x};
   p.shape = x.shape();
