@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <limits>
 #include <vector>
 
 #include "copy/simd.h"
+#include "core/half.h"
 #include "kernels/elementwise.h"
 #include "kernels/math.h"
 #include "kernels/row_walk.h"
@@ -28,52 +30,76 @@ PTO_INLINE float max_nan(float a, float b) { return (a != a || a > b) ? a : b; }
 template <class Op>
 PTO_INLINE float close_lanes(float* acc, Op op) {
   for (int w = kLanes / 2; w > 0; w /= 2)
+#pragma GCC unroll 0  // unrolled before vectorising, a level would become scalar steps
     for (int j = 0; j < w; ++j) acc[j] = op(acc[j], acc[j + w]);
   return acc[0];
 }
 
+// The last n < kLanes values of a row padded with `identity` to a whole set of lanes, so that the
+// lane loops keep their fixed width (short rows are all tail).
+PTO_INLINE const float* padded_tail(const float* x, int64_t n, float identity, float* t) {
+  for (int j = 0; j < kLanes; ++j) t[j] = j < n ? x[j] : identity;
+  return t;
+}
+
 PTO_INLINE float lane_max(const float* __restrict x, int64_t n) {
-  float acc[kLanes];
-  for (int j = 0; j < kLanes; ++j) acc[j] = -std::numeric_limits<float>::infinity();
+  constexpr float kLow = -std::numeric_limits<float>::infinity();  // max_nan(a, -inf) is a
+  float acc[kLanes], tail[kLanes];
+  for (int j = 0; j < kLanes; ++j) acc[j] = kLow;
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
     for (int j = 0; j < kLanes; ++j) acc[j] = max_nan(acc[j], x[i + j]);
-  for (int j = 0; i + j < n; ++j) acc[j] = max_nan(acc[j], x[i + j]);
+  if (i < n) {
+    const float* t = padded_tail(x + i, n - i, kLow, tail);
+    for (int j = 0; j < kLanes; ++j) acc[j] = max_nan(acc[j], t[j]);
+  }
   return close_lanes(acc, max_nan);
 }
 
-// The sum of f(x[i]): element i into running sum i % 32, then the tree.
+// The sum of f(x[i]) (f(v) >= 0, f(0) = +0): element i into running sum i % 32, then the tree.
 template <class F>
 PTO_INLINE float lane_sum(const float* __restrict x, int64_t n, F f) {
-  float acc[kLanes] = {};
+  float acc[kLanes] = {}, tail[kLanes];
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
     for (int j = 0; j < kLanes; ++j) acc[j] += f(x[i + j]);
-  for (int j = 0; i + j < n; ++j) acc[j] += f(x[i + j]);
+  if (i < n) {  // the padding adds +0 to lanes that are >= +0: no change
+    const float* t = padded_tail(x + i, n - i, 0.0f, tail);
+    for (int j = 0; j < kLanes; ++j) acc[j] += f(t[j]);
+  }
   return close_lanes(acc, [](float a, float b) { return a + b; });
 }
 
-// One row of softmax: y = exp(x - max) / sum (y may not be x). The exp is the elementwise exp's
-// vector kernel (SLEEF, within 1 ulp): a libm call per element would not vectorise.
-PTO_SIMD_CLONES void softmax_row(const float* __restrict x, float* __restrict y, int64_t n) {
-  const float m = lane_max(x, n);
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
-  math::evaluate(math::Fn::Exp, y, y, n);
-  const float s = lane_sum(y, n, [](float v) { return v; });
-  for (int64_t i = 0; i < n; ++i) y[i] = y[i] / s;
+// Rows of softmax, one after another: y = exp(x - max) / sum per row (y may not be x). The exp is
+// the elementwise exp's vector kernel (SLEEF, within 1 ulp), over all the rows at once: a libm call
+// per element would not vectorise, a call per short row would cost more than its elements.
+PTO_SIMD_CLONES void softmax_rows(const float* __restrict x, float* __restrict y, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float m = lane_max(x + r * n, n);
+    for (int64_t i = r * n; i < (r + 1) * n; ++i) y[i] = x[i] - m;
+  }
+  math::evaluate(math::Fn::Exp, y, y, rows * n);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float s = lane_sum(y + r * n, n, [](float v) { return v; });
+    for (int64_t i = r * n; i < (r + 1) * n; ++i) y[i] = y[i] / s;
+  }
 }
 
-// One row of rms_norm: y = x / sqrt(sum((x * x) * inv_n) + eps) [* g] (y may not be x).
-PTO_SIMD_CLONES void rms_norm_row(const float* __restrict x, float* __restrict y, int64_t n, float inv_n, float eps,
-                                  const float* __restrict g) {
-  const float root = std::sqrt(lane_sum(x, n, [inv_n](float v) { return (v * v) * inv_n; }) + eps);
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / root;
-  if (g)
-    for (int64_t i = 0; i < n; ++i) y[i] = y[i] * g[i];
+// Rows of rms_norm, one after another: y = x / sqrt(sum((x * x) * inv_n) + eps) [* g] (y may not be x).
+PTO_SIMD_CLONES void rms_norm_rows(const float* __restrict x, float* __restrict y, int64_t rows, int64_t n, float inv_n,
+                                   float eps, const float* __restrict g) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    const float root = std::sqrt(lane_sum(xr, n, [inv_n](float v) { return (v * v) * inv_n; }) + eps);
+    for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] / root;
+    if (g)
+      for (int64_t i = 0; i < n; ++i) yr[i] = yr[i] * g[i];
+  }
 }
 
 // softmax of the columns of a block: e[i * w + l] for i < n, l < w, in place. Column l is reduced
-// in the rows' order exactly as softmax_row reduces a row: max, then element i into lane i % 32.
+// in the rows' order exactly as softmax_rows reduces a row: max, then element i into lane i % 32.
 PTO_SIMD_CLONES void softmax_columns(float* __restrict e, int64_t n, int64_t w, float* __restrict scratch) {
   float* m = scratch;  // [w], then the sums' lanes [kLanes][w]
   float* acc = scratch + w;
@@ -83,7 +109,7 @@ PTO_SIMD_CLONES void softmax_columns(float* __restrict e, int64_t n, int64_t w, 
   std::fill(acc, acc + kLanes * w, 0.0f);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t l = 0; l < w; ++l) e[i * w + l] -= m[l];
-  math::evaluate(math::Fn::Exp, e, e, n * w);  // the vector exp, as softmax_row's
+  math::evaluate(math::Fn::Exp, e, e, n * w);  // the vector exp, as softmax_rows'
   for (int64_t i = 0; i < n; ++i) {
     float* lane = acc + (i % kLanes) * w;
     for (int64_t l = 0; l < w; ++l) lane[l] += e[i * w + l];
@@ -110,8 +136,14 @@ struct RowsOf {
   }
 };
 
-// Runs fn(x, y, n) over every row along dim: x the input row in fp32, y where the fp32 result goes
-// (the output row itself when it is contiguous fp32), stored with one rounding afterwards.
+// Rows shorter than this are worked in groups of rows that lie one after another in memory, so
+// that a group takes one load, one exp call and one store.
+constexpr int64_t kGroupElements = 2048;
+
+// Runs fn(x, y, rows, n) over every row along dim: x rows of the input in fp32 one after another, y
+// where their fp32 results go (the output itself when it is contiguous fp32), stored with one
+// rounding afterwards. Rows that follow each other in the input (a contiguous input along its last
+// axis) go in groups of up to kGroupElements elements, others one at a time.
 template <class Fn>
 void for_each_row(const Tensor& in, int dim, const Tensor& out, Fn fn) {
   const int64_t n = in.shape(dim);
@@ -121,24 +153,28 @@ void for_each_row(const Tensor& in, int dim, const Tensor& out, Fn fn) {
   const ew::LoadFn<float> load = ew::loader<float>(in.dtype());
   const ew::StoreFn<float> store = ew::storer<float>(out.dtype());
   const bool direct = out.dtype() == DType::FP32 && dst.step == static_cast<int64_t>(sizeof(float));
-  parallel_for(walk.count(), rows_per_chunk(n), [&](int64_t begin, int64_t end) {
-    std::vector<float> buffer(static_cast<size_t>(direct ? n : 2 * n));
+  const bool packed = dim == in.ndim() - 1 && in.is_contiguous() && dst.step == static_cast<int64_t>(out.itemsize());
+  const int64_t group = packed ? std::max<int64_t>(1, kGroupElements / std::max<int64_t>(n, 1)) : 1;
+  const int64_t groups = (walk.count() + group - 1) / group;
+  parallel_for(groups, std::max<int64_t>(1, rows_per_chunk(n) / group), [&](int64_t begin, int64_t end) {
+    std::vector<float> buffer(static_cast<size_t>(direct ? group * n : 2 * group * n));
     float* xbuf = buffer.data();
-    float* ybuf = direct ? nullptr : buffer.data() + n;
-    for (int64_t r = begin; r < end; ++r) {
-      const float* x = load(src.row(walk, r), src.step, n, xbuf);
+    float* ybuf = direct ? nullptr : buffer.data() + group * n;
+    for (int64_t k = begin; k < end; ++k) {
+      const int64_t r = k * group, rows = std::min(group, walk.count() - r);
+      const float* x = load(src.row(walk, r), src.step, rows * n, xbuf);
       std::byte* o = dst.row(walk, r);
       float* y = direct ? reinterpret_cast<float*>(o) : ybuf;
-      fn(x, y, n);
-      if (!direct) store(y, o, dst.step, n);
+      fn(x, y, rows, n);
+      if (!direct) store(y, o, dst.step, rows * n);
     }
   });
 }
 
-uint16_t bf16_ties_away(float f) {
+PTO_INLINE uint16_t bf16_ties_away(float f) {
   const uint32_t u = std::bit_cast<uint32_t>(f);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  return static_cast<uint16_t>((u + 0x8000u) >> 16);
+  const bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;  // quieted, not rounded (a select: vectorises)
+  return static_cast<uint16_t>(nan ? (u >> 16) | 0x40u : (u + 0x8000u) >> 16);
 }
 
 // Reads element (i, j) of a 2-D fp32 tensor of any strides.
@@ -147,13 +183,50 @@ struct Matrix {
   int64_t s0, s1;
   explicit Matrix(const Tensor& t) : data(t.data_as<const float>()), s0(t.stride(0)), s1(t.stride(1)) {}
   float operator()(int64_t i, int64_t j) const { return data[i * s0 + j * s1]; }
+  // Row i's elements [j0, j0 + w): in place when they are contiguous, else copied into buf.
+  const float* span(int64_t i, int64_t j0, int64_t w, float* buf) const {
+    const float* p = data + i * s0 + j0 * s1;
+    if (s1 == 1) return p;
+    for (int64_t j = 0; j < w; ++j) buf[j] = p[j * s1];
+    return buf;
+  }
 };
+
+PTO_SIMD_CLONES void running_max(float* __restrict m, const float* __restrict x, int64_t w) {
+  for (int64_t j = 0; j < w; ++j) m[j] = max_nan(m[j], x[j]);
+}
+
+// online_softmax's column max scaled; its sums start at zero.
+PTO_SIMD_CLONES void start_sums(float* __restrict m, float* __restrict sum, float scale, int64_t w) {
+  for (int64_t j = 0; j < w; ++j) m[j] = m[j] * scale, sum[j] = 0.0f;
+}
+
+// One row of online_softmax_update: o = previous * a + current * b.
+PTO_SIMD_CLONES void blend_row(float* __restrict o, const float* __restrict previous, const float* __restrict current,
+                               const float* __restrict a, const float* __restrict b, int64_t q) {
+  for (int64_t j = 0; j < q; ++j) {
+    const float kept = previous[j] * a[j], added = current[j] * b[j];
+    o[j] = kept + added;
+  }
+}
+
+// One row of an online_softmax block: e = exp(x * scale - m) (the vector exp, as softmax's),
+// rounded to bf16 into e16 and added to sum. t: w floats of scratch.
+PTO_SIMD_CLONES void exp_of_row(uint16_t* __restrict e16, float* __restrict sum, float* __restrict t,
+                                const float* __restrict x, const float* __restrict m, float scale, int64_t w) {
+  for (int64_t j = 0; j < w; ++j) t[j] = x[j] * scale - m[j];
+  math::evaluate(math::Fn::Exp, t, t, w);
+  for (int64_t j = 0; j < w; ++j) {
+    e16[j] = bf16_ties_away(t[j]);
+    sum[j] += t[j];
+  }
+}
 
 }  // namespace
 
 void softmax(const Tensor& in, int dim, const Tensor& out) {
   if (dim == in.ndim() - 1) {
-    for_each_row(in, dim, out, [](const float* x, float* y, int64_t n) { softmax_row(x, y, n); });
+    for_each_row(in, dim, out, [](const float* x, float* y, int64_t rows, int64_t n) { softmax_rows(x, y, rows, n); });
     return;
   }
   // Another dim: blocks of columns of the last axis, each column reduced along dim.
@@ -198,8 +271,9 @@ void rms_norm(const Tensor& in, const Tensor& gamma, float inv_n, float eps, con
     g = ew::loader<float>(gamma.dtype())(static_cast<const std::byte*>(gamma.data()), step, gamma.numel(),
                                          gamma32.data());
   }
-  for_each_row(in, in.ndim() - 1, out,
-               [=](const float* x, float* y, int64_t n) { rms_norm_row(x, y, n, inv_n, eps, g); });
+  for_each_row(in, in.ndim() - 1, out, [=](const float* x, float* y, int64_t rows, int64_t n) {
+    rms_norm_rows(x, y, rows, n, inv_n, eps, g);
+  });
 }
 
 void online_softmax(const Tensor& scores, float scale, const Tensor& exp_bf16, const Tensor& column_max,
@@ -211,21 +285,13 @@ void online_softmax(const Tensor& scores, float scale, const Tensor& exp_bf16, c
   float* csum = column_sum.data_as<float>();
   constexpr int64_t kBlock = 64;  // columns per task: each column's rows are summed in row order
   parallel_for((q + kBlock - 1) / kBlock, std::max<int64_t>(1, 8192 / (k + 1)), [&](int64_t begin, int64_t end) {
+    float buf[kBlock], t[kBlock];
     for (int64_t b = begin; b < end; ++b) {
-      const int64_t j0 = b * kBlock, j1 = std::min(q, j0 + kBlock);
-      for (int64_t j = j0; j < j1; ++j) cmax[j] = -std::numeric_limits<float>::infinity();
-      for (int64_t i = 0; i < k; ++i)
-        for (int64_t j = j0; j < j1; ++j) cmax[j] = max_nan(cmax[j], s(i, j));
-      for (int64_t j = j0; j < j1; ++j) {
-        cmax[j] = cmax[j] * scale;
-        csum[j] = 0.0f;
-      }
-      for (int64_t i = 0; i < k; ++i)
-        for (int64_t j = j0; j < j1; ++j) {
-          const float e = exp_f32(s(i, j) * scale - cmax[j]);
-          e16[i * q + j] = bf16_ties_away(e);
-          csum[j] += e;
-        }
+      const int64_t j0 = b * kBlock, w = std::min(q - j0, kBlock);
+      std::fill(cmax + j0, cmax + j0 + w, -std::numeric_limits<float>::infinity());
+      for (int64_t i = 0; i < k; ++i) running_max(cmax + j0, s.span(i, j0, w, buf), w);
+      start_sums(cmax + j0, csum + j0, scale, w);
+      for (int64_t i = 0; i < k; ++i) exp_of_row(e16 + i * q + j0, csum + j0, t, s.span(i, j0, w, buf), cmax + j0, scale, w);
     }
   });
 }
@@ -240,18 +306,40 @@ void online_softmax_update(const OnlineUpdate& u) {
   std::vector<float> a(static_cast<size_t>(q)), b(static_cast<size_t>(q));
   for (int64_t j = 0; j < q; ++j) {
     m[j] = max_nan(mp(0, j), mc(0, j));
-    a[j] = exp_f32(mp(0, j) - m[j]);
-    b[j] = exp_f32(mc(0, j) - m[j]);
+    a[j] = mp(0, j) - m[j];
+    b[j] = mc(0, j) - m[j];
+  }
+  math::evaluate(math::Fn::Exp, a.data(), a.data(), q);  // the vector exp, as softmax's
+  math::evaluate(math::Fn::Exp, b.data(), b.data(), q);
+  for (int64_t j = 0; j < q; ++j) {
     const float scaled_previous = a[j] * sp(0, j), scaled_current = b[j] * sc(0, j);
     s[j] = scaled_previous + scaled_current;
   }
   parallel_for(h, std::max<int64_t>(1, 16384 / (q + 1)), [&](int64_t begin, int64_t end) {
+    std::vector<float> kept(static_cast<size_t>(q)), added(static_cast<size_t>(q));
     for (int64_t i = begin; i < end; ++i)
-      for (int64_t j = 0; j < q; ++j) {
-        const float kept = op(i, j) * a[j], added = oc(i, j) * b[j];
-        o[i * q + j] = kept + added;
-      }
+      blend_row(o + i * q, op.span(i, 0, q, kept.data()), oc.span(i, 0, q, added.data()), a.data(), b.data(), q);
   });
+}
+
+namespace {
+PTO_SIMD_CLONES void difference(float* __restrict out, const float* __restrict a, const float* __restrict b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = a[i] - b[i];
+}
+PTO_SIMD_CLONES void fp16_difference(float* __restrict out, const float* __restrict a, const float* __restrict b,
+                                     int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = half::widen(half::to_fp16(a[i] - b[i]));
+}
+}  // namespace
+
+void ExpDif::apply_block(float* out, const float* a, const float* b, int64_t n) {
+  difference(out, a, b, n);
+  math::evaluate(math::Fn::Exp, out, out, n);
+}
+
+void ExpOfFp16Dif::apply_block(float* out, const float* a, const float* b, int64_t n) {
+  fp16_difference(out, a, b, n);
+  math::evaluate(math::Fn::Exp, out, out, n);
 }
 
 }  // namespace pto::kernels::composite

@@ -4,18 +4,12 @@
 // the rows; the order inside a row is fixed, so results do not depend on the thread count or the
 // instruction set. No checks, no exceptions: the ops checked everything.
 #pragma once
-#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
-#include "core/half.h"
 #include "ptocpu/tensor.h"
 
 namespace pto::kernels::composite {
-
-// The exp of every composite (the device's exp, INTRINSIC): the one place to switch to the unary
-// family's vectorised exp.
-inline float exp_f32(float x) { return std::exp(x); }
 
 // out = softmax of in along dim: m = max, e = exp(x - m), s = sum(e), out = e / s, in fp32, rounded
 // once to out's dtype. in: fp16 / bf16 / fp32, any strides; out: contiguous, in's shape and dtype.
@@ -42,17 +36,18 @@ struct OnlineUpdate {
 };
 void online_softmax_update(const OnlineUpdate& u);
 
-// expand_exp_dif's functors on the elementwise engine (fp32 compute): exp(a - b), and exp of the
-// difference rounded to fp16 first (fp16 tiles of equal shape: a native sub, then exp).
+// expand_exp_dif's functors on the elementwise engine (fp32 compute), a block at a time through the
+// vector exp (softmax's): exp(a - b), and exp of the difference rounded to fp16 first (fp16 tiles
+// of equal shape: a native sub, then exp).
 struct ExpDif {
   template <class T> using out = T;
   template <class T> static constexpr bool takes = std::is_same_v<T, float>;
-  static float apply(float a, float b) { return exp_f32(a - b); }
+  static void apply_block(float* out, const float* a, const float* b, int64_t n);
 };
 struct ExpOfFp16Dif {
   template <class T> using out = T;
   template <class T> static constexpr bool takes = std::is_same_v<T, float>;
-  static float apply(float a, float b) { return exp_f32(half::widen(half::to_fp16(a - b))); }
+  static void apply_block(float* out, const float* a, const float* b, int64_t n);
 };
 
 }  // namespace pto::kernels::composite

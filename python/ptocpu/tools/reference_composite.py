@@ -87,6 +87,14 @@ def online_softmax_update(mp, sp, op, mc, sc, oc, exp=exp_f32):
     return m, a * sp + b * sc, op * a + oc * b
 
 
+def online_softmax_update_terms(mp, op, mc, oc) -> np.ndarray:
+    """|Op * a| + |Oc * b| in fp32: the scale of the update's output error, since the output's two
+    terms can cancel (a few ulp of this, not of the output)."""
+    m = np.maximum(np.asarray(mp, np.float64), np.asarray(mc, np.float64))
+    a, b = np.exp(np.asarray(mp, np.float64) - m), np.exp(np.asarray(mc, np.float64) - m)
+    return (np.abs(np.asarray(op, np.float64)) * a + np.abs(np.asarray(oc, np.float64)) * b).astype(np.float32)
+
+
 def expand_exp_dif(x: np.ndarray, other: np.ndarray, exp=exp_f32) -> np.ndarray:
     """exp(x - other) in fp32, rounded once; fp16 without a broadcast in the last two axes rounds
     the difference to fp16 first."""
