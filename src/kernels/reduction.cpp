@@ -205,6 +205,7 @@ template <class T, bool kMax>
     odd[j] |= x != x;
   }
   const auto halve = [&](int half) {
+#pragma GCC unroll 0  // as in lanes(): a level stays one vector step
     for (int j = 0; j < half; ++j) {
       b[j] = (kMax ? b[j + half] > b[j] : b[j + half] < b[j]) ? b[j + half] : b[j];
       odd[j] |= odd[j + half];
@@ -350,8 +351,12 @@ template <class P>
   for (; i + kLanes <= m; i += kLanes)
     for (int j = 0; j < kLanes; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
   for (int j = 0; i + j < m; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
+  // Not unrolled before the vectoriser sees them: unrolled, each level becomes scalar steps.
+#pragma GCC unroll 0
   for (int j = 0; j < 16; ++j) acc[j] = P::combine(acc[j], acc[j + 16]);
+#pragma GCC unroll 0
   for (int j = 0; j < 8; ++j) acc[j] = P::combine(acc[j], acc[j + 8]);
+#pragma GCC unroll 0
   for (int j = 0; j < 4; ++j) acc[j] = P::combine(acc[j], acc[j + 4]);
   for (int j = 0; j < 2; ++j) acc[j] = P::combine(acc[j], acc[j + 2]);
   return P::combine(acc[0], acc[1]);
