@@ -220,6 +220,13 @@ PTO_SIMD_CLONES void fill_run(T* __restrict out, T v, int64_t n) {
   for (int64_t j = 0; j < n; ++j) out[j] = v;
 }
 
+// Rows of len elements one after another, row r filled with v[r]: one call for many short rows.
+template <class T>
+PTO_SIMD_CLONES void fill_whole_rows(T* __restrict out, const T* __restrict v, int64_t rows, int64_t len) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < len; ++j) out[r * len + j] = v[r];
+}
+
 // Row r of t (every dim but the last, row-major): its first element's offset.
 int64_t row_offset(const Tensor& t, int64_t r) {
   int64_t off = 0;
@@ -434,12 +441,17 @@ void fill_rows(std::byte* dst, const std::byte* values, int64_t rows, int64_t le
     const T* v = reinterpret_cast<const T*>(values);
     const auto emit = [&](int64_t p, int64_t end, std::byte* to) {
       T* o = reinterpret_cast<T*>(to);
-      while (p < end) {
-        const int64_t n = std::min(len - p % len, end - p);
-        fill_run(o, v[p / len], n);
-        o += n;
-        p += n;
+      int64_t row = p / len;
+      if (const int64_t head = std::min((row + 1) * len, end) - p; p % len != 0) {  // a partial first row
+        fill_run(o, v[row++], head);
+        o += head;
+        p += head;
       }
+      const int64_t whole = (end - p) / len;
+      fill_whole_rows(o, v + row, whole, len);
+      o += whole * len;
+      p += whole * len;
+      if (p < end) fill_run(o, v[row + whole], end - p);
     };
     parallel_for(total, min_chunk(item), [&](int64_t lo, int64_t hi) { write_range(dst, lo, hi, item, stream, emit); });
   });

@@ -428,6 +428,16 @@ def test_expand_clone_every_dtype_and_rank(platform):
             assert_same_bits(ptocpu.asarray(strided(x)).expand_clone(list(target)), want)
 
 
+def test_expand_clone_of_many_short_rows_across_thread_ranges():
+    # rows are filled many at a time; thread ranges (and the streamed stage of a large output) start
+    # and end inside rows of 7, 64 and 1000 elements of each width
+    rng = np.random.default_rng(81)
+    for rows, width, dt in ((300007, 7, np.int8), (262144, 64, np.int8), (20011, 1000, np.float16),
+                            (70001, 3, np.float32), (9973, 5, np.int64)):
+        x = random_bits(rng, (rows, 1), np.dtype(dt))
+        assert_same_bits(ptocpu.expand_clone(x, [rows, width]), np.broadcast_to(x, (rows, width)).copy())
+
+
 def test_expand_clone_examples_valid_shapes_and_errors():
     a = np.arange(1, 9, dtype=np.int32).reshape(1, 8)
     want = np.repeat(a, 4, 0)
