@@ -16,17 +16,31 @@ template <class E>
 class Scratch {
  public:
   Scratch(int64_t per_slot, bool needed)
-      : per_(per_slot), slots_(needed ? get_num_threads() + 1 : 0), data_(needed ? new E[per_ * slots_] : nullptr) {}
+      : per_(padded(per_slot)), slots_(needed ? get_num_threads() + 1 : 0),
+        data_(needed ? new E[per_ * slots_ + kLine / sizeof(E)] : nullptr) {}
   E* take() {  // a chunk's buffer (more chunks than threads only if the thread count changed meanwhile)
     if (!data_) return nullptr;
     const int i = next_.fetch_add(1, std::memory_order_relaxed);
-    if (i < slots_) return data_.get() + per_ * i;
+    if (i < slots_) return aligned(data_.get()) + per_ * i;
     std::lock_guard<std::mutex> lock(mutex_);
-    extra_.emplace_back(new E[per_]);
-    return extra_.back().get();
+    extra_.emplace_back(new E[per_ + kLine / sizeof(E)]);
+    return aligned(extra_.back().get());
   }
 
  private:
+  // Slots start on cache lines of their own: threads updating neighbouring slots would otherwise
+  // share the line between them and pass it back and forth on every update.
+  static constexpr int64_t kLine = 64;
+  static_assert(kLine % sizeof(E) == 0);
+  static int64_t padded(int64_t n) {
+    const int64_t per_line = kLine / static_cast<int64_t>(sizeof(E));
+    return (n + per_line - 1) / per_line * per_line;
+  }
+  static E* aligned(E* p) {
+    const auto at = reinterpret_cast<uintptr_t>(p);
+    return reinterpret_cast<E*>((at + kLine - 1) / kLine * kLine);
+  }
+
   int64_t per_;
   int slots_;
   std::unique_ptr<E[]> data_;
