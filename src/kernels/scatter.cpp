@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "copy/simd.h"
+#include "core/half.h"
 #include "kernels/scratch.h"
 #include "ptocpu/parallel.h"
 
@@ -233,9 +234,11 @@ inline void walk_row(T* orow, const T* srow, const I* irow, int64_t j0, int64_t 
 // Runs body(j0, j1) over [0, md) in chunks and meanwhile prefetches (for writing) the `bytes`
 // at `ahead`: the input line of a later row, whose scattered targets no hardware prefetcher
 // would guess.
+constexpr int64_t kWalkChunk = 64;  // contributions per body call of chunked_with_prefetch
+
 template <class Body>
 inline void chunked_with_prefetch(int64_t md, const char* ahead, int64_t bytes, Body&& body) {
-  constexpr int64_t kChunk = 64;
+  constexpr int64_t kChunk = kWalkChunk;
   const int64_t lines = ahead ? (bytes + 63) / 64 : 0;
   const int64_t chunks = (md + kChunk - 1) / kChunk;
   const int64_t per_chunk = chunks ? (lines + chunks - 1) / chunks : 0;
@@ -337,6 +340,50 @@ void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, i
     const uint8_t* m = marks + t * kn;
     if constexpr (kIdentity) store_marked(row, b, m, kn);
     else for (int64_t k = 0; k < kn; ++k) if (m[k]) unpack_store<T, P>(row[ooff[k]], b[k]);
+  }
+}
+
+// ---- whole runs of 16-bit floats (row mode's dense lines) ------------------------------------
+// fp16 goes through the CPU's conversions (half::widen / narrow: vcvtph2ps / vcvtps2ph where the
+// CPU has them), bf16 through its shifts. A NaN code widens quieted with its payload rather than
+// as decode's quiet NaN; store_marked_run compares against the same widening, so an element keeps its
+// bits exactly where store_back keeps them, and a NaN result is stored as fp16_round stores it.
+
+template <class T>
+void widen_run(float* dst, const T* src, int64_t n) {
+  if constexpr (std::is_same_v<T, fp16_t>) half::widen(src, dst, n);
+  else decode_run(dst, src, n);
+}
+
+// Marked elements (marked[i] != 0; nothing else is written: another call may be writing them)
+// keep their bits where their widening equals acc[i] bit for bit, else take the rounded value, or
+// the quiet NaN sign | 0x7E00 for a NaN accumulator.
+PTO_SIMD_CLONES void merge_rounded(fp16_t* __restrict dst, const float* __restrict widened, const fp16_t* __restrict rounded,
+                                   const float* __restrict acc, const uint8_t* __restrict marked, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t a = float_bits(acc[i]);
+    const uint16_t nan = static_cast<uint16_t>(((a >> 16) & 0x8000u) | 0x7E00u);
+    const uint16_t value = (a & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded[i].bits;
+    if (marked[i] && float_bits(widened[i]) != a) dst[i].bits = value;
+  }
+}
+
+// Accumulators stored back where marked: rounded once, or the element's own bits kept where its
+// accumulator still holds its widened value (NaN payloads, values a contribution left unchanged).
+template <class T>
+void store_marked_run(T* dst, const float* acc, const uint8_t* marked, int64_t n) {
+  if constexpr (std::is_same_v<T, fp16_t>) {
+    constexpr int64_t kPiece = 256;
+    alignas(64) float widened[kPiece];
+    alignas(64) fp16_t rounded[kPiece];
+    for (int64_t i = 0; i < n; i += kPiece) {
+      const int64_t m = std::min(kPiece, n - i);
+      half::widen(dst + i, widened, m);
+      half::narrow(acc + i, rounded, m);
+      merge_rounded(dst + i, widened, rounded, acc + i, marked + i, m);
+    }
+  } else {
+    store_marked(dst, acc, marked, n);
   }
 }
 
@@ -496,12 +543,19 @@ void run(const ScatterArgs& a, const Geometry& g) {
     const int64_t line_bytes = g.out_sd == 1 ? g.nd * static_cast<int64_t>(sizeof(T)) : 0;
     const int64_t kAhead = std::clamp<int64_t>((16 << 10) / std::max<int64_t>(1, line_bytes), 1, 4);
     const bool dense_row = g.out_sd == 1 && g.md * 4 >= g.nd;
-    Scratch<float> scratch(g.nd, kAcc);
-    Scratch<uint8_t> line_marks(g.nd, kAcc && dense_row);
+    // Dense lines keep two accumulator / mark buffers: a line is stored back after the next one is
+    // walked, when its scattered single-byte marks have left the store buffer (read back at once
+    // as vectors, they stall on store forwarding).
+    Scratch<float> scratch(2 * g.nd, kAcc);
+    Scratch<uint8_t> line_marks(2 * g.nd, kAcc && dense_row);
     parallel_for(g.outer, min_rows, [&](int64_t begin, int64_t end) {
-      float* const ac = scratch.take();
-      uint8_t* const marked = line_marks.take();
+      float* const ac_pair = scratch.take();
+      uint8_t* const marked_pair = line_marks.take();
+      T* pending = nullptr;  // a dense line walked but not yet stored back: in the other buffers
       for (int64_t o = begin; o < end; ++o) {
+        const int64_t half = (o - begin) & 1;
+        float* const ac = ac_pair ? ac_pair + half * g.nd : nullptr;
+        uint8_t* const marked = marked_pair ? marked_pair + half * g.nd : nullptr;
         T* orow = out + g.out_outer(o);
         const T* srow = scalar ? src : src + g.src_outer(o);
         const I* irow = idx + o * g.md;
@@ -519,13 +573,26 @@ void run(const ScatterArgs& a, const Geometry& g) {
           auto accumulate = [&](T&, const T& v, int64_t t, int64_t) { ac[t] = combine<float, R>(ac[t], decode(v)); };
           if (dense_row) {  // the whole line read into the accumulators (one vectorised pass), the
                             // marked targets stored back in address order
-            decode_run(ac, orow, g.nd);
+            widen_run(ac, orow, g.nd);
             std::memset(marked, 0, static_cast<size_t>(g.nd));
-            walk(true, [&](T&, const T& v, int64_t t, int64_t) {
-              ac[t] = combine<float, R>(ac[t], decode(v));
-              marked[t] = 1;
-            });
-            store_marked(orow, ac, marked, g.nd);
+            if (!scalar && ssd == 1) {  // the src run widened a chunk at a time (vectorised)
+              chunked_with_prefetch(g.md, ahead, line_bytes, [&](int64_t j0, int64_t j1) {
+                alignas(64) float v[kWalkChunk];
+                widen_run(v, srow + j0, j1 - j0);
+                for (int64_t j = j0; j < j1; ++j) {
+                  const int64_t t = irow[j];
+                  ac[t] = combine<float, R>(ac[t], v[j - j0]);
+                  marked[t] = 1;
+                }
+              });
+            } else {  // decode: the widening's value for every code but NaN's, which wins either way
+              walk(true, [&](T&, const T& v, int64_t t, int64_t) {
+                ac[t] = combine<float, R>(ac[t], decode(v));
+                marked[t] = 1;
+              });
+            }
+            if (pending) store_marked_run(pending, ac_pair + (1 - half) * g.nd, marked_pair + (1 - half) * g.nd, g.nd);
+            pending = orow;
           } else {  // a sparse line: only the targets
             walk(true, [&](T& dst, const T&, int64_t t, int64_t) { ac[t] = decode(dst); });
             walk(false, accumulate);
@@ -538,6 +605,12 @@ void run(const ScatterArgs& a, const Geometry& g) {
           });
         } else {
           walk(true, direct);
+        }
+      }
+      if constexpr (kAcc) {
+        if (pending) {
+          const int64_t last = (end - 1 - begin) & 1;
+          store_marked_run(pending, ac_pair + last * g.nd, marked_pair + last * g.nd, g.nd);
         }
       }
     });
