@@ -100,7 +100,7 @@ whole elements, a list, a dtype change); copy=True always copies. dtype= convert
 A read-only array gives a read-only tensor; a torch tensor that requires grad is read-only.
 
 >>> ptocpu.asarray([[1, 2], [3, 4]]).dtype
-DType.DT_INT64)"};
+DataType.DT_INT64)"};
 
 inline constexpr Doc from_numpy{
     "def from_numpy(a: typing.Any, *, copy: bool | None = None) -> Tensor",
@@ -113,7 +113,7 @@ inline constexpr Doc to_dtype{
 (an int, None, a numpy dtype without a ptocpu counterpart) is a DTypeError.
 
 >>> ptocpu.dtype("half")
-DType.DT_FP16)"};
+DataType.DT_FP16)"};
 
 inline constexpr Doc numpy_dtype{
     "def numpy_dtype(dtype: DType | str | typing.Any) -> typing.Any",

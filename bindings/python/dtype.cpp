@@ -6,7 +6,9 @@
 namespace ptobind {
 
 void bind_dtype(nb::module_& m) {
-  nb::enum_<pto::DType> dtype(m, "DType", "Element types of docs/dtypes.md");
+  // Named as upstream's enum (str(DT_FP32) is "DataType.DT_FP32"); DType is the same class.
+  nb::enum_<pto::DType> dtype(m, "DataType", "Element types of docs/dtypes.md");
+  m.attr("DType") = dtype;
   for (int i = 0; i < pto::kNumDTypes; ++i) {
     const auto dt = static_cast<pto::DType>(i);
     dtype.value(pto::dtype_name(dt), dt);

@@ -185,7 +185,7 @@ def test_dtype_rules_per_platform():
 def test_size_forms_and_a_positional_dtype():
     assert ptocpu.zeros(4).shape == (4,) and ptocpu.zeros([4]).shape == (4,)
     assert ptocpu.ones(np.int64(2), 3).shape == (2, 3)
-    with pytest.raises(ptocpu.DTypeError, match="zeros: size must be an integer, got .*DType"):
+    with pytest.raises(ptocpu.DTypeError, match="zeros: size must be an integer, got .*DataType"):
         ptocpu.zeros(2, 3, ptocpu.DT_INT32)  # the page's warning: dtype must be a keyword
     with pytest.raises(ptocpu.DTypeError):
         ptocpu.zeros([2, 3], 4)  # a list and an int: the list is not an integer

@@ -370,3 +370,23 @@ def test_block_assignment_in_a_kernel_writes_the_value_at_the_block_start(eager)
         rows(x, out)
         want = np.vstack([x[:3] * 2.0, np.full((1, 3), -1.0, np.float32)])  # row 3 is never written
         assert np.array_equal(out, want)
+
+
+# --- the dtype enum's name and the controller's loop ranges ---------------------------------------
+# python/pypto/enum.py names the dtype enum DataType; ut/interface/test_enum.py checks its str.
+# ut/interface/test_loop_range.py builds pypto._controller._loop_range(end | begin, end[, step]).
+
+def test_dtypes_print_as_members_of_data_type():
+    assert str(pypto.DT_INT4) == "DataType.DT_INT4" and str(pypto.DT_FP32) == "DataType.DT_FP32"
+    assert pypto.DataType is pypto.DType and pypto.DT_BF16 in pypto.DataType.__members__.values()
+
+
+@pytest.mark.parametrize("args,bounds", [((7,), (0, 7, 1)), ((3, 9), (3, 9, 1)), ((11, 22, 2), (11, 22, 2))])
+def test_loop_range_keeps_begin_end_and_step(args, bounds):
+    from ptocpu import _controller
+    loop = _controller._loop_range(*args)
+    got = (loop.begin(), loop.end(), loop.step())
+    assert all(v.is_concrete() for v in got) and tuple(v.concrete() for v in got) == bounds
+    assert str(loop) == "LoopRange({}, {}, {})".format(*bounds)
+    with pytest.raises(pypto.ArgumentError, match="takes"):
+        _controller._loop_range()

@@ -107,7 +107,7 @@ _MISSING = [  # (pattern on an "E" line of a failure, how the PyPTO name is writ
     (re.compile(r"cannot import name '(\w+)' from '(?:ptocpu|pypto)((?:\.\w+)*)'"), "pypto{1}.{0}"),
     (re.compile(r"No module named '(?:ptocpu|pypto)((?:\.\w+)+)'"), "pypto{0}"),
     (re.compile(r"module '(?:ptocpu|pypto)((?:\.\w+)*)' has no attribute '(\w+)'"), "pypto{0}.{1}"),
-    (re.compile(r"'(?:Tensor|Shape|SymbolicScalar|DType)' object has no attribute '(\w+)'"), "Tensor.{0}"),
+    (re.compile(r"'(?:Tensor|Shape|SymbolicScalar|DataType)' object has no attribute '(\w+)'"), "Tensor.{0}"),
     (re.compile(r"type object '(\w+)' has no attribute '(\w+)'"), "pypto.{0}.{1}"),
     (re.compile(r"module '(torch_npu|torch\.npu)' has no attribute '(\w+)'"), "{0}.{1}"),
     (re.compile(r"AttributeError: (DT_\w+)$"), "pypto.DataType.{0}"),  # a dtype the DataType enum lacks
