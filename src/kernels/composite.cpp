@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "copy/simd.h"
@@ -70,10 +71,101 @@ PTO_INLINE float lane_sum(const float* __restrict x, int64_t n, F f) {
   return close_lanes(acc, [](float a, float b) { return a + b; });
 }
 
+// softmax of the columns of a block: e[i * w + l] for i < n, l < w, in place. Column l is reduced
+// in the rows' order exactly as softmax_rows reduces a row: max, then element i into lane i % 32.
+PTO_SIMD_CLONES void softmax_columns(float* __restrict e, int64_t n, int64_t w, float* __restrict scratch) {
+  float* m = scratch;  // [w], then the sums' lanes [kLanes][w]
+  float* acc = scratch + w;
+  for (int64_t l = 0; l < w; ++l) m[l] = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t l = 0; l < w; ++l) m[l] = max_nan(m[l], e[i * w + l]);
+  // Lanes past the n-th hold only +0 (sums of exps are >= +0): adding them changes nothing, so
+  // they are neither filled nor folded.
+  int64_t used = std::min<int64_t>(n, kLanes);
+  std::fill(acc, acc + used * w, 0.0f);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t l = 0; l < w; ++l) e[i * w + l] -= m[l];
+  math::evaluate(math::Fn::Exp, e, e, n * w);  // the vector exp, as softmax_rows'
+  for (int64_t i = 0; i < n; ++i) {
+    float* lane = acc + (i % kLanes) * w;
+    for (int64_t l = 0; l < w; ++l) lane[l] += e[i * w + l];
+  }
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+    for (int j = 0; j < width && j + width < used; ++j)
+      for (int64_t l = 0; l < w; ++l) acc[j * w + l] += acc[(j + width) * w + l];
+    used = std::min<int64_t>(used, width);
+  }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t l = 0; l < w; ++l) e[i * w + l] = e[i * w + l] / acc[l];
+}
+
+// A row's element stride in bytes along dim, and the row's first byte.
+struct RowsOf {
+  std::byte* base;
+  int64_t step;
+  size_t itemsize;
+  const Strides& strides;
+
+  RowsOf(const Tensor& t, int dim)
+      : base(static_cast<std::byte*>(t.data())), step(t.stride(dim) * static_cast<int64_t>(t.itemsize())),
+        itemsize(t.itemsize()), strides(t.strides()) {}
+  std::byte* row(const RowWalk& walk, int64_t r) const {
+    return base + walk.offset(r, strides) * static_cast<int64_t>(itemsize);
+  }
+};
+
+// Rows up to kShortRow elements (one lane each) go through softmax_columns kColumnGroup at a
+// time, as the columns of a block: one at a time, a row's own max, sums and tree cost more.
+constexpr int64_t kShortRow = kLanes;
+constexpr int64_t kColumnGroup = 64;
+
+// kColumnGroup rows of N elements to the columns of a block and back. With the sizes known the
+// compiler turns the transposes into vector shuffles.
+template <int N>
+PTO_INLINE void to_columns(float* __restrict block, const float* __restrict x) {
+  for (int j = 0; j < N; ++j)
+    for (int g = 0; g < kColumnGroup; ++g) block[j * kColumnGroup + g] = x[g * N + j];
+}
+template <int N>
+PTO_INLINE void to_rows(float* __restrict y, const float* __restrict block) {
+  for (int g = 0; g < kColumnGroup; ++g)
+    for (int j = 0; j < N; ++j) y[g * N + j] = block[j * kColumnGroup + g];
+}
+
+// fn(std::integral_constant<int, n>) for row lengths 2, 4, 8 and 16 (GCC 12 leaves the transposes
+// of other lengths scalar anyway); false for others.
+template <class Fn>
+PTO_INLINE bool with_row_length(int64_t n, Fn fn) {
+  switch (n) {
+    case 2: fn(std::integral_constant<int, 2>{}); return true;
+    case 4: fn(std::integral_constant<int, 4>{}); return true;
+    case 8: fn(std::integral_constant<int, 8>{}); return true;
+    case 16: fn(std::integral_constant<int, 16>{}); return true;
+    default: return false;
+  }
+}
+
 // Rows of softmax, one after another: y = exp(x - max) / sum per row (y may not be x). The exp is
 // the elementwise exp's vector kernel (SLEEF, within 1 ulp), over all the rows at once: a libm call
 // per element would not vectorise, a call per short row would cost more than its elements.
 PTO_SIMD_CLONES void softmax_rows(const float* __restrict x, float* __restrict y, int64_t rows, int64_t n) {
+  if (n <= kShortRow && rows > 1) {  // the rows go as the columns of a block
+    alignas(64) float block[kShortRow * kColumnGroup], scratch[(kLanes + 1) * kColumnGroup];
+    for (int64_t r0 = 0; r0 < rows; r0 += kColumnGroup) {
+      const int64_t w = std::min(kColumnGroup, rows - r0);
+      const bool whole = w == kColumnGroup;
+      const float* xs = x + r0 * n;
+      float* ys = y + r0 * n;
+      if (!(whole && with_row_length(n, [&](auto len) { to_columns<len()>(block, xs); })))
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t g = 0; g < w; ++g) block[j * w + g] = xs[g * n + j];
+      softmax_columns(block, n, w, scratch);
+      if (!(whole && with_row_length(n, [&](auto len) { to_rows<len()>(ys, block); })))
+        for (int64_t g = 0; g < w; ++g)
+          for (int64_t j = 0; j < n; ++j) ys[g * n + j] = block[j * w + g];
+    }
+    return;
+  }
   for (int64_t r = 0; r < rows; ++r) {
     const float m = lane_max(x + r * n, n);
     for (int64_t i = r * n; i < (r + 1) * n; ++i) y[i] = x[i] - m;
@@ -97,44 +189,6 @@ PTO_SIMD_CLONES void rms_norm_rows(const float* __restrict x, float* __restrict 
       for (int64_t i = 0; i < n; ++i) yr[i] = yr[i] * g[i];
   }
 }
-
-// softmax of the columns of a block: e[i * w + l] for i < n, l < w, in place. Column l is reduced
-// in the rows' order exactly as softmax_rows reduces a row: max, then element i into lane i % 32.
-PTO_SIMD_CLONES void softmax_columns(float* __restrict e, int64_t n, int64_t w, float* __restrict scratch) {
-  float* m = scratch;  // [w], then the sums' lanes [kLanes][w]
-  float* acc = scratch + w;
-  for (int64_t l = 0; l < w; ++l) m[l] = -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t l = 0; l < w; ++l) m[l] = max_nan(m[l], e[i * w + l]);
-  std::fill(acc, acc + kLanes * w, 0.0f);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t l = 0; l < w; ++l) e[i * w + l] -= m[l];
-  math::evaluate(math::Fn::Exp, e, e, n * w);  // the vector exp, as softmax_rows'
-  for (int64_t i = 0; i < n; ++i) {
-    float* lane = acc + (i % kLanes) * w;
-    for (int64_t l = 0; l < w; ++l) lane[l] += e[i * w + l];
-  }
-  for (int width = kLanes / 2; width > 0; width /= 2)
-    for (int j = 0; j < width; ++j)
-      for (int64_t l = 0; l < w; ++l) acc[j * w + l] += acc[(j + width) * w + l];
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t l = 0; l < w; ++l) e[i * w + l] = e[i * w + l] / acc[l];
-}
-
-// A row's element stride in bytes along dim, and the row's first byte.
-struct RowsOf {
-  std::byte* base;
-  int64_t step;
-  size_t itemsize;
-  const Strides& strides;
-
-  RowsOf(const Tensor& t, int dim)
-      : base(static_cast<std::byte*>(t.data())), step(t.stride(dim) * static_cast<int64_t>(t.itemsize())),
-        itemsize(t.itemsize()), strides(t.strides()) {}
-  std::byte* row(const RowWalk& walk, int64_t r) const {
-    return base + walk.offset(r, strides) * static_cast<int64_t>(itemsize);
-  }
-};
 
 // Rows shorter than this are worked in groups of rows that lie one after another in memory, so
 // that a group takes one load, one exp call and one store.

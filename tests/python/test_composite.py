@@ -64,10 +64,12 @@ def test_softmax_every_dtype_rank_and_dim(platform):
 
 
 def test_softmax_many_short_rows_go_in_groups():
-    # rows of up to 128 elements are reduced 64 rows at a time (docs/ops/softmax.md#order): row counts
-    # that leave a partial group, the first row length past the limit, strided rows and a NaN row
+    # contiguous rows go in groups, rows of up to 32 elements as the columns of 64-row blocks
+    # (docs/ops/softmax.md): lengths with and without a fixed-size transpose, row counts that leave
+    # a partial block, long rows, strided rows and a NaN row
     rng = np.random.default_rng(21)
-    for rows, n, dt in ((1000, 16, np.float32), (130, 128, BF16), (65, 129, np.float32), (200, 1, np.float16)):
+    for rows, n, dt in ((1000, 16, np.float32), (130, 128, BF16), (65, 129, np.float32), (200, 1, np.float16),
+                        (700, 8, np.float32), (333, 20, np.float32), (129, 32, np.float16), (64, 2, BF16)):
         x = random(rng, (rows, n), dt)
         assert_within(ptocpu.softmax(x, -1), ref.softmax(x, -1), 4 if dt == np.float32 else 1)
     base = random(rng, (300, 40), np.float32)
