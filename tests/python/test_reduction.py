@@ -136,6 +136,20 @@ def test_long_axes_in_both_orders(dt, shape, dim):
         assert_same_bits(ptocpu.var(data, dim), ref.squeeze(ref.ref_var(data, [dim]), [dim], False))
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.int32, np.int8])
+@pytest.mark.parametrize("n", [2, 4, 8, 5])
+def test_many_short_rows_in_whole_and_partial_groups(dt, n):
+    """Rows that follow each other go through the lanes 64 at a time (a fixed-size transpose for
+    lengths 2, 4 and 8): a row count that leaves a partial group, ties, NaN and signed zeros."""
+    rng = np.random.default_rng(n)
+    x = values(rng, (1000, n), np.dtype(dt), -3, 3)
+    if ref.is_float(x.dtype):
+        x = np.round(x)  # ties and zeros
+        x[7, 0], x[70, n - 1] = np.nan, -0.0
+    for op in SINGLE_DIM:
+        check(op, x, -1)
+
+
 # ---------------------------------------------------------------- layouts and views
 
 def test_layouts_that_keep_the_order_give_the_same_bits():
