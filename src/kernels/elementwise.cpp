@@ -211,4 +211,15 @@ PTO_EW_CONVERSIONS(uint64_t)
 PTO_EW_CONVERSIONS(bool)
 #undef PTO_EW_CONVERSIONS
 
+namespace {
+PTO_SIMD_CLONES void look_up_range(uint16_t* __restrict out, const uint16_t* __restrict in, const uint16_t* __restrict table,
+                                   int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = table[in[i]];
+}
+}  // namespace
+
+void look_up(uint16_t* out, const uint16_t* in, const uint16_t* table, int64_t n) {
+  parallel_for(n, int64_t(1) << 16, [&](int64_t b, int64_t e) { look_up_range(out + b, in + b, table, e - b); });
+}
+
 }  // namespace pto::kernels::ew

@@ -70,6 +70,9 @@ using compute_t = std::conditional_t<std::is_same_v<S, double>, double,
 using RowFn = void (*)(void* ctx, std::byte* const* ptrs, const int64_t* inner_strides, int64_t n);
 void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data = nullptr);
 
+// out[i] = table[in[i]] for i < n, on the threads (run_by_table's lookups of 16-bit codes).
+void look_up(uint16_t* out, const uint16_t* in, const uint16_t* table, int64_t n);
+
 // Does F give a block form over these types: F::apply_block(Tout* out, const Tin* in0, ..., int64_t n)?
 template <class F, class Tout, class Tin, size_t... K>
 constexpr bool has_block_form(std::index_sequence<K...>) {

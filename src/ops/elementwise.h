@@ -8,6 +8,8 @@
 //   template <class T> using out = T;                          // its result type (bool for predicates)
 #pragma once
 #include <array>
+#include <cstdint>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -83,6 +85,33 @@ Plan plan_binary(const OpDef& op, const Args& a, const BinaryRules& rules);
 // Every check of a unary op (input: a tensor).
 Plan plan_unary(const OpDef& op, const Args& a, Result result);
 
+// A large unary op from a 16-bit input into a 16-bit output whose functor calls the vector math
+// library (a block form: the transcendentals) depends only on the input's 65536 codes. Each code's
+// result is computed once per functor and dtype pair, through the same rows (so the same bits),
+// and then looked up (docs/kernels.md#elementwise).
+inline constexpr int64_t kTableFrom = int64_t(1) << 20;  // elements: below, the table is not worth it
+
+template <class Rows>
+bool run_by_table(Rows& rows, const Tensor& in, const Tensor& out) {
+  if (in.itemsize() != 2 || out.itemsize() != 2 || out.numel() < kTableFrom || !in.is_contiguous() ||
+      !out.is_contiguous() || in.shape() != out.shape())
+    return false;
+  constexpr size_t kPairs = static_cast<size_t>(kNumDTypes) * kNumDTypes;
+  static std::array<std::once_flag, kPairs> once;
+  static std::array<std::vector<uint16_t>, kPairs> tables;
+  const size_t pair = static_cast<size_t>(in.dtype()) * kNumDTypes + static_cast<size_t>(out.dtype());
+  std::call_once(once[pair], [&] {
+    const Tensor codes = Tensor::empty({65536}, in.dtype()), results = Tensor::empty({65536}, out.dtype());
+    uint16_t* c = codes.data_as<uint16_t>();
+    for (int i = 0; i < 65536; ++i) c[i] = static_cast<uint16_t>(i);
+    const std::array<const Tensor*, 1> from{&codes};
+    kernels::ew::run_rows(kernels::ew::make_loop(results, from.data(), 1), &Rows::row, &rows);
+    tables[pair].assign(results.data_as<uint16_t>(), results.data_as<uint16_t>() + 65536);
+  });
+  kernels::ew::look_up(out.data_as<uint16_t>(), in.data_as<uint16_t>(), tables[pair].data(), out.numel());
+  return true;
+}
+
 // Runs F into out over inputs (each broadcasting to out's shape), computing in `compute`'s type.
 template <class F, size_t N>
 void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType compute) {
@@ -97,6 +126,8 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
         return std::is_same_v<typename decltype(o)::type, Tout>;
       });
       if (!rows.store) fail<Error>("internal: no store of the compute type into ", dtype_name(out.dtype()));
+      if constexpr (N == 1 && decltype(rows)::kBlockForm)
+        if (run_by_table(rows, *inputs[0], out)) return;
       const kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), static_cast<int>(N));
       kernels::ew::run_rows(loop, &decltype(rows)::row, &rows);
     } else {
