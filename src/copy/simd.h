@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define PTO_X86 1
@@ -29,6 +30,13 @@
 #endif
 
 namespace pto::kernels {
+
+// fn(std::integral_constant<int, N>) for the N of Ns that equals n; false when none does. A loop
+// whose sizes are compile-time constants is one the compiler can vectorise (short-row transposes).
+template <int... Ns, class Fn>
+inline bool with_constant(int64_t n, Fn&& fn) {
+  return ((n == Ns && (fn(std::integral_constant<int, Ns>{}), true)) || ...);
+}
 
 // Instruction sets of the hand-written (intrinsics) kernels.
 enum class Isa { Baseline, Avx2, Avx512 };

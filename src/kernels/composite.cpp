@@ -8,7 +8,6 @@
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <vector>
 
 #include "copy/simd.h"
@@ -132,17 +131,10 @@ PTO_INLINE void to_rows(float* __restrict y, const float* __restrict block) {
     for (int j = 0; j < N; ++j) y[g * N + j] = block[j * kColumnGroup + g];
 }
 
-// fn(std::integral_constant<int, n>) for row lengths 2, 4, 8 and 16 (GCC 12 leaves the transposes
-// of other lengths scalar anyway); false for others.
+// The row lengths with fixed-size transposes (GCC 12 leaves those of other lengths scalar anyway).
 template <class Fn>
 PTO_INLINE bool with_row_length(int64_t n, Fn fn) {
-  switch (n) {
-    case 2: fn(std::integral_constant<int, 2>{}); return true;
-    case 4: fn(std::integral_constant<int, 4>{}); return true;
-    case 8: fn(std::integral_constant<int, 8>{}); return true;
-    case 16: fn(std::integral_constant<int, 16>{}); return true;
-    default: return false;
-  }
+  return with_constant<2, 4, 8, 16>(n, fn);
 }
 
 // Rows of softmax, one after another: y = exp(x - max) / sum per row (y may not be x). The exp is

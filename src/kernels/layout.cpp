@@ -442,7 +442,8 @@ void fill_rows(std::byte* dst, const std::byte* values, int64_t rows, int64_t le
     const auto emit = [&](int64_t p, int64_t end, std::byte* to) {
       T* o = reinterpret_cast<T*>(to);
       int64_t row = p / len;
-      if (const int64_t head = std::min((row + 1) * len, end) - p; p % len != 0) {  // a partial first row
+      if (p % len != 0) {  // a partial first row
+        const int64_t head = std::min((row + 1) * len, end) - p;
         fill_run(o, v[row++], head);
         o += head;
         p += head;

@@ -231,21 +231,20 @@ inline void walk_row(T* orow, const T* srow, const I* irow, int64_t j0, int64_t 
   }
 }
 
-// Runs body(j0, j1) over [0, md) in chunks and meanwhile prefetches (for writing) the `bytes`
-// at `ahead`: the input line of a later row, whose scattered targets no hardware prefetcher
-// would guess.
 constexpr int64_t kWalkChunk = 64;  // contributions per body call of chunked_with_prefetch
 
+// Runs body(j0, j1) over [0, md) in chunks of kWalkChunk and meanwhile prefetches (for writing)
+// the `bytes` at `ahead`: the input line of a later row, whose scattered targets no hardware
+// prefetcher would guess.
 template <class Body>
 inline void chunked_with_prefetch(int64_t md, const char* ahead, int64_t bytes, Body&& body) {
-  constexpr int64_t kChunk = kWalkChunk;
   const int64_t lines = ahead ? (bytes + 63) / 64 : 0;
-  const int64_t chunks = (md + kChunk - 1) / kChunk;
+  const int64_t chunks = (md + kWalkChunk - 1) / kWalkChunk;
   const int64_t per_chunk = chunks ? (lines + chunks - 1) / chunks : 0;
   int64_t next = 0;
-  for (int64_t j0 = 0; j0 < md; j0 += kChunk) {
+  for (int64_t j0 = 0; j0 < md; j0 += kWalkChunk) {
     for (int64_t p = 0; p < per_chunk && next < lines; ++p, ++next) __builtin_prefetch(ahead + next * 64, 1);
-    body(j0, std::min(md, j0 + kChunk));
+    body(j0, std::min(md, j0 + kWalkChunk));
   }
 }
 
@@ -552,6 +551,10 @@ void run(const ScatterArgs& a, const Geometry& g) {
       float* const ac_pair = scratch.take();
       uint8_t* const marked_pair = line_marks.take();
       T* pending = nullptr;  // a dense line walked but not yet stored back: in the other buffers
+      const auto store_pending = [&](int64_t which) {  // `which`: the half of the buffers it is in
+        if constexpr (kAcc)
+          if (pending) store_marked_run(pending, ac_pair + which * g.nd, marked_pair + which * g.nd, g.nd);
+      };
       for (int64_t o = begin; o < end; ++o) {
         const int64_t half = (o - begin) & 1;
         float* const ac = ac_pair ? ac_pair + half * g.nd : nullptr;
@@ -591,7 +594,7 @@ void run(const ScatterArgs& a, const Geometry& g) {
                 marked[t] = 1;
               });
             }
-            if (pending) store_marked_run(pending, ac_pair + (1 - half) * g.nd, marked_pair + (1 - half) * g.nd, g.nd);
+            store_pending(1 - half);
             pending = orow;
           } else {  // a sparse line: only the targets
             walk(true, [&](T& dst, const T&, int64_t t, int64_t) { ac[t] = decode(dst); });
@@ -607,12 +610,7 @@ void run(const ScatterArgs& a, const Geometry& g) {
           walk(true, direct);
         }
       }
-      if constexpr (kAcc) {
-        if (pending) {
-          const int64_t last = (end - 1 - begin) & 1;
-          store_marked_run(pending, ac_pair + last * g.nd, marked_pair + last * g.nd, g.nd);
-        }
-      }
+      store_pending((end - 1 - begin) & 1);
     });
     return;
   }

@@ -17,7 +17,6 @@ import gc
 import json
 import os
 import platform as _platform
-
 import sys
 
 import numpy as np
