@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -122,6 +123,34 @@ def test_bench_sweep_runs_chosen_cases_and_prints_the_summary(tmp_path):
     data = json.loads(path.read_text())
     assert data["peers"] == ["torch"] and [c["id"] for c in data["cases"]] == ["SW-IS-tiny-rows", "SW-SS-tiny"]
     assert data["header"]["sweep_summary"] == summary[0]
+
+
+def test_bench_evicts_the_cache_after_each_reset_and_before_each_timed_call():
+    from ptocpu.tools.bench import measure
+    from ptocpu.tools.bench.cases import Tool
+
+    events = []
+
+    class Evict:
+        def __call__(self):
+            events.append("evict")
+
+    class Copy:
+        def time_once(self):
+            events.append("copy")
+            return 1e-3
+
+    def tool(name):
+        return Tool(run=lambda: events.append(name), reset=lambda: events.append(f"reset {name}"))
+
+    tools = {"ptocpu": tool("ptocpu"), "torch": tool("torch")}
+    rec = {"tools": {"ptocpu": {}, "torch": {}}}
+    case = types.SimpleNamespace(id="SW-FAKE")
+    measure._time_big(case, tools, ["ptocpu", "torch"], rec, 3, lambda text: None, Copy(), Evict(), budget=0.0)
+    round_ = ["reset ptocpu", "evict", "ptocpu", "reset torch", "evict", "torch", "copy"]
+    assert events == round_ * 4  # the warm-up round, then 3 timed rounds
+    assert rec["tools"]["torch"]["runs"] == 3
+    assert measure.CacheEvict().bytes >= max(64 << 20, 2 * measure._last_level_cache_bytes())
 
 
 def test_bench_sweep_grid_covers_every_op_with_unique_ids():

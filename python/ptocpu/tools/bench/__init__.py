@@ -36,7 +36,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     torch = None
 
 from .cases import CASE_BUDGET_S, COPY_BYTES, Case, select_cases
-from .measure import CopyProbe, Progress, median, run_case, set_threads
+from .measure import CacheEvict, CopyProbe, Progress, median, run_case, set_threads
 from .report import annotate, cpu_model, mem_gib, format_table, require_matplotlib, write_plot
 from . import sweep as _sweep
 
@@ -74,13 +74,13 @@ def run(args) -> int:
     progress = Progress(not getattr(args, "quiet", False))
 
     progress("measuring copy bandwidth")
-    probe = CopyProbe()
+    probe, evict = CopyProbe(), CacheEvict()
     results = []
     for i, case in enumerate(cases):
         progress(f"[{i + 1}/{len(cases)}] {case.id}")
         try:
             results.append(run_case(case, repeats, _Prefixed(progress, f"[{i + 1}/{len(cases)}] "), seed=1234 + i,
-                                    copy=probe, budget=budget))
+                                    copy=probe, evict=evict, budget=budget))
         finally:
             gc.collect()
     if len(probe.samples) < 5:  # only TINY cases (or none implemented): time the copy on its own
@@ -90,7 +90,8 @@ def run(args) -> int:
     progress.done()
     copy = {"bytes_per_s": median(probe.samples), "low": float(min(probe.samples)),
             "high": float(max(probe.samples)), "runs": len(probe.samples), "method": probe.method,
-            "start": probe.start, "buffer_bytes": COPY_BYTES, "threads": threads}
+            "start": probe.start, "buffer_bytes": COPY_BYTES, "threads": threads,
+            "evict_bytes": evict.bytes}
 
     info = ptocpu.build_info()
     header = {

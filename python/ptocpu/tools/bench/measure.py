@@ -39,9 +39,11 @@ class Progress:
             self.width = 0
 
 
-def _time_call(tool: Tool) -> float:
+def _time_call(tool: Tool, evict: "CacheEvict | None" = None) -> float:
     if tool.reset:
         tool.reset()
+    if evict:
+        evict()
     t0 = time.perf_counter()
     out = tool.run()
     t1 = time.perf_counter()
@@ -91,11 +93,41 @@ class CopyProbe:
         return t
 
 
+def _last_level_cache_bytes() -> int:
+    """The largest CPU cache Linux reports (0 when it reports none)."""
+    largest = 0
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    for entry in os.listdir(base) if os.path.isdir(base) else []:
+        try:
+            with open(os.path.join(base, entry, "size")) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            largest = max(largest, int(digits) * scale)
+    return largest
+
+
+class CacheEvict:
+    """Reads a buffer twice the last-level cache (at least 64 MiB) with all threads, leaving clean
+    lines: called right before every timed call of a big case, so each tool starts from the same
+    cold cache instead of the one the previous tool left (docs/benchmarks.md#timing)."""
+
+    def __init__(self):
+        self.bytes = max(64 << 20, 2 * _last_level_cache_bytes())
+        self.buffer = ptocpu.asarray(np.ones(self.bytes // 4, dtype=np.float32))
+
+    def __call__(self) -> None:
+        ptocpu.sum(self.buffer, 0)
+
+
 def _status_line(case: Case, msg: str) -> str:
     return f"[{case.id}] {msg}"
 
 
-def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: CopyProbe,
+def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: CopyProbe, evict: CacheEvict,
              budget: float = CASE_BUDGET_S) -> dict:
     rec: dict = {"id": case.id, "op": case.op, "call": case.call, "dtype": case.dtype, "tiny": case.tiny,
                  "tools": {}}
@@ -146,7 +178,7 @@ def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: Copy
         if case.tiny:
             _time_tiny(case, tools, alive, rec, repeats, progress)
         else:
-            _time_big(case, tools, alive, rec, repeats, progress, copy, budget)
+            _time_big(case, tools, alive, rec, repeats, progress, copy, evict, budget)
     finally:
         if gc_was:
             gc.enable()
@@ -161,19 +193,20 @@ def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: Copy
     return rec
 
 
-def _time_big(case, tools, alive, rec, repeats, progress, copy: CopyProbe, budget: float):
-    # Second warm-up; its times size the run count (more runs for short cases).
-    est = {}
+def _time_big(case, tools, alive, rec, repeats, progress, copy: CopyProbe, evict: CacheEvict, budget: float):
+    # Second warm-up; the wall time of a round (resets and evictions included) sizes the run count.
+    t0 = time.perf_counter()
     for name in alive:
-        est[name] = _time_call(tools[name])
-    total = sum(est.values()) + copy.time_once()
+        _time_call(tools[name], evict)
+    copy.time_once()
+    total = time.perf_counter() - t0
     runs = max(repeats, min(MAX_RUNS, int(budget / max(total, 1e-9))))
     times = {name: [] for name in alive}
     copy_times = []
     for r in range(runs):
         progress(_status_line(case, f"run {r + 1}/{runs}"))
         for name in alive:  # round-robin: load bursts hit every tool alike
-            times[name].append(_time_call(tools[name]))
+            times[name].append(_time_call(tools[name], evict))
         copy_times.append(copy.time_once())  # the limit, measured alongside
     for name in alive:
         info = rec["tools"][name]
