@@ -91,10 +91,15 @@ struct Rows {
     const auto& self = *static_cast<const Rows*>(ctx);
     alignas(64) Tin buffers[N][kBlock];
     alignas(64) Tout out_buffer[kBlock];
+    // An operand with stride 0 (a scalar, a broadcast along the row) is the same in every block:
+    // it is filled once per row.
+    const Tin* in[N];
+    for (int k = 0; k < N; ++k)
+      if (strides[k + 1] == 0) in[k] = self.load[k](ptrs[k + 1], 0, n < kBlock ? n : kBlock, buffers[k]);
     for (int64_t j = 0; j < n; j += kBlock) {
       const int64_t m = n - j < kBlock ? n - j : kBlock;
-      const Tin* in[N];
-      for (int k = 0; k < N; ++k) in[k] = self.load[k](ptrs[k + 1] + j * strides[k + 1], strides[k + 1], m, buffers[k]);
+      for (int k = 0; k < N; ++k)
+        if (strides[k + 1] != 0) in[k] = self.load[k](ptrs[k + 1] + j * strides[k + 1], strides[k + 1], m, buffers[k]);
       const bool direct = self.out_native && strides[0] == static_cast<int64_t>(sizeof(Tout));
       Tout* out = direct ? reinterpret_cast<Tout*>(ptrs[0] + j * strides[0]) : out_buffer;
       block(out, in, m);

@@ -99,11 +99,13 @@ struct FusedRows {
     alignas(64) T buffers[Fused::kMaxBuffers][kBlock];
     alignas(64) std::byte rounded[kBlock * sizeof(T)];
     const T* value[Fused::kMaxBuffers];
+    for (int i = 0; i < inputs; ++i)  // a stride-0 input is the same in every block: filled once
+      if (strides[outputs + i] == 0) value[i] = self.load[i](ptrs[outputs + i], 0, n < kBlock ? n : kBlock, buffers[i]);
     for (int64_t j = 0; j < n; j += kBlock) {
       const int64_t m = n - j < kBlock ? n - j : kBlock;
       for (int i = 0; i < inputs; ++i) {
         const int k = outputs + i;
-        value[i] = self.load[i](ptrs[k] + j * strides[k], strides[k], m, buffers[i]);
+        if (strides[k] != 0) value[i] = self.load[i](ptrs[k] + j * strides[k], strides[k], m, buffers[i]);
       }
       for (size_t o = 0; o < f.ops.size(); ++o) {
         const Fused::Op& op = f.ops[o];

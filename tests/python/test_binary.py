@@ -155,6 +155,19 @@ def test_where_and_clip_match_torch(dtype):
          torch.clamp(t(b.repeat(3, 0).repeat(5, 2)), t(lo_t), t(hi_t)).numpy())
 
 
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32])
+def test_operands_constant_along_long_rows_match_torch(dtype):
+    # Rows of 1300 span three blocks of the engine, the last one partial; a scalar and a
+    # column ([rows, 1]) operand are the same along each row (loaded once per row).
+    x = floats((5, 1300), dtype)
+    col = floats((5, 1), dtype)
+    lo, hi = col - 1, col + 1
+    f32 = np.float32
+    same(ptocpu.clip(x, -1.5, 2.5), np.clip(x.astype(f32), -1.5, 2.5).astype(dtype))
+    same(ptocpu.clip(x, lo, hi), np.clip(x.astype(f32), lo.astype(f32), hi.astype(f32)).astype(dtype))
+    same(ptocpu.maximum(padded(x), col), np.maximum(x.astype(f32), col.astype(f32)).astype(dtype))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_prelu_and_lrelu_match_torch(dtype):
     x = floats((2, 3, 4, 5), dtype)
