@@ -503,8 +503,58 @@ PTO_TARGET_F16C void short_rows_f16c(const ScatterArgs& a, const Geometry& g, in
   short_rows_range<T, I, R, HardwareFp16>(a, g, begin, end);
 }
 
+// fp16 / bf16 add / multiply over short lines that each take at least a quarter of their length
+// in contributions, with the lines, the src rows and the index rows each back to back: a group
+// of rows is widened at once, accumulated in fp32, and stored back at once (every element of
+// the group's lines: a line belongs to one row, so no other thread writes it; an element whose
+// accumulator still holds its widening keeps its bits, as store_back keeps them).
+constexpr int64_t kGroupElements = 1024;  // elements per group and buffer (4 KiB of fp32)
+
+template <class T>
+bool lines_back_to_back(const ScatterArgs& a, const Geometry& g) {
+  const bool scalar = !a.src.defined();
+  return kNeedsAccumulator<T> && g.out_sd == 1 && g.outer_shape.size() == 1 && g.outer_out[0] == g.nd &&
+         (scalar || (g.src_sd == 1 && g.outer_src[0] == g.md)) && g.md * 4 >= g.nd;
+}
+
+template <class T, class I, ScatterReduce R>
+void short_rows_grouped(const ScatterArgs& a, const Geometry& g, int64_t begin, int64_t end) {
+  T* out = static_cast<T*>(a.out.data());
+  const bool scalar = !a.src.defined();
+  const T* src = scalar ? static_cast<const T*>(a.scalar) : static_cast<const T*>(a.src.data());
+  const I* idx = a.index.data_as<I>();
+  const int64_t nd = g.nd, md = g.md;
+  const int64_t rows_per_group = std::max<int64_t>(1, kGroupElements / std::max(nd, md));
+  alignas(64) float ac[kGroupElements];
+  alignas(64) float value[kGroupElements];
+  alignas(64) uint8_t every[kGroupElements];
+  std::memset(every, 1, sizeof every);
+  if (scalar) std::fill(value, value + kGroupElements, decode(*src));
+  for (int64_t o = begin; o < end; o += rows_per_group) {
+    const int64_t rows = std::min(rows_per_group, end - o);
+    T* lines = out + o * nd;
+    widen_run(ac, lines, rows * nd);
+    if (!scalar) widen_run(value, src + o * md, rows * md);
+    const I* irow = idx + o * md;
+    for (int64_t r = 0; r < rows; ++r) {
+      float* line = ac + r * nd;
+      const float* v = scalar ? value : value + r * md;
+      for (int64_t j = 0; j < md; ++j) line[irow[j]] = combine<float, R>(line[irow[j]], v[j]);
+      irow += md;
+    }
+    store_marked_run(lines, ac, every, rows * nd);
+  }
+}
+
 template <class T, class I, ScatterReduce R>
 void short_rows(const ScatterArgs& a, const Geometry& g) {
+  if constexpr (R != ScatterReduce::None && kNeedsAccumulator<T>) {
+    if (lines_back_to_back<T>(a, g)) {
+      parallel_for(g.outer, std::max<int64_t>(1, 16384 / g.md),
+                   [&](int64_t begin, int64_t end) { short_rows_grouped<T, I, R>(a, g, begin, end); });
+      return;
+    }
+  }
   auto range = &short_rows_portable<T, I, R>;
 #if PTO_X86
   if constexpr (std::is_same_v<T, fp16_t> && R != ScatterReduce::None)

@@ -370,6 +370,36 @@ def test_kernel_paths_and_untouched_bits(dt, reduce, layout):
     assert np.array_equal(uint_view(got)[~touched], uint_view(x)[~touched])
 
 
+@pytest.mark.parametrize("dt", [np.float16, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+@pytest.mark.parametrize("nd,md", [(8, 8), (16, 4), (40, 30), (3, 1)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_short_16_bit_lines_back_to_back_accumulate_in_fp32(dt, reduce, nd, md, threads):
+    """Lines, src rows and index rows back to back (groups of rows widened and rounded at once):
+    many rows (whole and partial groups), NaN payloads in input and src, a scalar src too."""
+    dt = np.dtype(dt)
+    rows = 2999
+    rng = np.random.default_rng(nd * 31 + md)
+    nan = [0x7F81, 0xFFA5, 0x7FC0] if dt == np.dtype(ml_dtypes.bfloat16) else [0x7C01, 0xFD55, 0x7E00]
+
+    def with_nans(a):
+        bits = uint_view(a).copy().reshape(-1)
+        bits[rng.choice(bits.size, size=bits.size // 50, replace=False)] = rng.choice(nan, size=bits.size // 50)
+        return bits.view(dt).reshape(a.shape)
+
+    x = with_nans(random_values(rng, (rows, nd), dt, reduce))
+    index = rng.integers(0, nd, size=(rows, md))
+    src = with_nans(random_values(rng, (rows, md), dt, reduce))
+    previous = ptocpu.get_num_threads()
+    ptocpu.set_num_threads(threads)
+    try:
+        assert_same_bits(ptocpu.scatter(x, 1, index, src, reduce=reduce).numpy(), ref.scatter(x, 1, index, src, reduce))
+        assert_same_bits(ptocpu.scatter(x, 1, index, 1.5, reduce=reduce).numpy(),
+                         ref.scatter(x, 1, index, np.array(1.5, dt), reduce))
+    finally:
+        ptocpu.set_num_threads(previous)
+
+
 # ---------------------------------------------------------------- views and overlap
 def test_scatter_on_a_view_writes_through_to_the_base():
     base = np.arange(48, dtype=np.float32).reshape(6, 8)
