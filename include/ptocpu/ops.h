@@ -90,6 +90,9 @@ Tensor get_item(const Tensor& t, const IndexKey& key);
 // value: a tensor of t's dtype (broadcast like numpy) or a scalar.
 void set_item(const Tensor& t, const IndexKey& key, const Tensor& value);
 void set_item(const Tensor& t, const IndexKey& key, const Scalar& value);
+// What t[key] = value assembles inside a kernel (value's valid part, with the key's int dims as
+// dims of size 1, and the block's start), or nothing when the assignment copies by broadcasting.
+std::optional<AssemblePart> block_assignment(const Tensor& t, const IndexKey& key, const Tensor& value);
 
 // While a jit kernel or a pypto.function body runs on this thread (nested scopes count).
 bool in_kernel();

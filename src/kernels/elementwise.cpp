@@ -147,7 +147,12 @@ PTO_SIMD_CLONES void narrow_run(const float* __restrict src, bf16_t* __restrict 
 
 template <class T, DType D>
 void store(const T* src, std::byte* dst, int64_t stride, int64_t n) {
-  if constexpr (std::is_same_v<T, float> && D == DType::FP16) {
+  if constexpr (std::is_same_v<T, typename dtype_storage<D>::type>) {
+    if (stride == static_cast<int64_t>(sizeof(T))) {  // a compiled chain's contiguous output
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+      return;
+    }
+  } else if constexpr (std::is_same_v<T, float> && D == DType::FP16) {
     if (stride == 2) return half::narrow(src, reinterpret_cast<fp16_t*>(dst), n);
   } else if constexpr (std::is_same_v<T, float> && D == DType::BF16) {
     if (stride == 2) return narrow_run(src, reinterpret_cast<bf16_t*>(dst), n);

@@ -194,33 +194,37 @@ void set_item(const Tensor& t, const IndexKey& key, const Tensor& value) {
     scatter_(t, key.dim, key.index, value);
     return;
   }
-  if (in_kernel()) {
-    if (const std::optional<Block> b = block_of(key, t.shape())) {
-      // PyPTO's block assignment: b of the block's rank (its int dims dropped) is assembled at the
-      // block's start (its valid part), never broadcast: out[i:, ...] = row writes one row, as
-      // upstream's Tensor.__setitem__ does (docs/tensors.md#indexing).
-      int kept = 0;
-      for (int d = 0; d < t.ndim(); ++d)
-        kept += std::find(b->int_dims.begin(), b->int_dims.end(), d) == b->int_dims.end();
-      if (value.ndim() == kept) {
-        Tensor part = value.valid_part();
-        if (!b->int_dims.empty()) {  // value gains the key's int dims as dims of size 1
-          Shape shape;
-          Strides strides;
-          for (int d = 0, v = 0; d < t.ndim(); ++d) {
-            const bool is_int = std::find(b->int_dims.begin(), b->int_dims.end(), d) != b->int_dims.end();
-            shape.push_back(is_int ? 1 : part.shape(v));
-            strides.push_back(is_int ? 0 : part.stride(v));
-            v += !is_int;
-          }
-          part = part.as_strided(shape, strides, 0);
-        }
-        assemble(part, b->offsets, t);
-        return;
-      }
-    }
+  if (const std::optional<AssemblePart> block = block_assignment(t, key, value)) {
+    assemble(block->src, block->offsets, t);
+    return;
   }
   copy_broadcast(basic_index(t, key), value);
+}
+
+std::optional<AssemblePart> block_assignment(const Tensor& t, const IndexKey& key, const Tensor& value) {
+  if (!in_kernel() || key.by_index_tensor) return std::nullopt;
+  const std::optional<Block> b = block_of(key, t.shape());
+  if (!b) return std::nullopt;
+  // PyPTO's block assignment: b of the block's rank (its int dims dropped) is assembled at the
+  // block's start (its valid part), never broadcast: out[i:, ...] = row writes one row, as
+  // upstream's Tensor.__setitem__ does (docs/tensors.md#indexing).
+  int kept = 0;
+  for (int d = 0; d < t.ndim(); ++d)
+    kept += std::find(b->int_dims.begin(), b->int_dims.end(), d) == b->int_dims.end();
+  if (value.ndim() != kept) return std::nullopt;
+  Tensor part = value.valid_part();
+  if (!b->int_dims.empty()) {  // value gains the key's int dims as dims of size 1
+    Shape shape;
+    Strides strides;
+    for (int d = 0, v = 0; d < t.ndim(); ++d) {
+      const bool is_int = std::find(b->int_dims.begin(), b->int_dims.end(), d) != b->int_dims.end();
+      shape.push_back(is_int ? 1 : part.shape(v));
+      strides.push_back(is_int ? 0 : part.stride(v));
+      v += !is_int;
+    }
+    part = part.as_strided(shape, strides, 0);
+  }
+  return AssemblePart{part, b->offsets};
 }
 
 }  // namespace pto

@@ -8,6 +8,7 @@
 
 #include "program/program.h"
 #include "ptocpu/error.h"
+#include "ptocpu/ops.h"
 #include "ptocpu/tiling.h"
 
 namespace pto::program {
@@ -310,6 +311,15 @@ Tracer::~Tracer() { t_active = previous_; }
 Tracer* Tracer::active() { return t_active; }
 
 void Tracer::record(const OpDef& op, const Args& args, const Outputs& outputs) {
+  if (op.name == "setitem" && args.is_tensor(2)) {
+    // A block assignment is an assemble (upstream's __setitem__ is one): recorded as such, its
+    // loops fold and run in parallel like assemble's and a chain before it writes into its target.
+    if (const std::optional<AssemblePart> block = block_assignment(args.tensor(0), args.key(1), args.tensor(2))) {
+      static const OpDef* const assemble_op = find_op("assemble");
+      Args as_assemble({block->src, block->offsets, args.tensor(0), false});
+      return record(*assemble_op, as_assemble, outputs);
+    }
+  }
   auto node = std::make_unique<Node>();
   node->op = &op;
   node->setting = Setting::current();

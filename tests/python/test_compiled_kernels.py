@@ -78,6 +78,33 @@ def test_compiled_equals_eager_bit_for_bit(threads, monkeypatch):
         pypto.set_num_threads(previous)
 
 
+@pypto.frontend.jit
+def block_assignment_kernel(a: pypto.Tensor(), out: pypto.Tensor()):
+    """upstream's softmax example writes each result with out[i:, ...] = value: an assemble of one tile."""
+    pypto.set_vec_tile_shapes(TILE, COLS)
+    for i in pypto.loop(ROWS // TILE):
+        x = a[i * TILE:(i + 1) * TILE, :]
+        out[i * TILE:, ...] = pypto.exp(x - pypto.amax(x, dim=-1, keepdim=True))
+
+
+def test_a_block_assignment_compiles_to_an_assemble_in_a_parallel_loop(monkeypatch):
+    a, _ = inputs(4)
+    eager = np.zeros_like(a)
+    monkeypatch.setenv("PTOCPU_EAGER", "1")
+    block_assignment_kernel(a, eager)
+    monkeypatch.delenv("PTOCPU_EAGER")
+    want = np.exp(a - a.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(eager, want, rtol=1e-6)
+    for _ in range(2):
+        out = np.full_like(a, np.nan)
+        block_assignment_kernel(a, out)
+        assert out.tobytes() == eager.tobytes()
+    (program,) = programs(block_assignment_kernel)
+    text = program.describe()
+    assert text.startswith(f"loop {ROWS // TILE} parallel"), text
+    assert "setitem" not in text and "assemble" not in text, text  # the chain writes into out
+
+
 def test_a_new_signature_traces_again():
     @pypto.frontend.jit
     def double(x: pypto.Tensor(), out: pypto.Tensor()):
