@@ -9,9 +9,9 @@
 //    contributions in row-major order. When contributions are dense (index.shape[dim] >=
 //    input.shape[dim] / 4) the block's targets are packed into a contiguous buffer that stays
 //    in L2 while index and src stream by, and written back afterwards.
-// fp16 / bf16 add / multiply accumulate per target in fp32 and round once: dense lines and
-// packed blocks convert the whole line / block (vectorised), sparse lines run three passes
-// over their contributions (load the targets, apply, store back).
+// fp16 / bf16 add / multiply accumulate per target in fp32 and round once: dense lines, packed
+// blocks and dense blocks too long to pack convert the whole line / block (vectorised), sparse
+// lines and blocks run three passes over their contributions (load the targets, apply, store back).
 #include "kernels/scatter.h"
 
 #include <algorithm>
@@ -386,6 +386,20 @@ void store_marked_run(T* dst, const float* acc, const uint8_t* marked, int64_t n
   }
 }
 
+// A block of kn targets in each of nd lines (line t at obase + t * out_sd) as fp32 accumulators,
+// ac[t * kn + k], and back: every element stored back, keeping its bits where its accumulator
+// still holds its widening (store_back), so untouched targets need no marks.
+template <class T>
+PTO_SIMD_CLONES void widen_block(float* __restrict ac, const T* __restrict obase, int64_t out_sd, int64_t nd, int64_t kn) {
+  for (int64_t t = 0; t < nd; ++t)
+    for (int64_t k = 0; k < kn; ++k) ac[t * kn + k] = decode_arith(obase[t * out_sd + k]);
+}
+template <class T>
+PTO_SIMD_CLONES void store_block(T* __restrict obase, int64_t out_sd, const float* __restrict ac, int64_t nd, int64_t kn) {
+  for (int64_t t = 0; t < nd; ++t)
+    for (int64_t k = 0; k < kn; ++k) store_back(obase[t * out_sd + k], ac[t * kn + k]);
+}
+
 // ---- the driver ----------------------------------------------------------------------------
 
 // Row mode with short lines and few contributions per row (narrow tensors, e.g. x [N, 8],
@@ -673,8 +687,8 @@ void run(const ScatterArgs& a, const Geometry& g) {
   constexpr int64_t kBudget = 512 << 10;  // bytes of packed targets per block (L2)
   constexpr int64_t kAccBudget = 8 << 20;  // bytes of sparse fp32 accumulators per thread
   const int64_t line = std::min<int64_t>(g.inner, std::max<int64_t>(1, 64 / static_cast<int64_t>(sizeof(T))));
-  const bool use_packed =
-      g.md * 4 >= g.nd && g.nd * line * static_cast<int64_t>(sizeof(P)) <= kBudget;
+  const bool dense = g.md * 4 >= g.nd;  // about one contribution per target or more
+  const bool use_packed = dense && g.nd * line * static_cast<int64_t>(sizeof(P)) <= kBudget;
   int64_t B = g.inner;
   if (use_packed) B = std::clamp<int64_t>(kBudget / (g.nd * static_cast<int64_t>(sizeof(P))), line, g.inner);
   else if (kAcc) B = std::clamp<int64_t>(kAccBudget / (g.nd * 4), line, g.inner);
@@ -725,7 +739,17 @@ void run(const ScatterArgs& a, const Geometry& g) {
         if (g.inner_identity) walk_block<T, I, true>(g, obase, sbase, ibase, kn, src_k, nullptr, nullptr, f);
         else walk_block<T, I, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, f);
       };
-      if constexpr (kAcc) {  // a target's accumulator is loaded at its first contribution
+      if constexpr (kAcc) {
+        if (dense && g.inner_identity) {  // every target widened, accumulated, stored back
+          widen_block(ac, obase, g.out_sd, g.nd, kn);
+          walk([&](T&, const T& v, int64_t t, int64_t k) {
+            float& acc = ac[t * kn + k];
+            acc = combine<float, R>(acc, decode(v));
+          });
+          store_block(obase, g.out_sd, ac, g.nd, kn);
+          continue;
+        }
+        // a target's accumulator is loaded at its first contribution
         std::memset(marked, 0, static_cast<size_t>(g.nd * kn));
         walk([&](T& dst, const T& v, int64_t t, int64_t k) {
           const int64_t at = t * kn + k;

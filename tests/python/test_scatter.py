@@ -338,6 +338,7 @@ LAYOUTS = {  # (input shape, dim, index shape): each kernel path
     "block-dense": ((40, 64), 0, (50, 60)),
     "block-sparse": ((400, 64), 0, (7, 60)),
     "block-dense-inner-smaller": ((12, 5, 33), 0, (20, 4, 30)),
+    "block-dense-too-long-to-pack": ((9000, 20), 0, (3000, 20)),
 }
 
 
