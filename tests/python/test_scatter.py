@@ -76,7 +76,8 @@ def assert_same_bits(got, expected: np.ndarray):
     assert got.dtype == expected.dtype and got.shape == expected.shape
     if not np.array_equal(uint_view(got), uint_view(expected)):
         if expected.dtype.kind == "f" or expected.dtype.itemsize == 2 and expected.dtype.kind not in "iu":
-            both_nan = np.isnan(got.astype(np.float64)) & np.isnan(expected.astype(np.float64))
+            with np.errstate(invalid="ignore"):  # NaN payloads cast
+                both_nan = np.isnan(got.astype(np.float64)) & np.isnan(expected.astype(np.float64))
             same = (uint_view(got) == uint_view(expected)) | both_nan
             assert same.all(), f"{(~same).sum()} elements differ:\n{got}\n{expected}"
         else:

@@ -156,9 +156,9 @@ def scatter(x: np.ndarray, dim: int, index: np.ndarray, src, reduce) -> np.ndarr
         return out
     acc = flat.astype(scatter_accumulator_dtype(x.dtype))
     ufunc = np.add if reduce == "add" else np.multiply
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # NaN and inf round as they are
         ufunc.at(acc, target, v.astype(acc.dtype))
-    flat[...] = acc.astype(x.dtype)
+        flat[...] = acc.astype(x.dtype)
     return out
 
 
