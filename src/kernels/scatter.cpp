@@ -37,6 +37,9 @@ struct Geometry {
   std::vector<int64_t> inner_shape, inner_out, inner_src;
   bool inner_identity = true;  // inner offset of out == k, and of src == k (or 0 for a scalar)
 
+  // About one contribution per target or more: whole lines / blocks are worth converting.
+  bool dense() const { return md * 4 >= nd; }
+
   static int64_t offset(int64_t flat, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
     if (shape.size() == 1) return flat * strides[0];  // the common case, once per row: no division
     int64_t off = 0;
@@ -524,11 +527,10 @@ PTO_TARGET_F16C void short_rows_f16c(const ScatterArgs& a, const Geometry& g, in
 // accumulator still holds its widening keeps its bits, as store_back keeps them).
 constexpr int64_t kGroupElements = 1024;  // elements per group and buffer (4 KiB of fp32)
 
-template <class T>
 bool lines_back_to_back(const ScatterArgs& a, const Geometry& g) {
   const bool scalar = !a.src.defined();
-  return kNeedsAccumulator<T> && g.out_sd == 1 && g.outer_shape.size() == 1 && g.outer_out[0] == g.nd &&
-         (scalar || (g.src_sd == 1 && g.outer_src[0] == g.md)) && g.md * 4 >= g.nd;
+  return g.out_sd == 1 && g.outer_shape.size() == 1 && g.outer_out[0] == g.nd &&
+         (scalar || (g.src_sd == 1 && g.outer_src[0] == g.md)) && g.dense();
 }
 
 template <class T, class I, ScatterReduce R>
@@ -563,7 +565,7 @@ void short_rows_grouped(const ScatterArgs& a, const Geometry& g, int64_t begin, 
 template <class T, class I, ScatterReduce R>
 void short_rows(const ScatterArgs& a, const Geometry& g) {
   if constexpr (R != ScatterReduce::None && kNeedsAccumulator<T>) {
-    if (lines_back_to_back<T>(a, g)) {
+    if (lines_back_to_back(a, g)) {
       parallel_for(g.outer, std::max<int64_t>(1, 16384 / g.md),
                    [&](int64_t begin, int64_t end) { short_rows_grouped<T, I, R>(a, g, begin, end); });
       return;
@@ -605,7 +607,7 @@ void run(const ScatterArgs& a, const Geometry& g) {
     // is prefetched while this row is scattered (further ahead, it leaves L1 before its turn).
     const int64_t line_bytes = g.out_sd == 1 ? g.nd * static_cast<int64_t>(sizeof(T)) : 0;
     const int64_t kAhead = std::clamp<int64_t>((16 << 10) / std::max<int64_t>(1, line_bytes), 1, 4);
-    const bool dense_row = g.out_sd == 1 && g.md * 4 >= g.nd;
+    const bool dense_row = g.out_sd == 1 && g.dense();
     // Dense lines keep two accumulator / mark buffers: a line is stored back after the next one is
     // walked, when its scattered single-byte marks have left the store buffer (read back at once
     // as vectors, they stall on store forwarding).
@@ -687,8 +689,7 @@ void run(const ScatterArgs& a, const Geometry& g) {
   constexpr int64_t kBudget = 512 << 10;  // bytes of packed targets per block (L2)
   constexpr int64_t kAccBudget = 8 << 20;  // bytes of sparse fp32 accumulators per thread
   const int64_t line = std::min<int64_t>(g.inner, std::max<int64_t>(1, 64 / static_cast<int64_t>(sizeof(T))));
-  const bool dense = g.md * 4 >= g.nd;  // about one contribution per target or more
-  const bool use_packed = dense && g.nd * line * static_cast<int64_t>(sizeof(P)) <= kBudget;
+  const bool use_packed = g.dense() && g.nd * line * static_cast<int64_t>(sizeof(P)) <= kBudget;
   int64_t B = g.inner;
   if (use_packed) B = std::clamp<int64_t>(kBudget / (g.nd * static_cast<int64_t>(sizeof(P))), line, g.inner);
   else if (kAcc) B = std::clamp<int64_t>(kAccBudget / (g.nd * 4), line, g.inner);
@@ -740,7 +741,7 @@ void run(const ScatterArgs& a, const Geometry& g) {
         else walk_block<T, I, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, f);
       };
       if constexpr (kAcc) {
-        if (dense && g.inner_identity) {  // every target widened, accumulated, stored back
+        if (g.dense() && g.inner_identity) {  // every target widened, accumulated, stored back
           widen_block(ac, obase, g.out_sd, g.nd, kn);
           walk([&](T&, const T& v, int64_t t, int64_t k) {
             float& acc = ac[t * kn + k];
