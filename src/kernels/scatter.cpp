@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "copy/simd.h"
+#include "core/allocator.h"
 #include "core/half.h"
 #include "kernels/scratch.h"
 #include "ptocpu/parallel.h"
@@ -580,6 +581,44 @@ void short_rows(const ScatterArgs& a, const Geometry& g) {
                [&](int64_t begin, int64_t end) { range(a, g, begin, end); });
 }
 
+// fp16 / bf16 add / multiply in block mode, dense blocks too long to pack and too few of them to
+// give every thread its own: each block of kn inner positions runs in three phases on all threads
+// over one shared set of fp32 accumulators. Target rows are widened and stored back split by rows
+// (threads splitting the columns would stream through the same cache lines together); the walk
+// is split by columns, so every target still sees its contributions in index order, on one thread.
+template <class T, class I, ScatterReduce R>
+void dense_blocks_phased(const ScatterArgs& a, const Geometry& g, int64_t B) {
+  T* out = static_cast<T*>(a.out.data());
+  const bool scalar = !a.src.defined();
+  const T* src = scalar ? static_cast<const T*>(a.scalar) : static_cast<const T*>(a.src.data());
+  const I* idx = a.index.data_as<I>();
+  const int64_t src_k = scalar ? 0 : 1;
+  const std::shared_ptr<void> storage = allocate_storage(static_cast<size_t>(g.nd * B) * sizeof(float), false);
+  float* const ac = static_cast<float*>(storage.get());
+  const int64_t min_rows = std::max<int64_t>(1, 16384 / B);
+  for (int64_t o = 0; o < g.outer; ++o) {
+    for (int64_t k0 = 0; k0 < g.inner; k0 += B) {
+      const int64_t kn = std::min(B, g.inner - k0);
+      T* obase = out + g.out_outer(o) + k0;
+      const T* sbase = scalar ? src : src + g.src_outer(o) + k0;
+      const I* ibase = idx + o * g.md * g.inner + k0;
+      parallel_for(g.nd, min_rows, [&](int64_t t0, int64_t t1) {
+        widen_block(ac + t0 * kn, obase + t0 * g.out_sd, g.out_sd, t1 - t0, kn);
+      });
+      parallel_for(kn, 1, [&](int64_t c0, int64_t c1) {
+        walk_block<T, I, true>(g, obase + c0, sbase + c0 * src_k, ibase + c0, c1 - c0, src_k, nullptr, nullptr,
+                               [&](T&, const T& v, int64_t t, int64_t k) {
+                                 float& acc = ac[t * kn + c0 + k];
+                                 acc = combine<float, R>(acc, decode(v));
+                               });
+      });
+      parallel_for(g.nd, min_rows, [&](int64_t t0, int64_t t1) {
+        store_block(obase + t0 * g.out_sd, g.out_sd, ac + t0 * kn, t1 - t0, kn);
+      });
+    }
+  }
+}
+
 // A work item applies its contributions in place (reduce None; fp32 / fp64 / integer add and
 // multiply) or, for fp16 / bf16 add and multiply, through an fp32 accumulator per target.
 template <class T, class I, ScatterReduce R>
@@ -693,7 +732,14 @@ void run(const ScatterArgs& a, const Geometry& g) {
   int64_t B = g.inner;
   if (use_packed) B = std::clamp<int64_t>(kBudget / (g.nd * static_cast<int64_t>(sizeof(P))), line, g.inner);
   else if (kAcc) B = std::clamp<int64_t>(kAccBudget / (g.nd * 4), line, g.inner);
-  if (threads > 1 && g.outer * ((g.inner + B - 1) / B) < 2 * threads) {
+  const bool few_blocks = threads > 1 && g.outer * ((g.inner + B - 1) / B) < 2 * threads;
+  if constexpr (kAcc) {
+    if (few_blocks && !use_packed && g.dense() && g.inner_identity) {
+      dense_blocks_phased<T, I, R>(a, g, B);
+      return;
+    }
+  }
+  if (few_blocks) {
     // Too few blocks for the threads: narrower blocks, below a cache line if need be (threads
     // then share target lines, which costs little when the targets are spread over many rows).
     // Below a line, one block per thread: every block reads all index and src rows.

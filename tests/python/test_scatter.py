@@ -374,6 +374,36 @@ def test_kernel_paths_and_untouched_bits(dt, reduce, layout):
 
 @pytest.mark.parametrize("dt", [np.float16, ml_dtypes.bfloat16])
 @pytest.mark.parametrize("reduce", ["add", "multiply"])
+@pytest.mark.parametrize("shape,dim,ishape", [
+    ((9000, 20), 0, (3000, 20)),  # one block, too long to pack
+    ((2, 9000, 40), 1, (2, 3000, 40)),  # outer positions, each a block
+    ((9000, 300), 0, (2500, 300)),  # blocks of the accumulator budget (233 columns) and a rest
+])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_dense_16_bit_blocks_on_all_threads(dt, reduce, shape, dim, ishape, threads):
+    """Dense fp16 / bf16 blocks too long to pack and too few for the threads: rows widened and
+    stored back on all threads, columns walked on all threads; every thread count gives the
+    reference's bits (one rounding per target, NaN payloads of untouched elements kept)."""
+    dt = np.dtype(dt)
+    rng = np.random.default_rng(sum(shape) + threads)
+    x = random_values(rng, shape, dt, reduce)
+    bits = uint_view(x).copy().reshape(-1)
+    nan = [0x7F81, 0xFFA5] if dt == np.dtype(ml_dtypes.bfloat16) else [0x7C01, 0xFD55]
+    bits[rng.choice(bits.size, size=bits.size // 100, replace=False)] = rng.choice(nan, size=bits.size // 100)
+    x = bits.view(dt).reshape(shape)
+    index = rng.integers(0, shape[dim], size=ishape)
+    src = random_values(rng, ishape, dt, reduce)
+    previous = ptocpu.get_num_threads()
+    ptocpu.set_num_threads(threads)
+    try:
+        got = ptocpu.scatter(x, dim, index, src, reduce=reduce).numpy()
+    finally:
+        ptocpu.set_num_threads(previous)
+    assert_same_bits(got, ref.scatter(x, dim, index, src, reduce))
+
+
+@pytest.mark.parametrize("dt", [np.float16, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
 @pytest.mark.parametrize("nd,md", [(8, 8), (16, 4), (40, 30), (3, 1)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_short_16_bit_lines_back_to_back_accumulate_in_fp32(dt, reduce, nd, md, threads):
