@@ -740,12 +740,12 @@ void run(const ScatterArgs& a, const Geometry& g) {
     }
   }
   if (few_blocks) {
-    // Too few blocks for the threads: narrower blocks, below a cache line if need be (threads
-    // then share target lines, which costs little when the targets are spread over many rows).
-    // Below a line, one block per thread: every block reads all index and src rows.
-    const int64_t parts = (2 * threads + g.outer - 1) / g.outer, min_parts = (threads + g.outer - 1) / g.outer;
+    // Too few blocks for the threads: one narrower block per thread, below a cache line if need
+    // be (threads then share target lines, which costs little when the targets are spread over
+    // many rows). No more: every block walks all its index and src rows, and a block as narrow
+    // as one cache line of each row leaves the prefetchers a stream of single lines to follow.
+    const int64_t parts = (threads + g.outer - 1) / g.outer;
     B = std::max<int64_t>(1, (g.inner + parts - 1) / parts);
-    if (B < line) B = std::max<int64_t>(1, (g.inner + min_parts - 1) / min_parts);
   }
   if (B < g.inner && B > line) B = B / line * line;
   const int64_t blocks = (g.inner + B - 1) / B;
