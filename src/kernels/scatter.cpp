@@ -563,12 +563,51 @@ void short_rows_grouped(const ScatterArgs& a, const Geometry& g, int64_t begin, 
   }
 }
 
+// Contributions applied straight to the targets over short lines along one outer axis, with
+// unit steps along dim (the common x [N, w] with index [N, m]): the row loop only advances three
+// pointers, and a row of kMd contributions (0: md at run time) is unrolled. At a few
+// contributions a row, per-row bookkeeping would otherwise cost as much as the row.
+template <class T, class I, ScatterReduce R, int64_t kMd>
+void short_rows_flat(const ScatterArgs& a, const Geometry& g, int64_t begin, int64_t end) {
+  const bool scalar = !a.src.defined();
+  const int64_t md = kMd ? kMd : g.md, so = scalar ? 0 : g.outer_src[0], ss = scalar ? 0 : 1;
+  T* line = static_cast<T*>(a.out.data()) + begin * g.outer_out[0];
+  const T* srow = scalar ? static_cast<const T*>(a.scalar) : static_cast<const T*>(a.src.data()) + begin * so;
+  const I* irow = a.index.data_as<I>() + begin * md;
+  for (int64_t o = begin; o < end; ++o, line += g.outer_out[0], srow += so, irow += md) {
+    for (int64_t j = 0; j < md; ++j) {
+      T& dst = line[irow[j]];
+      if constexpr (R == ScatterReduce::None) dst = srow[j * ss];
+      else dst = combine<T, R>(dst, srow[j * ss]);
+    }
+  }
+}
+
+// (Lines longer than a cache line with few targets each keep short_rows_range, which prefetches them.)
+template <class T>
+bool flat_short_rows(const ScatterArgs& a, const Geometry& g) {
+  return g.out_sd == 1 && g.outer_shape.size() == 1 && (!a.src.defined() || g.src_sd == 1) &&
+         (g.nd * static_cast<int64_t>(sizeof(T)) <= 64 || g.md * 4 > g.nd);
+}
+
 template <class T, class I, ScatterReduce R>
 void short_rows(const ScatterArgs& a, const Geometry& g) {
+  const int64_t min_rows = std::max<int64_t>(1, 16384 / g.md);
   if constexpr (R != ScatterReduce::None && kNeedsAccumulator<T>) {
     if (lines_back_to_back(a, g)) {
-      parallel_for(g.outer, std::max<int64_t>(1, 16384 / g.md),
+      parallel_for(g.outer, min_rows,
                    [&](int64_t begin, int64_t end) { short_rows_grouped<T, I, R>(a, g, begin, end); });
+      return;
+    }
+  } else {
+    if (flat_short_rows<T>(a, g)) {
+      auto range = &short_rows_flat<T, I, R, 0>;
+      if (g.md == 1) range = &short_rows_flat<T, I, R, 1>;
+      else if (g.md == 2) range = &short_rows_flat<T, I, R, 2>;
+      else if (g.md == 4) range = &short_rows_flat<T, I, R, 4>;
+      else if (g.md == 8) range = &short_rows_flat<T, I, R, 8>;
+      else if (g.md == 16) range = &short_rows_flat<T, I, R, 16>;
+      parallel_for(g.outer, min_rows, [&](int64_t begin, int64_t end) { range(a, g, begin, end); });
       return;
     }
   }
@@ -577,8 +616,7 @@ void short_rows(const ScatterArgs& a, const Geometry& g) {
   if constexpr (std::is_same_v<T, fp16_t> && R != ScatterReduce::None)
     if (kernel_tuning().isa != Isa::Baseline && __builtin_cpu_supports("f16c")) range = &short_rows_f16c<T, I, R>;
 #endif
-  parallel_for(g.outer, std::max<int64_t>(1, 16384 / g.md),
-               [&](int64_t begin, int64_t end) { range(a, g, begin, end); });
+  parallel_for(g.outer, min_rows, [&](int64_t begin, int64_t end) { range(a, g, begin, end); });
 }
 
 // fp16 / bf16 add / multiply in block mode, dense blocks too long to pack and too few of them to

@@ -372,6 +372,30 @@ def test_kernel_paths_and_untouched_bits(dt, reduce, layout):
     assert np.array_equal(uint_view(got)[~touched], uint_view(x)[~touched])
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.int32, np.float64, np.int8])
+@pytest.mark.parametrize("reduce", REDUCES)
+@pytest.mark.parametrize("nd,md", [(4, 4), (8, 1), (8, 8), (16, 2), (16, 16), (12, 3), (64, 20), (5, 9)])
+def test_short_rows_applied_in_place_along_one_outer_axis(dt, reduce, nd, md):
+    """Short lines with unit steps along dim (the unrolled row loop): lines back to back and a
+    column slice of a wider array written in place, src rows wider than the index rows, a scalar
+    src; duplicates within a row are applied in index order."""
+    dt = np.dtype(dt)
+    rng = np.random.default_rng(nd * 100 + md)
+    rows = 1500
+    for width in (nd, nd + 5):
+        base = random_values(rng, (rows, width), dt, reduce)
+        x = base[:, :nd]
+        index = rng.integers(0, nd, size=(rows, md))
+        src = random_values(rng, (rows, md + 3), dt, reduce)
+        for value in (src, 3):
+            value_np = src[:, :md] if value is src else convert_scalar(value, dt)
+            expected = ref.scatter(x, 1, index, value_np, reduce)
+            outside = base[:, nd:].copy()
+            ptocpu.scatter_(x, 1, index, value, reduce=reduce)
+            assert_same_bits(x, expected)
+            assert_same_bits(base[:, nd:], outside)
+
+
 @pytest.mark.parametrize("dt", [np.float16, ml_dtypes.bfloat16])
 @pytest.mark.parametrize("reduce", ["add", "multiply"])
 @pytest.mark.parametrize("shape,dim,ishape", [
