@@ -83,9 +83,6 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, void* ctx, int64_
   }
 }
 
-// Ranges of at least 64K elements per thread: below that a thread's start-up costs more than the work.
-constexpr int64_t kMinChunk = int64_t(1) << 16;
-
 }  // namespace
 
 void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data) {
@@ -93,9 +90,9 @@ void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data) {
   int64_t total = 1;
   for (int d = 0; d < loop.dims; ++d) total *= loop.shape[d];
   if (total == 0) return;
-  if (total < 2 * kMinChunk || get_num_threads() == 1) return walk(loop, data, row, ctx, 0, total);
+  if (total < 2 * loop.min_chunk || get_num_threads() == 1) return walk(loop, data, row, ctx, 0, total);
   // Threads take contiguous ranges of the flattened index; a range may start and end inside a row.
-  parallel_for(total, kMinChunk, [&](int64_t begin, int64_t end) { walk(loop, data, row, ctx, begin, end); });
+  parallel_for(total, loop.min_chunk, [&](int64_t begin, int64_t end) { walk(loop, data, row, ctx, begin, end); });
 }
 
 // ---- conversions --------------------------------------------------------------------------------

@@ -35,6 +35,9 @@ struct Loop {
   std::byte* data[kMaxOperands];
   int64_t strides[kMaxOperands][kMaxDims];
   DType dtypes[kMaxOperands];
+  // Elements per thread below which a thread's start-up costs more than the work: the default
+  // suits a few instructions an element; a vector math function's dozens take threads sooner.
+  int64_t min_chunk = int64_t(1) << 16;
 };
 
 // out and the inputs; each input broadcasts to out's shape numpy-style (right-aligned, dims of

@@ -90,6 +90,8 @@ Plan plan_unary(const OpDef& op, const Args& a, Result result);
 // result is computed once per functor and dtype pair, through the same rows (so the same bits),
 // and then looked up (docs/kernels.md#elementwise).
 inline constexpr int64_t kTableFrom = int64_t(1) << 20;  // elements: below, the table is not worth it
+// Elements per thread for the vector math library's functions (erf: about 1.5 ns an element).
+inline constexpr int64_t kVectorMathMinChunk = int64_t(1) << 13;
 
 template <class Rows>
 bool run_by_table(Rows& rows, const Tensor& in, const Tensor& out) {
@@ -128,7 +130,8 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
       if (!rows.store) fail<Error>("internal: no store of the compute type into ", dtype_name(out.dtype()));
       if constexpr (N == 1 && decltype(rows)::kBlockForm)
         if (run_by_table(rows, *inputs[0], out)) return;
-      const kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), static_cast<int>(N));
+      kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), static_cast<int>(N));
+      if constexpr (decltype(rows)::kBlockForm) loop.min_chunk = kVectorMathMinChunk;
       kernels::ew::run_rows(loop, &decltype(rows)::row, &rows);
     } else {
       fail<Error>("internal: elementwise functor has no ", dtype_name(compute), " form");
