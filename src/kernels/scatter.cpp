@@ -391,17 +391,30 @@ void store_marked_run(T* dst, const float* acc, const uint8_t* marked, int64_t n
 }
 
 // A block of kn targets in each of nd lines (line t at obase + t * out_sd) as fp32 accumulators,
-// ac[t * kn + k], and back: every element stored back, keeping its bits where its accumulator
-// still holds its widening (store_back), so untouched targets need no marks.
+// ac[t * kn + k], with each element's bits before the call kept beside them, and back: an element
+// whose accumulator no longer holds the widening of its bits before is rounded once and stored;
+// every other one is left alone: untouched by this call (another call may be writing it), or
+// left with its own bits (NaN payloads, contributions that changed nothing), as store_back keeps them.
 template <class T>
-PTO_SIMD_CLONES void widen_block(float* __restrict ac, const T* __restrict obase, int64_t out_sd, int64_t nd, int64_t kn) {
+PTO_SIMD_CLONES void widen_block(float* __restrict ac, T* __restrict before, const T* __restrict obase, int64_t out_sd,
+                                 int64_t nd, int64_t kn) {
   for (int64_t t = 0; t < nd; ++t)
-    for (int64_t k = 0; k < kn; ++k) ac[t * kn + k] = decode_arith(obase[t * out_sd + k]);
+    for (int64_t k = 0; k < kn; ++k) {
+      before[t * kn + k] = obase[t * out_sd + k];
+      ac[t * kn + k] = decode_arith(obase[t * out_sd + k]);
+    }
 }
+inline uint16_t round_bits(bf16_t, float acc) { return bf16_round(float_bits(acc)); }
+inline uint16_t round_bits(fp16_t, float acc) { return fp16_round(acc); }
 template <class T>
-PTO_SIMD_CLONES void store_block(T* __restrict obase, int64_t out_sd, const float* __restrict ac, int64_t nd, int64_t kn) {
+PTO_SIMD_CLONES void store_block(T* __restrict obase, int64_t out_sd, const float* __restrict ac,
+                                 const T* __restrict before, int64_t nd, int64_t kn) {
   for (int64_t t = 0; t < nd; ++t)
-    for (int64_t k = 0; k < kn; ++k) store_back(obase[t * out_sd + k], ac[t * kn + k]);
+    for (int64_t k = 0; k < kn; ++k) {
+      const T b = before[t * kn + k];
+      const float acc = ac[t * kn + k];
+      if (float_bits(acc) != float_bits(decode_arith(b))) obase[t * out_sd + k].bits = round_bits(b, acc);
+    }
 }
 
 // ---- the driver ----------------------------------------------------------------------------
@@ -523,8 +536,8 @@ PTO_TARGET_F16C void short_rows_f16c(const ScatterArgs& a, const Geometry& g, in
 
 // fp16 / bf16 add / multiply over short lines that each take at least a quarter of their length
 // in contributions, with the lines, the src rows and the index rows each back to back: a group
-// of rows is widened at once, accumulated in fp32, and stored back at once (every element of
-// the group's lines: a line belongs to one row, so no other thread writes it; an element whose
+// of rows is widened at once, accumulated in fp32, and its targets stored back at once (only the
+// marked ones: another call may be writing the other elements of these lines; a target whose
 // accumulator still holds its widening keeps its bits, as store_back keeps them).
 constexpr int64_t kGroupElements = 1024;  // elements per group and buffer (4 KiB of fp32)
 
@@ -544,22 +557,26 @@ void short_rows_grouped(const ScatterArgs& a, const Geometry& g, int64_t begin, 
   const int64_t rows_per_group = std::max<int64_t>(1, kGroupElements / std::max(nd, md));
   alignas(64) float ac[kGroupElements];
   alignas(64) float value[kGroupElements];
-  alignas(64) uint8_t every[kGroupElements];
-  std::memset(every, 1, sizeof every);
+  alignas(64) uint8_t marked[kGroupElements];
   if (scalar) std::fill(value, value + kGroupElements, decode(*src));
   for (int64_t o = begin; o < end; o += rows_per_group) {
     const int64_t rows = std::min(rows_per_group, end - o);
     T* lines = out + o * nd;
     widen_run(ac, lines, rows * nd);
+    std::memset(marked, 0, static_cast<size_t>(rows * nd));
     if (!scalar) widen_run(value, src + o * md, rows * md);
     const I* irow = idx + o * md;
     for (int64_t r = 0; r < rows; ++r) {
       float* line = ac + r * nd;
+      uint8_t* line_marks = marked + r * nd;
       const float* v = scalar ? value : value + r * md;
-      for (int64_t j = 0; j < md; ++j) line[irow[j]] = combine<float, R>(line[irow[j]], v[j]);
+      for (int64_t j = 0; j < md; ++j) {
+        line[irow[j]] = combine<float, R>(line[irow[j]], v[j]);
+        line_marks[irow[j]] = 1;
+      }
       irow += md;
     }
-    store_marked_run(lines, ac, every, rows * nd);
+    store_marked_run(lines, ac, marked, rows * nd);
   }
 }
 
@@ -621,9 +638,10 @@ void short_rows(const ScatterArgs& a, const Geometry& g) {
 
 // fp16 / bf16 add / multiply in block mode, dense blocks too long to pack and too few of them to
 // give every thread its own: each block of kn inner positions runs in three phases on all threads
-// over one shared set of fp32 accumulators. Target rows are widened and stored back split by rows
-// (threads splitting the columns would stream through the same cache lines together); the walk
-// is split by columns, so every target still sees its contributions in index order, on one thread.
+// over one shared set of fp32 accumulators. Target rows are widened and stored back
+// split by rows (threads splitting the columns would stream through the same cache lines
+// together); the walk is split by columns, so every target still sees its contributions in index
+// order, on one thread.
 template <class T, class I, ScatterReduce R>
 void dense_blocks_phased(const ScatterArgs& a, const Geometry& g, int64_t B) {
   T* out = static_cast<T*>(a.out.data());
@@ -631,8 +649,9 @@ void dense_blocks_phased(const ScatterArgs& a, const Geometry& g, int64_t B) {
   const T* src = scalar ? static_cast<const T*>(a.scalar) : static_cast<const T*>(a.src.data());
   const I* idx = a.index.data_as<I>();
   const int64_t src_k = scalar ? 0 : 1;
-  const std::shared_ptr<void> storage = allocate_storage(static_cast<size_t>(g.nd * B) * sizeof(float), false);
+  const std::shared_ptr<void> storage = allocate_storage(static_cast<size_t>(g.nd * B) * (sizeof(float) + sizeof(T)), false);
   float* const ac = static_cast<float*>(storage.get());
+  T* const before = reinterpret_cast<T*>(ac + g.nd * B);
   const int64_t min_rows = std::max<int64_t>(1, 16384 / B);
   for (int64_t o = 0; o < g.outer; ++o) {
     for (int64_t k0 = 0; k0 < g.inner; k0 += B) {
@@ -641,7 +660,7 @@ void dense_blocks_phased(const ScatterArgs& a, const Geometry& g, int64_t B) {
       const T* sbase = scalar ? src : src + g.src_outer(o) + k0;
       const I* ibase = idx + o * g.md * g.inner + k0;
       parallel_for(g.nd, min_rows, [&](int64_t t0, int64_t t1) {
-        widen_block(ac + t0 * kn, obase + t0 * g.out_sd, g.out_sd, t1 - t0, kn);
+        widen_block(ac + t0 * kn, before + t0 * kn, obase + t0 * g.out_sd, g.out_sd, t1 - t0, kn);
       });
       parallel_for(kn, 1, [&](int64_t c0, int64_t c1) {
         walk_block<T, I, true>(g, obase + c0, sbase + c0 * src_k, ibase + c0, c1 - c0, src_k, nullptr, nullptr,
@@ -651,7 +670,7 @@ void dense_blocks_phased(const ScatterArgs& a, const Geometry& g, int64_t B) {
                                });
       });
       parallel_for(g.nd, min_rows, [&](int64_t t0, int64_t t1) {
-        store_block(obase + t0 * g.out_sd, g.out_sd, ac + t0 * kn, t1 - t0, kn);
+        store_block(obase + t0 * g.out_sd, g.out_sd, ac + t0 * kn, before + t0 * kn, t1 - t0, kn);
       });
     }
   }
@@ -794,11 +813,13 @@ void run(const ScatterArgs& a, const Geometry& g) {
   Scratch<P> packs(g.nd * B, use_packed);
   Scratch<uint8_t> marks(g.nd * B, use_packed || kAcc);
   Scratch<float> accs(g.nd * B, kAcc && !use_packed);
+  Scratch<T> befores(g.nd * B, kAcc && !use_packed && g.dense() && g.inner_identity);
   Scratch<int64_t> offsets(2 * B, !g.inner_identity);
   parallel_for(items, min_items, [&](int64_t begin, int64_t end) {
     P* const buf = packs.take();
     uint8_t* const marked = marks.take();
     float* const ac = accs.take();
+    T* const before = befores.take();
     int64_t* const ooff = offsets.take();
     int64_t* const soff = ooff ? ooff + B : nullptr;
     for (int64_t item = begin; item < end; ++item) {
@@ -825,13 +846,13 @@ void run(const ScatterArgs& a, const Geometry& g) {
         else walk_block<T, I, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, f);
       };
       if constexpr (kAcc) {
-        if (g.dense() && g.inner_identity) {  // every target widened, accumulated, stored back
-          widen_block(ac, obase, g.out_sd, g.nd, kn);
+        if (g.dense() && g.inner_identity) {  // every line widened at once, the changed ones stored back
+          widen_block(ac, before, obase, g.out_sd, g.nd, kn);
           walk([&](T&, const T& v, int64_t t, int64_t k) {
             float& acc = ac[t * kn + k];
             acc = combine<float, R>(acc, decode(v));
           });
-          store_block(obase, g.out_sd, ac, g.nd, kn);
+          store_block(obase, g.out_sd, ac, before, g.nd, kn);
           continue;
         }
         // a target's accumulator is loaded at its first contribution

@@ -26,8 +26,8 @@ class Scratch {
     const int i = next_.fetch_add(1, std::memory_order_relaxed);
     if (i < slots_) return static_cast<E*>(data_.get()) + per_ * i;
     std::lock_guard<std::mutex> lock(mutex_);
-    extra_.emplace_back(new E[per_ + kLine / sizeof(E)]);
-    return aligned(extra_.back().get());
+    extra_.push_back(allocate_storage(static_cast<size_t>(per_) * sizeof(E), false));
+    return static_cast<E*>(extra_.back().get());
   }
 
  private:
@@ -39,17 +39,13 @@ class Scratch {
     const int64_t per_line = kLine / static_cast<int64_t>(sizeof(E));
     return (n + per_line - 1) / per_line * per_line;
   }
-  static E* aligned(E* p) {
-    const auto at = reinterpret_cast<uintptr_t>(p);
-    return reinterpret_cast<E*>((at + kLine - 1) / kLine * kLine);
-  }
 
   int64_t per_;
   int slots_;
-  std::shared_ptr<void> data_;  // 64-byte aligned
+  std::shared_ptr<void> data_;  // allocate_storage: 64-byte aligned
   std::atomic<int> next_{0};
   std::mutex mutex_;
-  std::vector<std::unique_ptr<E[]>> extra_;
+  std::vector<std::shared_ptr<void>> extra_;
 };
 
 }  // namespace pto::kernels
