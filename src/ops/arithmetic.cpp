@@ -108,12 +108,14 @@ void families::add_arithmetic(std::vector<OpDef>& table) {
                               Comparison{"lt", "__lt__", binary<a::Lt, kCompare>, "<"},
                               Comparison{"le", "__le__", binary<a::Le, kCompare>, "<="},
                               Comparison{"gt", "__gt__", binary<a::Gt, kCompare>, ">"},
-                              Comparison{"ge", "__ge__", binary<a::Ge, kCompare>, ">="}}) {
+                              Comparison{"ge", "__ge__", binary<a::Ge, kCompare>, ">="},
+                              // upstream's other name for gt (pypto.greater, Tensor.greater)
+                              Comparison{"greater", nullptr, binary<a::Gt, kCompare>, ">"}}) {
     table.push_back(OpDef{
         .name = c.name,
         .params = binary_params(),
         .forms = kFunction | kMethod,
-        .dunders = {{c.dunder}},
+        .dunders = c.dunder ? decltype(OpDef::dunders){{c.dunder}} : decltype(OpDef::dunders){},
         .doc_page = "docs/ops/comparison.md",
         .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input and one DT_BOOL output tile",
         .limits = platform_rows(kComparable, cmp_950, cmp_a2, cmp_a2),

@@ -623,3 +623,22 @@ def test_compiled_chains_fuse_the_family_and_equal_eager(monkeypatch):
     binary_chain_kernel(a, b, eager)
     same(compiled, eager)
     same(out, eager)
+
+
+def test_greater_is_gt_under_upstreams_other_name():
+    """pypto.greater / Tensor.greater (exported upstream, used by its tests, no page of its own):
+    gt's results for tensors, broadcasts and float scalars, NaN false; errors name greater; verify's
+    cases pass on every platform."""
+    a = floats((5, 33), np.float16)
+    b = floats((1, 33), np.float16)
+    a[0, :3] = np.nan
+    want = np.greater(a, b)
+    same(ptocpu.greater(a, b), want)
+    same(ptocpu.asarray(a).greater(b), want)
+    same(ptocpu.greater(a, 0.5), np.greater(a, np.float16(0.5)))
+    with pytest.raises(ptocpu.DTypeError, match="^greater"):
+        ptocpu.greater(floats((4,)), 1)  # an int scalar, refused as gt refuses it
+    cases = verify.collect(["greater"], verify.PLATFORMS, quick=False)
+    assert {c.platform for c in cases} == set(verify.PLATFORMS)
+    failed = [f"{r.platform} {r.dtype} {r.case}: {r.detail}" for r in map(verify.run_case, cases) if not r.passed]
+    assert not failed, failed[:5]

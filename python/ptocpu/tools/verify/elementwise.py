@@ -189,6 +189,7 @@ elementwise("lt", np.less, result="DT_BOOL", integers=False, domain=(-2.0, 2.0),
 elementwise("le", np.less_equal, result="DT_BOOL", integers=False, domain=(-2.0, 2.0), native_fp16=True)
 elementwise("gt", np.greater, result="DT_BOOL", integers=False, domain=(-2.0, 2.0), native_fp16=True)
 elementwise("ge", np.greater_equal, result="DT_BOOL", integers=False, domain=(-2.0, 2.0), native_fp16=True)
+elementwise("greater", np.greater, result="DT_BOOL", integers=False, domain=(-2.0, 2.0), native_fp16=True)
 elementwise("neg", np.negative, arity=1)
 elementwise("abs", np.abs, arity=1)
 elementwise("reciprocal", np.reciprocal, arity=1, domain=(0.25, 4.0))
