@@ -1,5 +1,6 @@
-// index_add_ / index_add (docs/ops/index_add.md): checks, alpha and tile rules, then the index
-// values, then the kernel. Nothing is written before every check has passed.
+// index_add_ / index_add (docs/ops/index_add.md) and their UB forms index_add__ub / index_add_ub
+// (docs/ops/index_add_ub.md): checks, alpha and tile rules, then the index values, then the
+// kernel. Nothing is written before every check has passed.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -80,10 +81,14 @@ bool alpha_acts_as_one(DType dt, const void* alpha) {
   return std::fabs(static_cast<float>(a) - 1.0f) <= 1e-6f;
 }
 
-// Everything docs/ops/index_add.md asks, touching no tensor data.
+// The two tile rules: index_add_ tiles the source; the UB form holds whole tiles of input, source,
+// index and output at once, with the dim axis unsplit.
+enum class IndexAddTiles { Source, WholeDim };
+
+// Everything docs/ops/index_add.md (index_add_ub.md) asks, touching no tensor data.
 IndexAddPlan validate_index_add(const char* op, const Tensor& input, int64_t dim, const Tensor& index,
-                                const Tensor& source, const Scalar& alpha, bool in_place) {
-  const OpLimits& limits = require_offered(op_def("index_add_"));
+                                const Tensor& source, const Scalar& alpha, bool in_place, IndexAddTiles tiles) {
+  const OpLimits& limits = require_offered(op_def(op));
   const int r = input.ndim();
   checks::check_dtype(op, "input", input.dtype(), limits.dtypes);
   checks::check_same_dtype(op, "source", source.dtype(), "input", input.dtype());
@@ -114,7 +119,18 @@ IndexAddPlan validate_index_add(const char* op, const Tensor& input, int64_t dim
   if (in_place) checks::check_writable_in_place(op, input, "use index_add");
 
   const Shape& tile = get_vec_tile_shapes();
-  if (!tile.empty()) {
+  if (!tile.empty() && tiles == IndexAddTiles::WholeDim) {
+    tiling::check_rank(op, tile, r, "input");
+    const int64_t along = std::max(input.shape(d), source.shape(d));
+    if (tile[d] < along)
+      fail<TileError>(op, ": tile shape ", shape_to_string(tile), " splits dim ", d, " (", tile[d], " < ", along,
+                      ", the larger of input's and source's extents along it); the UB form keeps that axis whole");
+    tiling::check_ub(op, tile,
+                     {{"input tile", input.shape(), input.itemsize()},
+                      {"source tile", source.shape(), source.itemsize()},
+                      {"index", index.shape(), dtype_size(index.dtype()), 1, {index.shape(0)}},
+                      {"output tile", input.shape(), input.itemsize()}});
+  } else if (!tile.empty()) {
     tiling::check_rank(op, tile, r, "source");
     Shape row(r, 1);
     row[r - 1] = std::min(tile[r - 1], source.shape(r - 1));
@@ -129,10 +145,10 @@ IndexAddPlan validate_index_add(const char* op, const Tensor& input, int64_t dim
 }
 
 Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_t dim, const Tensor& index_view,
-                      const Tensor& source_view, const Scalar& alpha) {
+                      const Tensor& source_view, const Scalar& alpha, IndexAddTiles tiles = IndexAddTiles::Source) {
   // index and source are read in their valid parts only (docs/kernel_model.md).
   const Tensor index = index_view.valid_part(), source = source_view.valid_part();
-  const IndexAddPlan plan = validate_index_add(op, input, dim, index, source, alpha, in_place);
+  const IndexAddPlan plan = validate_index_add(op, input, dim, index, source, alpha, in_place, tiles);
   // index and source are read as if completely before any write: what shares memory with the
   // written tensor is copied first.
   const Tensor idx = in_place ? checks::unaliased(index.contiguous(), input) : index.contiguous();
@@ -161,6 +177,11 @@ Outputs run_index_add(const OpDef& op, const Args& a) {
   return {index_add_impl(op.name.c_str(), op.in_place(), a.tensor(0), a.integer(1), a.tensor(2), a.tensor(3),
                          a.scalar(4))};
 }
+// The UB form: the same sums (upstream's device kernel and golden are index_add's), its own tile rule.
+Outputs run_index_add_ub(const OpDef& op, const Args& a) {
+  return {index_add_impl(op.name.c_str(), op.in_place(), a.tensor(0), a.integer(1), a.tensor(2), a.tensor(3),
+                         a.scalar(4), IndexAddTiles::WholeDim)};
+}
 
 // index + each step reading and writing a source-sized slice; out of place also copies input.
 int64_t index_add_bytes(const OpDef& op, const Args& a, const Outputs& out) {
@@ -188,6 +209,15 @@ void families::add_index_add(std::vector<OpDef>& table) {
       .bytes = index_add_bytes,
   };
   add_in_place_pair(table, shared);
+  OpDef ub = shared;
+  ub.name = "index_add_ub";
+  ub.forms = kFunction;
+  ub.doc_page = "docs/ops/index_add_ub.md";
+  ub.tile_rule = "TileShape has the input's rank and does not split dim; UB: input, source, output tiles and the whole index";
+  const DTypeSet ub_chips{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16};
+  ub.limits = platform_rows(cpu, ub_chips, ub_chips, ub_chips, 1, 5, 1, 8);
+  ub.run = run_index_add_ub;
+  add_in_place_pair(table, ub, "", "", "index_add__ub");
 }
 
 }  // namespace pto

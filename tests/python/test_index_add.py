@@ -450,3 +450,54 @@ def test_tile_ub_budget(platform, limit):
                                             rf".* source row 8192\) but platform {platform} has {limit}",
                                             x, 0, index, src)
         assert ub_bytes((32, 2048), src.shape, 4) > limit
+
+
+# ---- the UB forms (docs/ops/index_add_ub.md) ------------------------------------------------------------
+
+def test_ub_forms_every_platform_dtype_against_reference(platform):
+    """index_add__ub / index_add_ub: index_add's sums for every dtype and rank their rows list."""
+    rng = np.random.default_rng(40 + PLATFORMS.index(platform))
+    with ptocpu.platform(platform):
+        for dt in dtypes_of(platform, "index_add__ub"):
+            for rank in ranks_of(platform, "index_add__ub"):
+                for alpha in (1, 3) if dt.kind == "u" else (1, -1.2):
+                    x, dim, index, src = random_case(rng, rank, dt, (np.int32, np.int64)[rank % 2])
+                    want = ref.index_add(x, dim, index, src, alpha)
+                    before = x.copy()
+                    assert_same_bits(ptocpu.index_add_ub(x, dim, index, src, alpha=alpha), want)
+                    assert_same_bits(x, before)  # out of place
+                    ptocpu.index_add__ub(x, dim, index, src, alpha=alpha)
+                    assert_same_bits(x, want)
+
+
+def test_ub_forms_dtypes_and_ranks_are_the_pages():
+    with ptocpu.platform("ascend950"):
+        with pytest.raises(ptocpu.DTypeError, match="^index_add_ub: input dtype DT_INT8"):
+            ptocpu.index_add_ub(np.zeros((4, 4), np.int8), 0, np.array([0]), np.ones((1, 4), np.int8))
+        ptocpu.index_add_(np.zeros((4, 4), np.int8), 0, np.array([0]), np.ones((1, 4), np.int8))  # index_add_ takes it
+        with pytest.raises(ptocpu.ArgumentError, match="^index_add__ub: input rank 6"):
+            ptocpu.index_add__ub(np.zeros((1,) * 6, np.float32), 0, np.array([0]), np.ones((1,) * 6, np.float32))
+
+
+def test_ub_forms_keep_dim_whole_in_one_tile():
+    """The tile must cover dim (the larger of input's and source's extents); input, source, output tiles
+    and the whole index share the UB; nothing is written on an error."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, (8, 16, 64)).astype(np.float32)
+    src = rng.uniform(-1, 1, (8, 20, 64)).astype(np.float32)
+    index = rng.integers(0, 16, 20).astype(np.int32)
+    want = ref.index_add(x, 1, index, src, 1)
+    before = x.copy()
+    with ptocpu.vec_tile_shapes(4, 16, 32):  # covers input's 16 but not source's 20
+        with pytest.raises(ptocpu.TileError, match=r"splits dim 1 \(16 < 20"):
+            ptocpu.index_add__ub(x, 1, index, src)
+    assert_same_bits(x, before)
+    with ptocpu.vec_tile_shapes(4, 20, 32):
+        ptocpu.index_add__ub(x, 1, index, src)
+    assert_same_bits(x, want)
+    with ptocpu.platform("atlas_a2"):
+        with ptocpu.vec_tile_shapes(8, 20, 64):  # input, output 32 KiB each, source 40 KiB, index: fits
+            ptocpu.index_add__ub(np.zeros((8, 16, 64), np.float32), 1, index, src)
+        with ptocpu.vec_tile_shapes(8, 20, 2048):  # a 1 MiB input tile: over any UB
+            with pytest.raises(ptocpu.TileError, match="index_add__ub.*input tile.*source tile.*output tile"):
+                ptocpu.index_add__ub(np.zeros((8, 16, 2048), np.float32), 1, index, np.ones((8, 20, 2048), np.float32))

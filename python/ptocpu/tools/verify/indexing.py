@@ -315,19 +315,21 @@ def _scatter_update_cases(rng, quick) -> Iterator[Case]:
                    bad_last_index)
 
 
-def _index_add_doc() -> tuple[bool, str, list]:
-    """docs/ops/index_add.md's example (the same on every platform)."""
+def _index_add_doc(out_of_place) -> tuple[bool, str, list]:
+    """docs/ops/index_add.md's example (the same on every platform), through index_add or index_add_ub."""
     x = np.zeros((2, 3), np.int32)
-    out = ptocpu.index_add(x, 0, np.array([0, 1, 0], np.int32), np.ones((3, 3), np.int32))
+    out = out_of_place(x, 0, np.array([0, 1, 0], np.int32), np.ones((3, 3), np.int32))
     return _compare([(out, np.array([[2, 2, 2], [1, 1, 1]], np.int32)), (x, np.zeros((2, 3), np.int32))])
 
 
-@cases_for('index_add_', 'index_add')
-def _index_add_cases(rng, quick) -> Iterator[Case]:
+def _index_add_family(rng, quick, in_place: str, out_of_place: str) -> Iterator[Case]:
+    """The sums of index_add_ (or its UB form) for every dtype of every platform, against the reference."""
+    add_ = getattr(ptocpu, in_place)
     for platform in PLATFORMS:
-        yield Case("index_add", platform, "DT_INT32", "doc example (index_add leaves input untouched)", _index_add_doc)
+        yield Case(out_of_place, platform, "DT_INT32", f"doc example ({out_of_place} leaves input untouched)",
+                   lambda: _index_add_doc(getattr(ptocpu, out_of_place)))
         shapes = [(6,), (4, 5), (3, 4, 5)] if quick else [(6,), (4, 5), (3, 4, 5), (2, 3, 2, 4), (2, 2, 3, 2, 3)]
-        for dtype in _platform_dtypes(platform, "index_add_"):
+        for dtype in _platform_dtypes(platform, in_place):
             for shape in shapes:
                 for alpha in (1, 3) if dtype.startswith("DT_UINT") else (1, -1.5):
                     def run(dtype=dtype, shape=shape, alpha=alpha):
@@ -339,7 +341,7 @@ def _index_add_cases(rng, quick) -> Iterator[Case]:
                         index = rng.integers(0, shape[dim], size=sshape[dim]).astype(np.int32)
                         want = _reference.index_add(x, dim, index, src, alpha)
                         x0 = x.copy()
-                        ptocpu.index_add_(x, dim, index, src, alpha=alpha)
+                        add_(x, dim, index, src, alpha=alpha)
                         pairs = [(x, want)]
                         # torch adds slice by slice with an int32 index: the same as ours for alpha 1, except
                         # fp16 / bf16, which it rounds per slice where the device accumulates in fp32
@@ -347,7 +349,17 @@ def _index_add_cases(rng, quick) -> Iterator[Case]:
                             pairs += [(x, t) for t in _torch_reference(
                                 lambda tx, ti, ts: tx.index_add(dim, ti, ts), want, x0, index, src)]
                         return _compare(pairs)
-                    yield Case("index_add_", platform, dtype, f"x{list(shape)} alpha {alpha}", run)
+                    yield Case(in_place, platform, dtype, f"x{list(shape)} alpha {alpha}", run)
+        yield Case(in_place, platform, "DT_FP16", "error: alpha not representable",
+                   lambda: _expect_error(lambda: add_(np.zeros((2, 2), np.float16), 0, np.array([0]),
+                                                      np.ones((1, 2), np.float16), alpha=65505.0),
+                                         ptocpu.ArgumentError, "65505"))
+
+
+@cases_for('index_add_', 'index_add')
+def _index_add_cases(rng, quick) -> Iterator[Case]:
+    yield from _index_add_family(rng, quick, "index_add_", "index_add")
+    for platform in PLATFORMS:
         def official_ia():  # IndexAddInplace_test_7 (fp32, alpha 1.2) and _test_18 (int8, alpha 127): the CI rows
             pairs = []
             for shape, sshape, dtype, dim, alpha, bound, tile in (((10, 10), (13, 10), np.float32, 0, 1.2, 10, (3, 8)),
@@ -361,10 +373,32 @@ def _index_add_cases(rng, quick) -> Iterator[Case]:
                 pairs.append((x, want))
             return _compare(pairs)
         yield Case("index_add_", platform, "DT_FP32", "official rows IndexAddInplace_test_7/18 with tiles", official_ia)
-        yield Case("index_add_", platform, "DT_FP16", "error: alpha not representable",
-                   lambda: _expect_error(lambda: ptocpu.index_add_(np.zeros((2, 2), np.float16), 0, np.array([0]),
-                                                                   np.ones((1, 2), np.float16), alpha=65505.0),
-                                         ptocpu.ArgumentError, "65505"))
+
+
+@cases_for('index_add__ub', 'index_add_ub')
+def _index_add_ub_cases(rng, quick) -> Iterator[Case]:
+    yield from _index_add_family(rng, quick, "index_add__ub", "index_add_ub")
+    for platform in PLATFORMS:
+        def page_tile():  # the page's tile example: input [m, n, p], dim 1, source [m, t, p], tile [4, 16, 32]
+            x = rng.uniform(-1, 1, size=(8, 16, 64)).astype(np.float32)
+            src = rng.uniform(-1, 1, size=(8, 12, 64)).astype(np.float32)
+            index = rng.integers(0, 16, size=12).astype(np.int32)
+            want = _reference.index_add(x, 1, index, src, 1)
+            with ptocpu.vec_tile_shapes(4, 16, 32):
+                ptocpu.index_add__ub(x, 1, index, src)
+            return _compare([(x, want)])
+        yield Case("index_add__ub", platform, "DT_FP32", "tile [4, 16, 32] holding dim 1 whole", page_tile)
+
+        def split_dim():
+            x = np.zeros((4, 16, 32), np.float32)
+            with ptocpu.vec_tile_shapes(4, 8, 32):
+                ok, detail, _ = _expect_error(lambda: ptocpu.index_add__ub(x, 1, np.arange(10, dtype=np.int32),
+                                                                           np.ones((4, 10, 32), np.float32)),
+                                              ptocpu.TileError, "splits dim 1")
+            if ok and x.any():
+                return False, "input was written before the error", []
+            return ok, detail, []
+        yield Case("index_add__ub", platform, "DT_FP32", "error: a tile that splits dim", split_dim)
 
 
 def _gathermask_doc() -> tuple[bool, str, list]:
