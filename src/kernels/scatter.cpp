@@ -619,11 +619,7 @@ void short_rows(const ScatterArgs& a, const Geometry& g) {
   } else {
     if (flat_short_rows<T>(a, g)) {
       auto range = &short_rows_flat<T, I, R, 0>;
-      if (g.md == 1) range = &short_rows_flat<T, I, R, 1>;
-      else if (g.md == 2) range = &short_rows_flat<T, I, R, 2>;
-      else if (g.md == 4) range = &short_rows_flat<T, I, R, 4>;
-      else if (g.md == 8) range = &short_rows_flat<T, I, R, 8>;
-      else if (g.md == 16) range = &short_rows_flat<T, I, R, 16>;
+      with_constant<1, 2, 4, 8, 16>(g.md, [&](auto md) { range = &short_rows_flat<T, I, R, md()>; });
       parallel_for(g.outer, min_rows, [&](int64_t begin, int64_t end) { range(a, g, begin, end); });
       return;
     }
@@ -790,8 +786,10 @@ void run(const ScatterArgs& a, const Geometry& g) {
   if (use_packed) B = std::clamp<int64_t>(kBudget / (g.nd * static_cast<int64_t>(sizeof(P))), line, g.inner);
   else if (kAcc) B = std::clamp<int64_t>(kAccBudget / (g.nd * 4), line, g.inner);
   const bool few_blocks = threads > 1 && g.outer * ((g.inner + B - 1) / B) < 2 * threads;
+  // fp16 / bf16 accumulators over dense blocks too long to pack: every line widened at once
+  const bool whole_blocks = kAcc && !use_packed && g.dense() && g.inner_identity;
   if constexpr (kAcc) {
-    if (few_blocks && !use_packed && g.dense() && g.inner_identity) {
+    if (few_blocks && whole_blocks) {
       dense_blocks_phased<T, I, R>(a, g, B);
       return;
     }
@@ -811,9 +809,9 @@ void run(const ScatterArgs& a, const Geometry& g) {
   const int64_t min_items = std::max<int64_t>(1, 16384 / per_item);
   const int64_t src_k = scalar ? 0 : 1;
   Scratch<P> packs(g.nd * B, use_packed);
-  Scratch<uint8_t> marks(g.nd * B, use_packed || kAcc);
+  Scratch<uint8_t> marks(g.nd * B, use_packed || (kAcc && !whole_blocks));
   Scratch<float> accs(g.nd * B, kAcc && !use_packed);
-  Scratch<T> befores(g.nd * B, kAcc && !use_packed && g.dense() && g.inner_identity);
+  Scratch<T> befores(g.nd * B, whole_blocks);
   Scratch<int64_t> offsets(2 * B, !g.inner_identity);
   parallel_for(items, min_items, [&](int64_t begin, int64_t end) {
     P* const buf = packs.take();
@@ -846,7 +844,7 @@ void run(const ScatterArgs& a, const Geometry& g) {
         else walk_block<T, I, false>(g, obase, sbase, ibase, kn, src_k, ooff, soff, f);
       };
       if constexpr (kAcc) {
-        if (g.dense() && g.inner_identity) {  // every line widened at once, the changed ones stored back
+        if (whole_blocks) {  // the changed elements stored back
           widen_block(ac, before, obase, g.out_sd, g.nd, kn);
           walk([&](T&, const T& v, int64_t t, int64_t k) {
             float& acc = ac[t * kn + k];

@@ -145,7 +145,7 @@ IndexAddPlan validate_index_add(const char* op, const Tensor& input, int64_t dim
 }
 
 Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_t dim, const Tensor& index_view,
-                      const Tensor& source_view, const Scalar& alpha, IndexAddTiles tiles = IndexAddTiles::Source) {
+                      const Tensor& source_view, const Scalar& alpha, IndexAddTiles tiles) {
   // index and source are read in their valid parts only (docs/kernel_model.md).
   const Tensor index = index_view.valid_part(), source = source_view.valid_part();
   const IndexAddPlan plan = validate_index_add(op, input, dim, index, source, alpha, in_place, tiles);
@@ -164,23 +164,21 @@ Tensor index_add_impl(const char* op, bool in_place, const Tensor& input, int64_
 }  // namespace
 
 Tensor index_add_(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
-  return index_add_impl("index_add_", true, input, dim, index, source, alpha);
+  return index_add_impl("index_add_", true, input, dim, index, source, alpha, IndexAddTiles::Source);
 }
 Tensor index_add(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
-  return index_add_impl("index_add", false, input, dim, index, source, alpha);
+  return index_add_impl("index_add", false, input, dim, index, source, alpha, IndexAddTiles::Source);
 }
 
 
 namespace {
 
+// Both pairs: the UB form has index_add's sums (upstream's device kernel and golden are shared)
+// and its own tile rule.
+template <IndexAddTiles kTiles>
 Outputs run_index_add(const OpDef& op, const Args& a) {
   return {index_add_impl(op.name.c_str(), op.in_place(), a.tensor(0), a.integer(1), a.tensor(2), a.tensor(3),
-                         a.scalar(4))};
-}
-// The UB form: the same sums (upstream's device kernel and golden are index_add's), its own tile rule.
-Outputs run_index_add_ub(const OpDef& op, const Args& a) {
-  return {index_add_impl(op.name.c_str(), op.in_place(), a.tensor(0), a.integer(1), a.tensor(2), a.tensor(3),
-                         a.scalar(4), IndexAddTiles::WholeDim)};
+                         a.scalar(4), kTiles)};
 }
 
 // index + each step reading and writing a source-sized slice; out of place also copies input.
@@ -205,7 +203,7 @@ void families::add_index_add(std::vector<OpDef>& table) {
       .doc_page = "docs/ops/index_add.md",
       .tile_rule = "TileShape has the source's rank; UB: source tile, index tile, one source row",
       .limits = platform_rows(cpu, chips, chips, chips, 1, 5, 1, 8),
-      .run = run_index_add,
+      .run = run_index_add<IndexAddTiles::Source>,
       .bytes = index_add_bytes,
   };
   add_in_place_pair(table, shared);
@@ -216,7 +214,7 @@ void families::add_index_add(std::vector<OpDef>& table) {
   ub.tile_rule = "TileShape has the input's rank and does not split dim; UB: input, source, output tiles and the whole index";
   const DTypeSet ub_chips{D::FP32, D::FP16, D::BF16, D::INT32, D::INT16};
   ub.limits = platform_rows(cpu, ub_chips, ub_chips, ub_chips, 1, 5, 1, 8);
-  ub.run = run_index_add_ub;
+  ub.run = run_index_add<IndexAddTiles::WholeDim>;
   add_in_place_pair(table, ub, "", "", "index_add__ub");
 }
 
