@@ -58,6 +58,14 @@ Tensor index_add(const Tensor& input, int64_t dim, const Tensor& index, const Te
 // gathermask: lanes of the last axis by pattern_mode: 1 -> 0::2, 2 -> 1::2, 3..6 -> (mode-3)::4,
 // 7 -> all.
 Tensor gathermask(const Tensor& x, int64_t pattern_mode);
+// Paged KV-cache reads (pypto.experimental; docs/ops/paged_gather.md): token id t of indices [1, k]
+// is row block_table[0, t / block_size] * block_size + t % block_size of the cache. gather_in_ub:
+// those rows of param [tokens, hidden] (axis must be -2); gather_in_l1: their first `size`
+// columns of src (is_b_matrix / is_trans say how the device lays the tile out in L1).
+Tensor gather_in_ub(const Tensor& param, const Tensor& indices, const Tensor& block_table, int64_t block_size,
+                    int64_t axis);
+Tensor gather_in_l1(const Tensor& src, const Tensor& indices, const Tensor& block_table, int64_t block_size,
+                    int64_t size, bool is_b_matrix, bool is_trans);
 
 // The kernel model (docs/kernel_model.md). view: the block of `shape` at offsets; one entry per
 // input dim (ArgumentError); each offset inside input, offsets + valid_shape inside input

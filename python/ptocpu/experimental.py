@@ -16,6 +16,6 @@ globals().update({name: getattr(_core, name) for name in _OPS})
 __all__ = [*_OPS, "set_operation_options", "get_operation_options"]
 
 # PyPTO's experimental names that the op table has no entry for yet (the others are in __all__).
-_NOT_OFFERED = frozenset({"gather_in_l1", "gather_in_ub", "nop", "shmem_load", "shmem_store"})
+_NOT_OFFERED = frozenset({"nop", "shmem_load", "shmem_store"})
 
 __getattr__ = _module_getattr(__name__, lambda: _NOT_OFFERED - set(__all__))

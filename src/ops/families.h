@@ -17,6 +17,7 @@ void add_scatter_update(std::vector<OpDef>& table);
 void add_index_add(std::vector<OpDef>& table);     // index_add_, index_add
 void add_index_put(std::vector<OpDef>& table);
 void add_gathermask(std::vector<OpDef>& table);
+void add_paged_gather(std::vector<OpDef>& table);  // experimental.gather_in_ub, gather_in_l1 (src/ops/paged_gather.cpp)
 void add_arithmetic(std::vector<OpDef>& table);    // add, sub, mul, div, maximum, minimum, comparisons, ...
 void add_creation(std::vector<OpDef>& table);      // full, zeros, ones, arange, one_hot, uniform, normal
 void add_composite(std::vector<OpDef>& table);     // softmax, rms_norm, online_softmax*, expand_exp_dif, sort, quant
@@ -39,6 +40,7 @@ inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_index_add,
     add_index_put,
     add_gathermask,
+    add_paged_gather,
     add_arithmetic,
     add_creation,
     add_composite,

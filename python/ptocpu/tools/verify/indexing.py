@@ -432,3 +432,50 @@ def _gathermask_cases(rng, quick) -> Iterator[Case]:
                                          ptocpu.ArgumentError, "pattern_mode 8"))
 
 
+
+
+def _paged_rows(ids: np.ndarray, pages: np.ndarray, block_size: int) -> np.ndarray:
+    """The cache row of each logical token id (docs/ops/paged_gather.md#semantics), one by one."""
+    return np.array([int(pages[0, t // block_size]) * block_size + int(t) % block_size for t in ids[0]], np.int64)
+
+
+def _paged_gather_doc() -> tuple[bool, str, list]:
+    """docs/ops/paged_gather.md's example (upstream's page: ids [0, 4, 3], pages [0, 2, 1], block 2)."""
+    cache = np.arange(24, dtype=np.float32).reshape(6, 4)
+    ids, pages = np.array([[0, 4, 3]], np.int32), np.array([[0, 2, 1]], np.int32)
+    want = cache[[0, 2, 5]]
+    from .matmul import _Tile
+    with _Tile():
+        l1 = ptocpu.experimental.gather_in_l1(cache, ids, pages, 2, 2, False, False)
+    return _compare([(ptocpu.experimental.gather_in_ub(cache, ids, pages, 2, -2), want), (l1, want[:, :2])])
+
+
+@cases_for('gather_in_ub', 'gather_in_l1')
+def _paged_gather_cases(rng, quick) -> Iterator[Case]:
+    from .matmul import _Tile
+    for platform in PLATFORMS:
+        for op in ("gather_in_ub", "gather_in_l1"):
+            yield Case(op, platform, "DT_FP32", "doc example", _paged_gather_doc)
+            for dtype in _platform_dtypes(platform, op):
+                # (cache rows, hidden, pages in the table, block size, picked ids)
+                for rows, hidden, n_pages, block, k in ((32, 4, 3, 4, 8), (96, 30, 7, 10, 33), (90, 64, 5, 16, 80)):
+                    def run(op=op, dtype=dtype, rows=rows, hidden=hidden, n_pages=n_pages, block=block, k=k):
+                        cache = _random(rng, (rows, hidden), dtype)
+                        pages = rng.permutation(rows // block)[:n_pages].reshape(1, -1).astype(np.int32)
+                        ids = rng.integers(0, n_pages * block, size=(1, k)).astype(np.int32)
+                        want = cache[_paged_rows(ids, pages, block)]
+                        if op == "gather_in_ub":
+                            return _compare([(ptocpu.experimental.gather_in_ub(cache, ids, pages, block, -2), want)])
+                        size = max(1, hidden - 3)
+                        with _Tile():
+                            got = ptocpu.experimental.gather_in_l1(cache, ids, pages, block, size, True, True)
+                        return _compare([(got, np.ascontiguousarray(want[:, :size]))])
+                    yield Case(op, platform, dtype, f"cache [{rows}, {hidden}], {n_pages} pages of {block}, {k} ids", run)
+            def outside(op=op):
+                with _Tile():
+                    return _expect_error(
+                        lambda: getattr(ptocpu.experimental, op)(
+                            np.zeros((8, 4), np.float32), np.array([[0, 6]], np.int32), np.array([[0, 1, 0]], np.int32),
+                            2, *((-2,) if op == "gather_in_ub" else (4, False, False))),
+                        ptocpu.IndexOutOfRange, "indices[0, 1] = 6 is outside the page table")
+            yield Case(op, platform, "DT_FP32", "error: id outside the page table", outside)
