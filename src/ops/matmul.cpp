@@ -30,8 +30,6 @@ struct DTypeRow {
   D input;
   DTypeSet mat2, out, bias_950, bias_a2a3;
 };
-// DT_HF8 (HiFloat8, ascend950) joins as one more row once ptocpu has the dtype:
-//   {D::HF8, {D::HF8}, {D::FP16, D::BF16, D::FP32}, {D::FP16, D::BF16, D::FP32}, {}},
 constexpr DTypeRow kDTypeRows[] = {
     {D::FP16, {D::FP16}, {D::FP16, D::FP32}, {D::FP16, D::FP32}, {D::FP16, D::FP32}},
     {D::BF16, {D::BF16}, {D::BF16, D::FP32}, {D::BF16, D::FP32}, {D::FP32}},
@@ -39,6 +37,7 @@ constexpr DTypeRow kDTypeRows[] = {
     {D::INT8, {D::INT8}, {D::INT32}, {D::INT32}, {D::INT32}},
     {D::FP8E5M2, {D::FP8E5M2, D::FP8E4M3}, {D::FP16, D::BF16, D::FP32}, {D::FP16, D::BF16, D::FP32}, {}},
     {D::FP8E4M3, {D::FP8E5M2, D::FP8E4M3}, {D::FP16, D::BF16, D::FP32}, {D::FP16, D::BF16, D::FP32}, {}},
+    {D::HF8, {D::HF8}, {D::FP16, D::BF16, D::FP32}, {D::FP16, D::BF16, D::FP32}, {}},
 };
 
 const DTypeRow* row_of(D input) {
@@ -47,12 +46,10 @@ const DTypeRow* row_of(D input) {
   return nullptr;
 }
 
-DTypeSet united(DTypeSet s, DTypeSet t) { return DTypeSet::all().without(DTypeSet::all().without(s).without(t)); }
-
 DTypeSet inputs(bool a2a3) {
   DTypeSet s;
   for (const DTypeRow& r : kDTypeRows)
-    if (!a2a3 || !r.bias_a2a3.empty()) s = united(s, {r.input});
+    if (!a2a3 || !r.bias_a2a3.empty()) s = s.with({r.input});
   return s;
 }
 
@@ -62,8 +59,8 @@ bool is_fp8(D d) { return d == D::FP8E4M3 || d == D::FP8E5M2; }
 bool fixpipe_pair(D input, D out) { return out == D::INT8 || (input == D::INT8 && out == D::FP16); }
 
 DTypeSet out_dtypes(D input) {
-  const DTypeSet s = united(row_of(input)->out, {D::INT8});
-  return input == D::INT8 ? united(s, {D::FP16}) : s;
+  const DTypeSet s = row_of(input)->out.with({D::INT8});
+  return input == D::INT8 ? s.with({D::FP16}) : s;
 }
 
 // The chips' layout rules (ND axis bounds, NZ alignment) apply on platforms with a cube unit.
@@ -310,7 +307,7 @@ void check_product(Plan& p, const OpLimits& limits) {
   }
   if (p.c_matrix_nz) fail<ArgumentError>(p.op, ": c_matrix_nz=True is not supported; the output is always ND");
   for (const Tensor* x : {&a, &b})
-    if (x->nz_format() && device_layout() && (x->dtype() == D::FP32 || x->dtype() == D::FP8E5M2))
+    if (x->nz_format() && device_layout() && (x->dtype() == D::FP32 || x->dtype() == D::FP8E5M2 || x->dtype() == D::HF8))
       fail<ArgumentError>(p.op, ": an operand of dtype ", dtype_name(x->dtype()), " must be ND; NZ is not supported");
   if (!(is_fp8(a.dtype()) && is_fp8(b.dtype())) && a.dtype() != b.dtype())
     fail<DTypeError>(p.op, ": input dtype ", dtype_name(a.dtype()), " and mat2 dtype ", dtype_name(b.dtype()),

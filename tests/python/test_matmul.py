@@ -733,3 +733,54 @@ def test_a_jit_kernel_compiles_a_loop_of_matmuls():
         kernel(ta, tb, tbias, to)
         assert torch.equal(to, (ta.float() @ tb.float()) + tbias)
     assert ptocpu.get_cube_tile_shapes() == ([], [], [], False)
+
+
+# ---------------------------------------------------------------- HiFloat8 operands (ascend950, cpu)
+
+def hf8(values):
+    """float64 values exactly representable in HiFloat8 -> a DT_HF8 tensor (the reference encoder)."""
+    from ptocpu.tools import reference as ref
+    return ptocpu.view(ptocpu.asarray(ref.to_hifloat8(np.asarray(values, np.float64))), dtype=D.DT_HF8)
+
+
+@pytest.mark.parametrize("out_dtype", [D.DT_FP16, D.DT_BF16, D.DT_FP32])
+def test_hf8_products_are_exact_and_rounded_once(out_dtype):
+    from ptocpu.tools import reference as ref
+    rng = np.random.default_rng(11)
+    # integers: every sum exact, so the one rounding to out_dtype is checked bit for bit
+    a, b = rng.integers(-3, 4, (2, 37, 70)).astype(np.float64), rng.integers(-3, 4, (2, 70, 45)).astype(np.float64)
+    got = ptocpu.matmul(hf8(a), hf8(b), out_dtype)
+    np.testing.assert_array_equal(got.numpy(), rounded(a @ b, out_dtype))
+    # normal values rounded to HiFloat8 (wide exponents): an fp32 sum of the exact products
+    a = ref.HIFLOAT8_VALUES[ref.to_hifloat8(rng.standard_normal((65, 300)) * 8)]
+    b = ref.HIFLOAT8_VALUES[ref.to_hifloat8(rng.standard_normal((300, 33)) / 8)]
+    got = ptocpu.matmul(hf8(a), hf8(b), out_dtype, b_trans=False)
+    assert_fp32_sum(got, a @ b, np.abs(a) @ np.abs(b), 300, out_dtype)
+    # transposed operands read the same values
+    got_t = ptocpu.matmul(hf8(a.T.copy()), hf8(b.T.copy()), out_dtype, a_trans=True, b_trans=True)
+    np.testing.assert_array_equal(got_t.numpy(), got.numpy())
+
+
+def test_hf8_rules_per_platform():
+    a, b = hf8(np.ones((32, 64))), hf8(np.ones((64, 32)))
+    for platform in PLATFORMS:
+        with ptocpu.platform(platform):
+            ptocpu.set_cube_tile_shapes([32, 32], [64, 64], [32, 32])
+            if platform in ("atlas_a3", "atlas_a2"):
+                with pytest.raises(ptocpu.DTypeError, match="input dtype DT_HF8 is not supported on platform"):
+                    ptocpu.matmul(a, b, D.DT_FP32)
+                continue
+            assert (ptocpu.matmul(a, b, D.DT_BF16).numpy().astype(np.float64) == 64).all()
+            q = ptocpu.matmul(a, b, D.DT_INT8, extend_params={"scale": 1.0})  # quantisation, as every input
+            assert (q.numpy() == 64).all()
+            for bad_out in (D.DT_INT32, D.DT_HF8):
+                with pytest.raises(ptocpu.DTypeError, match="is not supported for DT_HF8 operands"):
+                    ptocpu.matmul(a, b, bad_out)
+            with pytest.raises(ptocpu.DTypeError, match="mat2 dtype DT_FP8E4M3"):
+                ptocpu.matmul(a, tensor(np.ones((64, 32), ml_dtypes.float8_e4m3fn)), D.DT_FP32)
+    with ptocpu.platform("ascend950"):
+        ptocpu.set_cube_tile_shapes([32, 32], [64, 64], [32, 32])
+        nz = hf8(np.ones((32, 64)))
+        nz.format = ptocpu.TileOpFormat.TILEOP_NZ
+        with pytest.raises(ptocpu.ArgumentError, match="DT_HF8 must be ND; NZ is not supported"):
+            ptocpu.matmul(nz, b, D.DT_FP32)

@@ -17,6 +17,7 @@ import numpy as np
 
 import ptocpu
 
+from .. import reference as _reference
 from .common import PLATFORMS, Case, _compare, _expect_error, _platform_dtypes, cases_for
 
 # The page's tables: input -> mat2 dtypes, out dtypes of a plain product. Every input also quantises
@@ -28,6 +29,7 @@ _TABLE = {
     "DT_INT8": (("DT_INT8",), ("DT_INT32",)),
     "DT_FP8E4M3": (("DT_FP8E4M3", "DT_FP8E5M2"), ("DT_FP16", "DT_BF16", "DT_FP32")),
     "DT_FP8E5M2": (("DT_FP8E4M3", "DT_FP8E5M2"), ("DT_FP16", "DT_BF16", "DT_FP32")),
+    "DT_HF8": (("DT_HF8",), ("DT_FP16", "DT_BF16", "DT_FP32")),
 }
 # An out dtype's unit roundoff (0: exact).
 _EPS = {"DT_FP32": 2.0 ** -24, "DT_FP16": 2.0 ** -11, "DT_BF16": 2.0 ** -8, "DT_INT32": 0.0, "DT_INT8": 0.0}
@@ -63,8 +65,31 @@ def _rounded(values: np.ndarray, out: str) -> np.ndarray:
     return values.astype(_np(out))
 
 
+def _operand(values: np.ndarray, dtype: str):
+    """float64 values exactly representable in dtype -> what matmul takes: an array, or for
+    DT_HF8 (no numpy dtype) its codes seen as DT_HF8 (the reference encoder, not ptocpu's)."""
+    if dtype == "DT_HF8":
+        return ptocpu.view(ptocpu.asarray(_reference.to_hifloat8(values)), dtype=ptocpu.DT_HF8)
+    return values.astype(_np(dtype))
+
+
 def _integers(rng, shape, dtype: str) -> np.ndarray:
     return rng.integers(-3, 4, size=shape).astype(_np(dtype))
+
+
+def _integer_operand(rng, shape, dtype: str):
+    """Small integers in dtype, and their values (integers or float64)."""
+    values = rng.integers(-3, 4, size=shape)
+    return _operand(values.astype(np.float64), dtype), values.astype(np.int64 if dtype == "DT_INT8" else np.float64)
+
+
+def _normal(rng, shape, dtype: str):
+    """Normal values rounded to dtype, and their float64 values."""
+    if dtype == "DT_HF8":
+        values = _reference.HIFLOAT8_VALUES[_reference.to_hifloat8(rng.standard_normal(shape))]
+        return _operand(values, dtype), values
+    values = rng.standard_normal(shape).astype(_np(dtype))
+    return values, values.astype(np.float64)
 
 
 def _within_fp32_sum(got, exact: np.ndarray, abs_sum: np.ndarray, k: int, out: str) -> tuple[bool, str, list]:
@@ -100,9 +125,9 @@ def _matmul_cases(rng, quick) -> Iterator[Case]:
                 *batch, m, k, n = shape
 
                 def integers(a_dt=a_dt, b_dt=b_dt, out=out, extend=extend, batch=tuple(batch), m=m, k=k, n=n):
-                    a = _integers(rng, (*batch, m, k), a_dt)
-                    b = _integers(rng, (*batch, k, n), b_dt)
-                    exact = _exact(a, b) * (extend["scale"] if extend else 1)
+                    a, a_values = _integer_operand(rng, (*batch, m, k), a_dt)
+                    b, b_values = _integer_operand(rng, (*batch, k, n), b_dt)
+                    exact = _exact(a_values, b_values) * (extend["scale"] if extend else 1)
                     with _Tile():
                         got = ptocpu.matmul(a, b, getattr(ptocpu, out), extend_params=extend)
                     return _compare([(got, _rounded(exact, out), exact.astype(np.float64))])
@@ -112,12 +137,11 @@ def _matmul_cases(rng, quick) -> Iterator[Case]:
                     continue
 
                 def normal(a_dt=a_dt, b_dt=b_dt, out=out, batch=tuple(batch), m=m, k=k, n=n):
-                    a = rng.standard_normal((*batch, m, k)).astype(_np(a_dt))
-                    b = rng.standard_normal((*batch, k, n)).astype(_np(b_dt))
+                    a, av = _normal(rng, (*batch, m, k), a_dt)
+                    b, bv = _normal(rng, (*batch, k, n), b_dt)
                     with _Tile():
                         got = ptocpu.matmul(a, b, getattr(ptocpu, out))
-                    return _within_fp32_sum(got, _exact(a, b), np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)),
-                                            k, out)
+                    return _within_fp32_sum(got, _exact(av, bv), np.abs(av) @ np.abs(bv), k, out)
                 yield Case("matmul", platform, a_dt, f"{b_dt} -> {out}, normal {list(shape)}", normal)
         yield from _matmul_rule_cases(rng, platform)
 
