@@ -177,7 +177,9 @@ Plan plan_conv(const Tensor& input_conv, const Tensor& weight, D out_dtype, cons
   const D in = p.input.dtype();
   checks::check_dtype(kConv, "input_conv", in, limits.dtypes);
   checks::check_same_dtype(kConv, "weight", p.weight.dtype(), "input_conv", in);
-  checks::check_same_dtype(kConv, "out_dtype", out_dtype, "input_conv", in);
+  if (out_dtype != in)
+    fail<DTypeError>(kConv, ": out_dtype ", dtype_name(out_dtype), " must be input_conv's dtype ", dtype_name(in),
+                     " (no quantisation)");
   const int rank = p.input.ndim();
   if (rank < 3 || rank > 5 || p.weight.ndim() != rank)
     fail<ArgumentError>(kConv, ": input_conv rank ", rank, " and weight rank ", p.weight.ndim(),
