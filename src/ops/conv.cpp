@@ -7,6 +7,7 @@
 #include <array>
 #include <sstream>
 
+#include "core/allocator.h"
 #include "kernels/conv.h"
 #include "kernels/matmul.h"
 #include "ops/checks.h"
@@ -296,8 +297,10 @@ void run_conv(const Plan& p, Tensor& out) {
                       p.g.pad_before == std::array<int64_t, 3>{0, 0, 0} && collapses(input, 2);
   const int64_t per_image = groups * k * m * static_cast<int64_t>(sizeof(float));
   const int64_t chunk = direct ? p.batch : std::clamp<int64_t>(kPatchBytes / std::max<int64_t>(per_image, 1), 1, p.batch);
-  std::vector<float> patches;
-  if (!direct) patches.resize(static_cast<size_t>(chunk * groups * k * m));
+  // The storage allocator's cache keeps the block mapped between calls (no page faults per call).
+  const std::shared_ptr<void> scratch =
+      direct ? nullptr : allocate_storage(static_cast<size_t>(chunk * per_image), false);
+  float* const patches = static_cast<float*>(scratch.get());
   for (int64_t n0 = 0; n0 < p.batch; n0 += chunk) {
     const int64_t images = std::min(chunk, p.batch - n0), batches = images * groups;
     kernels::matmul::Problem q;
@@ -327,8 +330,8 @@ void run_conv(const Plan& p, Tensor& out) {
       src.offsets = std::move(image_offsets);
       src.channel_stride = input.stride(1);
       for (int d = 0; d < p.nd; ++d) src.strides[3 - p.nd + d] = input.stride(2 + d);
-      kernels::conv::im2col(src, p.g, patches.data());
-      q.b.data = reinterpret_cast<const std::byte*>(patches.data());
+      kernels::conv::im2col(src, p.g, patches);
+      q.b.data = reinterpret_cast<const std::byte*>(patches);
       q.b.dtype = D::FP32;
       for (int64_t b = 0; b < batches; ++b) q.b.offsets.push_back(b * k * m * static_cast<int64_t>(sizeof(float)));
       q.b.row_stride = m;
