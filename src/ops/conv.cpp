@@ -23,8 +23,8 @@ using D = DType;
 constexpr const char* kConv = "conv";
 
 // The device's ranges (upstream's Load3D limits): strides and dilations, paddings and kernels,
-// every dim of the operands and the output, groups and kh * kw * C0.
-constexpr int64_t kMaxStride = 63, kMaxPadKernel = 255, kMaxDim = 1000000, kMaxGroups = 65535;
+// every dim of the operands and the output, groups and kh * kw * C0 (an inner axis).
+constexpr int64_t kMaxStride = 63, kMaxPadKernel = 255, kMaxDim = 1000000, kMaxInner = 65535;
 constexpr int64_t kAlign = 32;  // bytes: C0 = 32 / itemsize channels
 
 const Param kExtendFields[] = {
@@ -228,8 +228,9 @@ Plan plan_conv(const Tensor& input_conv, const Tensor& weight, D out_dtype, cons
       fail<ArgumentError>(kConv, ": paddings ", paddings[2 * d], " and ", paddings[2 * d + 1], " of dim ",
                           kNames[3 - p.nd + d], " must each be < the kernel's ", k);
   }
-  if (p.groups = o.groups; p.groups < 1 || p.groups > kMaxGroups)
-    fail<ArgumentError>(kConv, ": groups ", p.groups, " must be in [1, ", kMaxGroups, "]");
+  p.groups = o.groups;
+  if (p.groups < 1 || p.groups > kMaxInner)
+    fail<ArgumentError>(kConv, ": groups ", p.groups, " must be in [1, ", kMaxInner, "]");
   const int64_t cin = p.input.shape(1);
   if (cin % p.groups != 0 || p.cout % p.groups != 0)
     fail<ArgumentError>(kConv, ": groups ", p.groups, " must divide Cin (", cin, ") and Cout (", p.cout, ")");
@@ -250,9 +251,9 @@ Plan plan_conv(const Tensor& input_conv, const Tensor& weight, D out_dtype, cons
     fail<ArgumentError>(kConv, ": weight shape ", dims(p.weight.shape()), " has a kernel of kh ", kh, ", kw ", kw,
                         "; each must be <= ", kMaxPadKernel);
   const int64_t c0 = kAlign / static_cast<int64_t>(dtype_size(in));
-  if (kh * kw * c0 > kMaxGroups)
+  if (kh * kw * c0 > kMaxInner)
     fail<ArgumentError>(kConv, ": weight shape ", dims(p.weight.shape()), ": kh * kw * C0 = ", kh, " * ", kw, " * ", c0,
-                        " = ", kh * kw * c0, " must be <= ", kMaxGroups, " (C0 = 32 bytes / ", dtype_size(in), ")");
+                        " = ", kh * kw * c0, " must be <= ", kMaxInner, " (C0 = 32 bytes / ", dtype_size(in), ")");
   p.out_shape = {p.batch, p.cout};
   for (int d = 0; d < p.nd; ++d) {
     const int at = 3 - p.nd + d;
