@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, strategies as st
 
 import ptocpu
 from helpers import assert_fp32_sum, assert_same_bits
@@ -90,6 +91,28 @@ def test_random_floats_are_an_fp32_sum_of_exact_products(dtype, case):
     abs_sum = reference(x, w, strides, paddings, dilations, groups, b, absolute=True)
     k = int(np.prod(wshape[1:])) + 1
     assert_fp32_sum(got, exact, abs_sum, k, dtype)
+
+
+@given(st.data())
+def test_any_geometry_on_integer_data_is_the_definition(data_):
+    # Random ranks, sizes, strides, dilations, paddings (each below its kernel), groups; small
+    # integers, so the result is exact: bit for bit against float64.
+    draw = data_.draw
+    nd = draw(st.integers(1, 3))
+    groups = draw(st.integers(1, 3))
+    cin, cout = groups * draw(st.integers(1, 3)), groups * draw(st.integers(1, 3))
+    kernel = [draw(st.integers(1, 4)) for _ in range(nd)]
+    dilations = [draw(st.integers(1, 3)) for _ in range(nd)]
+    strides = [draw(st.integers(1, 4)) for _ in range(nd)]
+    paddings = [draw(st.integers(0, k - 1)) for k in kernel for _ in range(2)]
+    sizes = [draw(st.integers(max(1, d * (k - 1) + 1 - paddings[2 * i] - paddings[2 * i + 1]), 12))
+             for i, (k, d) in enumerate(zip(kernel, dilations))]
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    x = rng.integers(-3, 4, (draw(st.integers(1, 2)), cin, *sizes)).astype(np.float32)
+    w = rng.integers(-3, 4, (cout, cin // groups, *kernel)).astype(np.float32)
+    b = rng.integers(-3, 4, (cout,)).astype(np.float32)
+    got = run(x, w, D.DT_FP32, strides, paddings, dilations, groups, b)
+    assert_same_bits(got, reference(x, w, strides, paddings, dilations, groups, b).astype(np.float32))
 
 
 def test_against_torch_float32_conv2d():
