@@ -451,6 +451,9 @@ def test_conv_tile_set_inside_a_scope_ends_with_it():
     with ptocpu.options(conv_tile_shapes=ptocpu.ConvTile(L1(**GOOD_L1), L0(**GOOD_L0), True)):
         assert ptocpu.get_conv_tile_shapes()[2] is True
     assert ptocpu.get_conv_tile_shapes() == (L1(), L0(), False)
+    ptocpu.set_options(conv_tile_shapes=(L1(**GOOD_L1), L0(**GOOD_L0)))  # set_l0_tile False: no L0 tile
+    assert ptocpu.get_conv_tile_shapes() == (L1(**GOOD_L1), L0(), False)
+    ptocpu._core._reset_conv_tile_shapes()
 
     @ptocpu.jit
     def kernel(x: ptocpu.Tensor([2, 16, 16, 16], D.DT_FP16), out: ptocpu.Tensor([2, 64, 16, 16], D.DT_FP16)):
