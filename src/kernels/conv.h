@@ -31,9 +31,10 @@ struct Source {
   std::array<int64_t, 3> strides{0, 0, 0};
 };
 
-// Writes offsets.size() patch matrices, each [K, M] row-major fp32 (the widening is exact), one
-// after another at dst: row (c, kd, kh, kw), column (od, oh, ow) holds input channel c at
-// (od * stride - pad_before + kd * dilation, ...) per dim, 0 where that falls in the padding.
-void im2col(const Source& src, const Geometry& g, float* dst);
+// Writes offsets.size() patch matrices, each [K, lines * Wout] row-major fp32 (the widening is
+// exact), one after another at dst: row (c, kd, kh, kw), column (od, oh, ow) holds input channel c at
+// (od * stride - pad_before + kd * dilation, ...) per dim, 0 where that falls in the padding. The
+// columns are those of output lines (od, oh) first_line .. first_line + lines - 1 (all: M columns).
+void im2col(const Source& src, const Geometry& g, int64_t first_line, int64_t lines, float* dst);
 
 }  // namespace pto::kernels::conv

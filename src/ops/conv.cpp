@@ -14,6 +14,7 @@
 #include "ops/families.h"
 #include "ptocpu/error.h"
 #include "ptocpu/ops.h"
+#include "ptocpu/parallel.h"
 #include "ptocpu/tiling.h"
 
 namespace pto {
@@ -283,8 +284,13 @@ bool collapses(const Tensor& t, int first) {
   return true;
 }
 
-// Patch matrices at most this large are built at once (whole images; one image at least).
-constexpr int64_t kPatchBytes = int64_t(64) << 20;
+// The patch matrices of one product are built about this large, so that they are still in the
+// cache when the product reads them: whole images when one fits (and one per thread at least),
+// else blocks of output lines ((od, oh) pairs) of at least 2048 columns (several of the product's
+// 512-column blocks, for its threads). The line blocks, which set each product's columns and so
+// the order of its sums, depend on the shapes only.
+constexpr int64_t kPatchBytes = int64_t(8) << 20;
+constexpr int64_t kMinColumns = 2048;
 
 void run_conv(const Plan& p, Tensor& out) {
   const int64_t groups = p.groups, cg = p.cout / groups, k = p.g.k(), m = p.g.m();
@@ -296,62 +302,76 @@ void run_conv(const Plan& p, Tensor& out) {
   // spatial dims of each channel collapse into one run.
   const bool direct = p.g.kernel == std::array<int64_t, 3>{1, 1, 1} && p.g.stride == std::array<int64_t, 3>{1, 1, 1} &&
                       p.g.pad_before == std::array<int64_t, 3>{0, 0, 0} && collapses(input, 2);
-  const int64_t per_image = groups * k * m * static_cast<int64_t>(sizeof(float));
-  const int64_t chunk = direct ? p.batch : std::clamp<int64_t>(kPatchBytes / std::max<int64_t>(per_image, 1), 1, p.batch);
+  const int64_t all_lines = p.g.out[0] * p.g.out[1], line = p.g.out[2];
+  const int64_t per_line = groups * k * line * static_cast<int64_t>(sizeof(float));  // one image's
+  const int64_t per_image = per_line * all_lines;
+  int64_t images = p.batch, lines = all_lines;
+  if (!direct) {
+    // At least one (image, group) product per thread (the image count changes no sum).
+    const int64_t per_thread = (get_num_threads() + groups - 1) / groups;
+    images = std::clamp<int64_t>(std::max(kPatchBytes / std::max<int64_t>(per_image, 1), per_thread), 1, p.batch);
+    if (per_image > kPatchBytes)
+      lines = std::clamp<int64_t>(std::max(kPatchBytes / std::max<int64_t>(per_line, 1), (kMinColumns + line - 1) / line),
+                                  1, all_lines);
+  }
   // The storage allocator's cache keeps the block mapped between calls (no page faults per call).
   const std::shared_ptr<void> scratch =
-      direct ? nullptr : allocate_storage(static_cast<size_t>(chunk * per_image), false);
+      direct ? nullptr : allocate_storage(static_cast<size_t>(images * per_line * lines), false);
   float* const patches = static_cast<float*>(scratch.get());
-  for (int64_t n0 = 0; n0 < p.batch; n0 += chunk) {
-    const int64_t images = std::min(chunk, p.batch - n0), batches = images * groups;
-    kernels::matmul::Problem q;
-    q.batches = batches;
-    q.m = cg;
-    q.n = m;
-    q.k = k;
-    q.a.data = static_cast<const std::byte*>(weight.data());
-    q.a.dtype = weight.dtype();
-    q.a.row_stride = weight.stride(0);
-    q.a.col_stride = 1;
-    std::vector<int64_t> image_offsets(static_cast<size_t>(batches));
+  for (int64_t n0 = 0; n0 < p.batch; n0 += images) {
+    const int64_t count = std::min(images, p.batch - n0), batches = count * groups;
+    std::vector<int64_t> weight_offsets(static_cast<size_t>(batches)), image_offsets(static_cast<size_t>(batches));
     for (int64_t b = 0; b < batches; ++b) {
       const int64_t image = n0 + b / groups, group = b % groups;
-      q.a.offsets.push_back(group * cg * weight.stride(0) * w_size);
+      weight_offsets[b] = group * cg * weight.stride(0) * w_size;
       image_offsets[b] = (image * input.stride(0) + group * p.g.channels * input.stride(1)) * in_size;
     }
-    if (direct) {
-      q.b.data = static_cast<const std::byte*>(input.data());
-      q.b.dtype = input.dtype();
-      q.b.offsets = std::move(image_offsets);
-      q.b.row_stride = input.stride(1);
-    } else {
-      kernels::conv::Source src;
-      src.data = static_cast<const std::byte*>(input.data());
-      src.dtype = input.dtype();
-      src.offsets = std::move(image_offsets);
-      src.channel_stride = input.stride(1);
-      for (int d = 0; d < p.nd; ++d) src.strides[3 - p.nd + d] = input.stride(2 + d);
-      kernels::conv::im2col(src, p.g, patches);
-      q.b.data = reinterpret_cast<const std::byte*>(patches);
-      q.b.dtype = D::FP32;
-      for (int64_t b = 0; b < batches; ++b) q.b.offsets.push_back(b * k * m * static_cast<int64_t>(sizeof(float)));
-      q.b.row_stride = m;
+    for (int64_t l0 = 0; l0 < all_lines; l0 += lines) {
+      const int64_t n_lines = std::min(lines, all_lines - l0), cols = n_lines * line;
+      kernels::matmul::Problem q;
+      q.batches = batches;
+      q.m = cg;
+      q.n = cols;
+      q.k = k;
+      q.a.data = static_cast<const std::byte*>(weight.data());
+      q.a.dtype = weight.dtype();
+      q.a.offsets = weight_offsets;
+      q.a.row_stride = weight.stride(0);
+      q.a.col_stride = 1;
+      if (direct) {
+        q.b.data = static_cast<const std::byte*>(input.data());
+        q.b.dtype = input.dtype();
+        q.b.offsets = image_offsets;
+        q.b.row_stride = input.stride(1);
+      } else {
+        kernels::conv::Source src;
+        src.data = static_cast<const std::byte*>(input.data());
+        src.dtype = input.dtype();
+        src.offsets = image_offsets;
+        src.channel_stride = input.stride(1);
+        for (int d = 0; d < p.nd; ++d) src.strides[3 - p.nd + d] = input.stride(2 + d);
+        kernels::conv::im2col(src, p.g, l0, n_lines, patches);
+        q.b.data = reinterpret_cast<const std::byte*>(patches);
+        q.b.dtype = D::FP32;
+        for (int64_t b = 0; b < batches; ++b) q.b.offsets.push_back(b * k * cols * static_cast<int64_t>(sizeof(float)));
+        q.b.row_stride = cols;
+      }
+      q.b.col_stride = 1;
+      if (p.bias.defined()) {
+        q.bias.data = static_cast<const std::byte*>(p.bias.data());
+        q.bias.dtype = p.bias.dtype();
+        q.bias.stride = p.bias.stride(0);
+        for (int64_t b = 0; b < batches; ++b)
+          q.bias.offsets.push_back(b % groups * cg * p.bias.stride(0) * static_cast<int64_t>(p.bias.itemsize()));
+        q.bias_by_row = true;
+      }
+      q.relu = p.relu;
+      q.out = static_cast<std::byte*>(out.data()) + (n0 * p.cout * m + l0 * line) * out_size;
+      q.out_dtype = out.dtype();
+      q.out_batch_stride = cg * m;
+      q.out_row_stride = m;
+      kernels::matmul::run(q);
     }
-    q.b.col_stride = 1;
-    if (p.bias.defined()) {
-      q.bias.data = static_cast<const std::byte*>(p.bias.data());
-      q.bias.dtype = p.bias.dtype();
-      q.bias.stride = p.bias.stride(0);
-      for (int64_t b = 0; b < batches; ++b)
-        q.bias.offsets.push_back(b % groups * cg * p.bias.stride(0) * static_cast<int64_t>(p.bias.itemsize()));
-      q.bias_by_row = true;
-    }
-    q.relu = p.relu;
-    q.out = static_cast<std::byte*>(out.data()) + n0 * p.cout * m * out_size;
-    q.out_dtype = out.dtype();
-    q.out_batch_stride = cg * m;
-    q.out_row_stride = m;
-    kernels::matmul::run(q);
   }
 }
 

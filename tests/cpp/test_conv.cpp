@@ -100,8 +100,20 @@ TEST(Conv, PatchMatrixHasZerosInThePadding) {
   src.offsets = {0};
   src.strides = {0, 0, 1};
   std::vector<float> patches(static_cast<size_t>(g.k() * g.m()), -1.0f);
-  pto::kernels::conv::im2col(src, g, patches.data());
+  pto::kernels::conv::im2col(src, g, 0, 1, patches.data());
   EXPECT_EQ(patches, (std::vector<float>{0, 1, 2, 2, 3, 4}));  // tap 0 at -1, 0, 1; tap 1 at 1, 2, 3
+  // 2-D, one channel [3, 2], kernel [2, 1], pad one row on top: output lines 1 and 2 of 3 only.
+  g.in = {1, 3, 2};
+  g.kernel = {1, 2, 1};
+  g.dilation = {1, 1, 1};
+  g.pad_before = {0, 1, 0};
+  g.out = {1, 3, 2};
+  const std::vector<float> y{1, 2, 3, 4, 5, 6};
+  src.data = reinterpret_cast<const std::byte*>(y.data());
+  src.strides = {0, 2, 1};
+  std::vector<float> part(static_cast<size_t>(g.k() * 2 * 2), -1.0f);
+  pto::kernels::conv::im2col(src, g, 1, 2, part.data());
+  EXPECT_EQ(part, (std::vector<float>{1, 2, 3, 4, 3, 4, 5, 6}));  // tap 0: rows 0, 1; tap 1: rows 1, 2
 }
 
 TEST(Conv, ChecksComeBeforeAnything) {

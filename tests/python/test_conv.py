@@ -161,8 +161,8 @@ def test_the_1x1_direct_path_equals_the_patch_path():
 
 
 def test_more_patches_than_one_chunk():
-    # Patch matrices beyond 64 MiB are built an image at a time: the images after the first land
-    # in their place.
+    # Patch matrices beyond 8 MiB are built an image at a time, and an image's beyond 8 MiB in blocks
+    # of output lines (here 112 and 18 of 130): each block and image lands in its place.
     rng = np.random.default_rng(9)
     x = rng.integers(-2, 3, (3, 16, 130, 130)).astype(np.float32)
     w = rng.integers(-2, 3, (8, 16, 3, 3)).astype(np.float32)
