@@ -59,7 +59,6 @@ bool on_a2a3() {
 // What a call convolves: the valid parts of its operands and the geometry the checks derived.
 struct Plan {
   Tensor input, weight, bias;  // input [N, Cin, spatial..], weight [Cout, Cin / groups, kernel..]
-  D out_dtype = D::FP32;
   int nd = 0;                  // spatial dims: 1, 2 or 3
   int64_t groups = 1, batch = 0, cout = 0;
   bool relu = false;
@@ -175,7 +174,6 @@ Plan plan_conv(const Tensor& input_conv, const Tensor& weight, D out_dtype, cons
   Plan p;
   p.input = input_conv.valid_part();
   p.weight = weight.valid_part();
-  p.out_dtype = out_dtype;
   const D in = p.input.dtype();
   checks::check_dtype(kConv, "input_conv", in, limits.dtypes);
   checks::check_same_dtype(kConv, "weight", p.weight.dtype(), "input_conv", in);
