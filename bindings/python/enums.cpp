@@ -25,6 +25,8 @@ void bind_enums(nb::module_& m) {
   bind_enum<SaturationMode>(m, "SaturationMode", "cast's out-of-range rule: clamp (ON) or keep the low bits (OFF)",
                             {{"ON", SaturationMode::ON}, {"OFF", SaturationMode::OFF}});
   bind_enum<ReLuType>(m, "ReLuType", "matmul's activation on write-out", {{"NO_RELU", ReLuType::NO_RELU}, {"RELU", ReLuType::RELU}});
+  bind_enum<ConvReLuType>(m, "ConvReLuType", "conv's activation on write-out",
+                          {{"NO_RELU", ConvReLuType::NO_RELU}, {"RELU", ConvReLuType::RELU}});
   bind_enum<TransMode>(m, "TransMode", "matmul's TF32 rounding of fp32 operands",
                        {{"CAST_NONE", TransMode::CAST_NONE}, {"CAST_RINT", TransMode::CAST_RINT},
                         {"CAST_ROUND", TransMode::CAST_ROUND}});

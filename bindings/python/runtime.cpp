@@ -123,6 +123,22 @@ void bind_runtime(nb::module_& m) {
     else pto::set_cube_tile_shapes(m_, nb::cast<std::vector<int64_t>>(s[1]), nb::cast<std::vector<int64_t>>(s[2]),
                                    nb::cast<bool>(s[3]));
   }, "Puts back a cube tile shape as _get_cube_tile_shapes returned it (empty lists: none)");
+  // The conv tile shape: lang/options.py's set_conv_tile_shapes gives it PyPTO's TileL1Info / TileL0Info.
+  m.def("_set_conv_tile_shapes", [](nb::handle l1, nb::handle l0) {
+    pto::set_conv_tile_shapes(to_int_list(l1, "set_conv_tile_shapes", "tile_l1_info"),
+                              to_int_list(l0, "set_conv_tile_shapes", "tile_l0_info"));
+  }, "set_conv_tile_shapes(l1 (8 values), l0 (4 values, or empty: no L0 tile)) without the Python-side checks");
+  m.def("_get_conv_tile_shapes", [] {
+    const pto::ConvTile& t = pto::get_conv_tile_shapes();
+    return nb::make_tuple(nb::list(nb::cast(t.l1)), nb::list(nb::cast(t.l0)), t.set_l0);
+  }, "(l1, l0, set_l0) as set, empty lists before");
+  m.def("_reset_conv_tile_shapes", &pto::reset_conv_tile_shapes, "Forgets the conv tile shape");
+  m.def("_restore_conv_tile_shapes", [](nb::handle state) {  // what _get_conv_tile_shapes returned
+    nb::tuple s = nb::borrow<nb::tuple>(state);
+    const std::vector<int64_t> l1 = nb::cast<std::vector<int64_t>>(s[0]);
+    if (l1.empty()) pto::reset_conv_tile_shapes();
+    else pto::set_conv_tile_shapes(l1, nb::cast<std::vector<int64_t>>(s[1]));
+  }, "Puts back a conv tile shape as _get_conv_tile_shapes returned it (empty lists: none)");
   m.def("_set_matrix_size", [](nb::handle size) { pto::set_matrix_size(to_int_list(size, "set_matrix_size", "size")); },
         "set_matrix_size([m, k, n])");
   m.def("_get_matrix_size", [] { return nb::list(nb::cast(pto::get_matrix_size())); }, "The matrix size as set");

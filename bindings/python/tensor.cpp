@@ -166,6 +166,9 @@ void bind_tensor(nb::module_& m) {
              nb::handle obj = nb::find(self);
              if (!spec.is_none()) tensor_spec().attr("attach")(obj, spec);
              nb::setattr(obj, "name", name);
+             // As a jit annotation, Tensor(shape) without a dtype takes any dtype (PyPTO checks the
+             // dtype only when one is written); lang/tensor_spec.py reads the mark.
+             if (dtype.is_none() && spec.is_none()) nb::setattr(obj, "_any_dtype", nb::bool_(true));
              if (!format.is_none())  // kept; the CPU stores every tensor ND
                *self = self->with_nz_format(nb::cast<TileOpFormat>(format) == TileOpFormat::NZ);
              // A tensor made inside a pypto.function is part of its program: a run starts it

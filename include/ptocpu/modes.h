@@ -10,6 +10,7 @@ enum class CastMode : int { CAST_NONE = 0, CAST_RINT = 1, CAST_ROUND = 2, CAST_F
 // What a cast does with a value outside the target's range: clamp (ON) or keep the low bits (OFF).
 enum class SaturationMode : int { ON = 0, OFF = 1 };
 enum class ReLuType : int { NO_RELU = 0, RELU = 1 };
+enum class ConvReLuType : int { NO_RELU = 0, RELU = 1 };  // conv's (pypto.ConvReLuType)
 // matmul's TF32 rounding of fp32 operands.
 enum class TransMode : int { CAST_NONE = 0, CAST_RINT = 1, CAST_ROUND = 2 };
 enum class TopKAlgo : int { MERGE_SORT = 0, RADIX_SELECT = 1 };

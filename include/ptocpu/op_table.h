@@ -249,6 +249,9 @@ const OpDef* find_op(std::string_view name);
 Outputs call_op(const OpDef& op, const Args& args);
 // The default bytes formula: every tensor argument read once, every output written once.
 int64_t bytes_read_written(const OpDef& op, const Args& args, const Outputs& outputs);
+// The same over the valid parts of the tensors read, the tensors among Dict fields included
+// (matmul's and conv's extend_params).
+int64_t bytes_of_valid_parts(const OpDef& op, const Args& args, const Outputs& outputs);
 
 // UnsupportedError (naming the platforms that offer it) unless the current platform offers op;
 // else its limits there. Every op calls this before it looks at any argument.

@@ -170,4 +170,24 @@ Tensor scaled_mm(const Tensor& mat_a, const Tensor& mat_b, DType out_dtype, cons
 // out[m, b, :] = tensor_a[m, b, :] @ tensor_b[b] (pypto.experimental).
 Tensor transposed_batchmatmul(const Tensor& tensor_a, const Tensor& tensor_b, DType out_dtype);
 
+// pypto.conv (docs/ops/conv.md): 1-D / 2-D / 3-D convolution of input_conv [N, Cin, spatial..] by
+// weight [Cout, Cin / groups, kernel..]; paddings before and after per spatial dim. extend_params:
+// a bias_tensor [Cout] starts each channel's accumulator, relu_type (ConvReLuType) follows; scale
+// and scale_tensor must stay unset (no quantisation).
+struct ConvExtendParams {
+  Tensor bias_tensor;   // undefined: none
+  double scale = 0;     // must be 0
+  Tensor scale_tensor;  // must be undefined
+  int64_t relu_type = 0;
+};
+struct ConvOptions {
+  int64_t groups = 1;
+  bool transposed = false;               // true: UnsupportedError
+  std::vector<int64_t> output_paddings;  // transposed convolution's; unused
+  ConvExtendParams extend;
+};
+Tensor conv(const Tensor& input_conv, const Tensor& weight, DType out_dtype, const std::vector<int64_t>& strides,
+            const std::vector<int64_t>& paddings, const std::vector<int64_t>& dilations,
+            const ConvOptions& options = {});
+
 }  // namespace pto

@@ -57,6 +57,34 @@ class NoCubeTileScope {
  private:
   CubeTile previous_;
 };
+// The conv tile of pypto.conv (docs/ops/conv.md#tiles), stored per thread like the cube tile:
+// l1 = PyPTO's TileL1Info [tileHin, tileHout, tileWin, tileWout, tileCinFmap, tileCinWeight, tileN,
+// tileBatch], l0 = its TileL0Info [tileH, tileW, tileK, tileN] (empty when set_l0 is false: the L0
+// rules are then not checked). Only the list lengths are checked when it is set (TileError); conv
+// checks the values against its operands, as the device does.
+struct ConvTile {
+  std::vector<int64_t> l1, l0;
+  bool set_l0 = false;
+  bool operator==(const ConvTile&) const = default;
+};
+// An empty l0 sets set_l0 false.
+void set_conv_tile_shapes(const std::vector<int64_t>& l1, const std::vector<int64_t>& l0);
+const ConvTile& get_conv_tile_shapes();  // empty lists when none is set
+void reset_conv_tile_shapes();
+// Clears the conv tile shape for the current scope and restores the previous one.
+class NoConvTileScope {
+ public:
+  NoConvTileScope() : previous_(get_conv_tile_shapes()) { reset_conv_tile_shapes(); }
+  ~NoConvTileScope() {
+    if (previous_.l1.empty()) reset_conv_tile_shapes();
+    else set_conv_tile_shapes(previous_.l1, previous_.l0);
+  }
+  NoConvTileScope(const NoConvTileScope&) = delete;
+  NoConvTileScope& operator=(const NoConvTileScope&) = delete;
+
+ private:
+  ConvTile previous_;
+};
 // set_matrix_size([m, k, n]): the original sizes of NZ operands reshaped before a matmul. Kept for
 // the current thread; the CPU stores every tensor ND, so nothing reads it.
 void set_matrix_size(const std::vector<int64_t>& size);

@@ -183,6 +183,7 @@ class _Kernel:
     def __call__(self, *args, **kwargs):
         # Tile shapes, platform and options set inside the kernel end with the call.
         tile, platform, cube = _core.get_vec_tile_shapes(), _core.get_platform(), _core._get_cube_tile_shapes()
+        conv = _core._get_conv_tile_shapes()
         scoped = False
         marked: list = []
         try:
@@ -220,6 +221,7 @@ class _Kernel:
                 config.pop()
             _core.set_platform(platform)
             _core._restore_cube_tile_shapes(cube)
+            _core._restore_conv_tile_shapes(conv)
             if tile:
                 _core.set_vec_tile_shapes(*tile)
             else:

@@ -1,14 +1,16 @@
 """`pypto.pypto_impl`: the few parts of PyPTO's C++ binding that its test harness and tests call
-directly. Anything else there is internal to PyPTO's compiler: an UnsupportedError (also an
-AttributeError) naming it."""
+directly, and conv's TileL1Info / TileL0Info / ConvReLuType, which its conv tests use. Anything
+else there is internal to PyPTO's compiler: an UnsupportedError (also an AttributeError) naming it."""
 from __future__ import annotations
 
 from .engine import config
 from .engine.config import ExternalError
 from .engine.dispatch import reset_state
+from ._core import ConvReLuType
+from .lang.options import TileL0Info, TileL1Info
 from .lang.unsupported import unsupported_name
 
-__all__ = ["ExternalError", "Reset", "SetGlobalConfig"]
+__all__ = ["ExternalError", "Reset", "SetGlobalConfig", "TileL1Info", "TileL0Info", "ConvReLuType"]
 
 
 def Reset() -> None:  # noqa: N802 — PyPTO's name

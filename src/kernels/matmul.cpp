@@ -217,8 +217,23 @@ class Block {
       return 0.0f;
     }
     const Column& bias = p_.bias;
-    const std::byte* src = bias.data + bias.offsets[batch_] + c0_ * bias.stride * static_cast<int64_t>(dtype_size(bias.dtype));
     const int64_t stride = bias.stride * static_cast<int64_t>(dtype_size(bias.dtype));
+    if (p_.bias_by_row) {
+      const std::byte* src = bias.data + bias.offsets[batch_] + r0_ * stride;
+      for (int64_t r = 0; r < m_; ++r) {
+        std::byte* row = acc + r * ldc * 4;
+        if (acc_dtype == DType::INT32) {
+          int32_t v;
+          std::memcpy(&v, src + r * stride, 4);
+          std::fill_n(reinterpret_cast<int32_t*>(row), n_, v);
+        } else {
+          float v;
+          std::fill_n(reinterpret_cast<float*>(row), n_, *ew::loader<float>(bias.dtype)(src + r * stride, stride, 1, &v));
+        }
+      }
+      return 1.0f;
+    }
+    const std::byte* src = bias.data + bias.offsets[batch_] + c0_ * stride;
     for (int64_t r = 0; r < m_; ++r) {
       std::byte* row = acc + r * ldc * 4;
       if (acc_dtype == DType::INT32) {

@@ -47,6 +47,7 @@ struct Problem {
   int64_t batches = 1, m = 0, n = 0, k = 0;
   Operand a, b;         // a: [m, k], b: [k, n]
   Column bias;          // the accumulator's starting value (fp32, int32 for int8 operands)
+  bool bias_by_row = false;  // bias element r starts every column of row r (conv: channels are rows)
   bool relu = false;
   float scale = 0;      // per-tensor fixpipe scale, already cut to 19 bits (0: none)
   Column scale_tensor;  // per-channel: the low 32 bits of each int64 / uint64 are the fp32 scale

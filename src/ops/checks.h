@@ -16,6 +16,7 @@ class EveryPlatformScope {
   PlatformScope platform_{"cpu"};
   TileShapeScope tiles_{{}};
   NoCubeTileScope cube_tiles_;
+  NoConvTileScope conv_tiles_;
 };
 
 void check_dtype(const char* op, const char* param, DType dt, DTypeSet allowed);

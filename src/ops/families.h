@@ -27,6 +27,7 @@ void add_cast(std::vector<OpDef>& table);          // cast (astype shares its co
 void add_matmul(std::vector<OpDef>& table);        // matmul, scaled_mm, transposed_batchmatmul (src/ops/matmul.cpp)
 void add_binary(std::vector<OpDef>& table);        // floor_div, remainder, pow, atan2, bitwise, clip, where, ...
 void add_reduction(std::vector<OpDef>& table);     // sum, prod, amax, amin, argmax, argmin, var, cumsum, cumprod
+void add_conv(std::vector<OpDef>& table);          // conv (src/ops/conv.cpp)
 
 // One family per line (merges of new families touch only their own line).
 inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
@@ -50,6 +51,7 @@ inline constexpr void (*kAll[])(std::vector<OpDef>&) = {
     add_matmul,
     add_binary,
     add_reduction,
+    add_conv,
 };
 
 }  // namespace pto::families

@@ -532,19 +532,6 @@ ScaledMmOptions scaled_options(const Args& a) {
   return {a.flag(5), a.flag(6), a.flag(7), a.flag(8), a.flag(9), extend_arg(a, 10)};
 }
 
-int64_t bytes_of_product(const OpDef&, const Args& args, const Outputs& out) {
-  int64_t bytes = tensor_bytes(out[0]);
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args.is_tensor(i)) bytes += tensor_bytes(args.tensor(i).valid_part());
-    else if (std::holds_alternative<Fields>(args[i])) {
-      const Args fields = args.fields(i);
-      for (size_t j = 0; j < fields.size(); ++j)
-        if (fields.is_tensor(j)) bytes += tensor_bytes(fields.tensor(j).valid_part());
-    }
-  }
-  return bytes;
-}
-
 }  // namespace
 
 void families::add_matmul(std::vector<OpDef>& table) {
@@ -576,7 +563,7 @@ void families::add_matmul(std::vector<OpDef>& table) {
                                    o.extend);
         return {{output_shape_of(p), a.dtype(2)}};
       },
-      .bytes = bytes_of_product,
+      .bytes = bytes_of_valid_parts,
   });
   const DTypeSet fp8{D::FP8E4M3, D::FP8E5M2};
   table.push_back(OpDef{
@@ -598,7 +585,7 @@ void families::add_matmul(std::vector<OpDef>& table) {
       .run = [](const OpDef&, const Args& a) -> Outputs {
         return {scaled_mm(a.tensor(0), a.tensor(1), a.dtype(2), a.tensor(3), a.tensor(4), scaled_options(a))};
       },
-      .bytes = bytes_of_product,
+      .bytes = bytes_of_valid_parts,
   });
   const DTypeSet half{D::FP16, D::BF16};
   table.push_back(OpDef{

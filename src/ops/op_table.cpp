@@ -166,4 +166,18 @@ int64_t bytes_read_written(const OpDef&, const Args& args, const Outputs& output
   return bytes;
 }
 
+int64_t bytes_of_valid_parts(const OpDef&, const Args& args, const Outputs& outputs) {
+  int64_t bytes = 0;
+  for (const Tensor& t : outputs) bytes += tensor_bytes(t);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args.is_tensor(i)) bytes += tensor_bytes(args.tensor(i).valid_part());
+    else if (std::holds_alternative<Fields>(args[i])) {
+      const Args fields = args.fields(i);
+      for (size_t j = 0; j < fields.size(); ++j)
+        if (fields.is_tensor(j)) bytes += tensor_bytes(fields.tensor(j).valid_part());
+    }
+  }
+  return bytes;
+}
+
 }  // namespace pto

@@ -88,12 +88,13 @@ struct Fused {
 // Plans a fused node's loop and row function (its inputs, ops and outputs are final).
 void prepare(Fused& fused);
 
-// The platform and the vector and cube tile shapes a node ran under (all per thread): a run sets
-// them around the node as the body had them, since the ops' checks and tile rules read them.
+// The platform and the vector, cube and conv tile shapes a node ran under (all per thread): a run
+// sets them around the node as the body had them, since the ops' checks and tile rules read them.
 struct Setting {
   const Platform* platform = nullptr;
   std::vector<int64_t> tile;
   CubeTile cube;
+  ConvTile conv;
   static Setting current();
   bool operator==(const Setting&) const = default;
 };

@@ -13,7 +13,9 @@
 
 namespace pto::program {
 
-Setting Setting::current() { return {&current_platform(), get_vec_tile_shapes(), get_cube_tile_shapes()}; }
+Setting Setting::current() {
+  return {&current_platform(), get_vec_tile_shapes(), get_cube_tile_shapes(), get_conv_tile_shapes()};
+}
 
 SettingScope::SettingScope(const Setting& s) : saved_(Setting::current()) { apply(s); }
 SettingScope::~SettingScope() { apply(saved_); }
@@ -27,6 +29,10 @@ void SettingScope::apply(const Setting& s) {
   if (s.cube != get_cube_tile_shapes()) {
     if (s.cube.m.empty()) reset_cube_tile_shapes();
     else set_cube_tile_shapes(s.cube.m, s.cube.k, s.cube.n, s.cube.enable_split_k);
+  }
+  if (s.conv != get_conv_tile_shapes()) {
+    if (s.conv.l1.empty()) reset_conv_tile_shapes();
+    else set_conv_tile_shapes(s.conv.l1, s.conv.l0);
   }
 }
 
@@ -140,6 +146,9 @@ void flatten_node(const Node& n, int level, Flat& f) {
   for (const auto* dims : {&n.setting.cube.m, &n.setting.cube.k, &n.setting.cube.n})
     for (int64_t d : *dims) put(f.key, d);
   put(f.key, n.setting.cube.enable_split_k);
+  f.key += '|';
+  for (const auto* dims : {&n.setting.conv.l1, &n.setting.conv.l0})
+    for (int64_t d : *dims) put(f.key, d);
   f.key += '|';
   if (n.created >= 0) f.produced.push_back(n.created);
   for (const Ref& r : n.refs) {

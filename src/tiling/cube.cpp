@@ -1,10 +1,11 @@
-// The cube tile shape and matrix size (ptocpu/tiling.h), per thread.
+// The cube tile shape, the conv tile shape and the matrix size (ptocpu/tiling.h), per thread.
 #include "ptocpu/error.h"
 #include "ptocpu/tiling.h"
 
 namespace pto {
 namespace {
 thread_local CubeTile t_cube_tile;
+thread_local ConvTile t_conv_tile;
 thread_local std::vector<int64_t> t_matrix_size;
 }  // namespace
 
@@ -20,6 +21,19 @@ void set_cube_tile_shapes(const std::vector<int64_t>& m, const std::vector<int64
 
 const CubeTile& get_cube_tile_shapes() { return t_cube_tile; }
 void reset_cube_tile_shapes() { t_cube_tile = {}; }
+
+void set_conv_tile_shapes(const std::vector<int64_t>& l1, const std::vector<int64_t>& l0) {
+  if (l1.size() != 8)
+    fail<TileError>("set_conv_tile_shapes: tile_l1_info must have 8 values (tileHin, tileHout, tileWin, tileWout, "
+                    "tileCinFmap, tileCinWeight, tileN, tileBatch), got ", l1.size());
+  if (!l0.empty() && l0.size() != 4)
+    fail<TileError>("set_conv_tile_shapes: tile_l0_info must have 4 values (tileH, tileW, tileK, tileN), got ",
+                    l0.size());
+  t_conv_tile = {l1, l0, !l0.empty()};
+}
+
+const ConvTile& get_conv_tile_shapes() { return t_conv_tile; }
+void reset_conv_tile_shapes() { t_conv_tile = {}; }
 
 void set_matrix_size(const std::vector<int64_t>& size) { t_matrix_size = size; }
 const std::vector<int64_t>& get_matrix_size() { return t_matrix_size; }

@@ -40,10 +40,12 @@ def _fresh_runtime_state():
     ptocpu.set_platform("cpu")
     ptocpu.reset_vec_tile_shapes()
     ptocpu._core._reset_cube_tile_shapes()
+    ptocpu._core._reset_conv_tile_shapes()
     yield
     ptocpu.set_platform("cpu")
     ptocpu.reset_vec_tile_shapes()
     ptocpu._core._reset_cube_tile_shapes()
+    ptocpu._core._reset_conv_tile_shapes()
     ptocpu.set_num_threads(threads)
 
 

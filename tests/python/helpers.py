@@ -83,6 +83,15 @@ def assert_same_bits(got, want: np.ndarray):
     assert same.all(), f"{(~same).sum()} elements differ"
 
 
+def assert_fp32_sum(got, exact64, abs_sum64, k, out_dtype=ptocpu.DT_FP32):
+    """got is an fp32 sum of the exact products in some order, then rounded to out_dtype (the
+    cube's matmul and conv): |got - exact| <= k * 2^-24 * sum|products| (+ half an ulp of out_dtype)."""
+    got64 = np.asarray(got.numpy(), dtype=np.float64)
+    out_eps = {ptocpu.DT_FP32: 2.0 ** -24, ptocpu.DT_FP16: 2.0 ** -11, ptocpu.DT_BF16: 2.0 ** -8}[out_dtype]
+    bound = k * 2.0 ** -24 * abs_sum64 + out_eps * np.abs(exact64) + 1e-30
+    assert (np.abs(got64 - exact64) <= bound * 1.0001).all(), np.max(np.abs(got64 - exact64) - bound)
+
+
 def random_bits(rng: np.random.Generator, shape, dt: np.dtype) -> np.ndarray:
     """Any bit pattern of dt (NaNs and odd bools included): for ops that only move data."""
     return rng.integers(0, 256, size=(*shape, dt.itemsize), dtype=np.uint8).view(dt).reshape(shape)

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import ptocpu
-from helpers import op_table
+from helpers import assert_fp32_sum, op_table
 
 D = ptocpu
 NP = {D.DT_FP16: np.float16, D.DT_BF16: ml_dtypes.bfloat16, D.DT_FP32: np.float32, D.DT_INT8: np.int8,
@@ -64,15 +64,6 @@ def rounded(values64, out_dtype):
     if out_dtype == D.DT_INT32:
         return values64.astype(np.int32)
     return values64.astype(np_dtype)
-
-
-def assert_fp32_sum(got, exact64, abs_sum64, k, out_dtype=D.DT_FP32):
-    """got is an fp32 sum of the exact products in some order, then rounded to out_dtype:
-    |got - exact| <= k * 2^-24 * sum|products| (+ half an ulp of out_dtype)."""
-    got64 = np.asarray(got.numpy(), dtype=np.float64)
-    out_eps = {D.DT_FP32: 2.0 ** -24, D.DT_FP16: 2.0 ** -11, D.DT_BF16: 2.0 ** -8}[out_dtype]
-    bound = k * 2.0 ** -24 * abs_sum64 + out_eps * np.abs(exact64) + 1e-30
-    assert (np.abs(got64 - exact64) <= bound * 1.0001).all(), np.max(np.abs(got64 - exact64) - bound)
 
 
 def scale19(x: float) -> float:

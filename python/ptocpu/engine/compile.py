@@ -49,7 +49,9 @@ def signature(values: List[Any]) -> Optional[Hashable]:
     """What a program depends on besides its tensors' data: None when a value cannot be a key
     (then the call runs eagerly)."""
     m, k, n, split_k = _core._get_cube_tile_shapes()
-    key = [_core.get_platform(), tuple(_core.get_vec_tile_shapes()), (tuple(m), tuple(k), tuple(n), split_k)]
+    l1, l0, _ = _core._get_conv_tile_shapes()
+    key = [_core.get_platform(), tuple(_core.get_vec_tile_shapes()), (tuple(m), tuple(k), tuple(n), split_k),
+           (tuple(l1), tuple(l0))]
     for v in values:
         if isinstance(v, _core.Tensor):
             key.append(_tensor_key(v))

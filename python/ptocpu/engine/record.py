@@ -81,6 +81,7 @@ class _Call:
     platform: str
     tile: tuple
     cube: tuple
+    conv: tuple
 
     def describe(self) -> str:
         return f"{self.op} on {self.platform}" + (f", tile {list(self.tile)}" if self.tile else "")
@@ -88,6 +89,7 @@ class _Call:
     def replay(self, program: "Program") -> None:
         _core.set_platform(self.platform)
         _core._restore_cube_tile_shapes(self.cube)
+        _core._restore_conv_tile_shapes(self.conv)
         if self.tile:
             _core.set_vec_tile_shapes(*self.tile)
         else:
@@ -208,6 +210,7 @@ class Program:
         the declared tensors are placeholders again (the caller's memory is not kept, F5)."""
         placeholders = [t._whole for t in self.tensors]
         platform, tile, cube = _core.get_platform(), _core.get_vec_tile_shapes(), _core._get_cube_tile_shapes()
+        conv = _core._get_conv_tile_shapes()
         for declared, given in zip(self.tensors, bound):
             declared._rebind(given)
         _core._enter_kernel()
@@ -220,6 +223,7 @@ class Program:
             _core._exit_kernel()
             _core.set_platform(platform)
             _core._restore_cube_tile_shapes(cube)
+            _core._restore_conv_tile_shapes(conv)
             _core.set_vec_tile_shapes(*tile) if tile else _core.reset_vec_tile_shapes()
             for declared, placeholder in zip(self.tensors, placeholders):
                 declared._rebind(placeholder)
@@ -287,7 +291,8 @@ class _Recorder(Handler):
         result = call.proceed()
         tile = _core.get_vec_tile_shapes()
         self.program.steps.append(_Call(call.op, _freeze(call.args), _freeze(call.kwargs), result,
-                                        _core.get_platform(), tuple(tile), _core._get_cube_tile_shapes()))
+                                        _core.get_platform(), tuple(tile), _core._get_cube_tile_shapes(),
+                                        _core._get_conv_tile_shapes()))
         return result
 
     def created(self, tensor: _core.Tensor, shape: tuple, dtype) -> None:
@@ -330,7 +335,8 @@ class function:  # noqa: N801 — PyPTO's name
         self.program = Program(self.name, list(self.tensors))
         if self.dynamic:  # each run executes the body (a recording would fix the sizes)
             self.program.body = _Body(sys._getframe(1), self.name, self.program)
-        self._saved = (_core.get_platform(), _core.get_vec_tile_shapes(), _core._get_cube_tile_shapes())
+        self._saved = (_core.get_platform(), _core.get_vec_tile_shapes(), _core._get_cube_tile_shapes(),
+                       _core._get_conv_tile_shapes())
         self._handling = handling(_Recorder(self.program))
         self._handling.__enter__()
         _state.recording = self.program
@@ -346,9 +352,10 @@ class function:  # noqa: N801 — PyPTO's name
             current = None if exc is not None else [t if id(t) in moved else None for t in self.tensors]
             self.program.compiled, _ = _compile.end(self._tracer, f"function {self.name}", current)
         self._handling.__exit__(exc_type, exc, tb)
-        platform, tile, cube = self._saved
+        platform, tile, cube, conv = self._saved
         _core.set_platform(platform)
         _core._restore_cube_tile_shapes(cube)
+        _core._restore_conv_tile_shapes(conv)
         _core.set_vec_tile_shapes(*tile) if tile else _core.reset_vec_tile_shapes()
         if exc is None or (self.dynamic and isinstance(exc, _core.Error)):
             # Over dynamic dims the body stops at the first size it needs (or a check that needs

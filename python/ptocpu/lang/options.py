@@ -21,7 +21,7 @@ __all__ = ["options", "set_options", "reset_options", "set_print_options", "get_
            "get_codegen_options", "set_verify_options", "get_verify_options", "set_debug_options",
            "get_debug_options", "set_operation_options", "get_operation_options", "get_global_config",
            "set_global_config", "set_semantic_label", "set_cube_tile_shapes", "get_cube_tile_shapes",
-           "set_matrix_size", "PassConfigKey", "PassConfigs", "get_pass_default_config", "set_pass_default_config",
+           "set_conv_tile_shapes", "get_conv_tile_shapes", "ConvTile", "set_matrix_size", "PassConfigKey", "PassConfigs", "get_pass_default_config", "set_pass_default_config",
            "get_pass_config", "set_pass_config", "get_pass_configs"]
 
 # A per-function setting ("func<magic>_<order>") or DEFAULT: cannot be mixed with int keys.
@@ -285,11 +285,14 @@ def section_values(sections: dict) -> dict:
     return values
 
 
-def _apply_shapes(vec_tile_shapes, cube_tile_shapes, matrix_size) -> None:
+def _apply_shapes(vec_tile_shapes, cube_tile_shapes, conv_tile_shapes, matrix_size) -> None:
     if vec_tile_shapes is not None:
         _core.set_vec_tile_shapes(*vec_tile_shapes)
     if cube_tile_shapes is not None:
         set_cube_tile_shapes(*cube_tile_shapes)
+    if conv_tile_shapes is not None:
+        tile = conv_tile_shapes if isinstance(conv_tile_shapes, ConvTile) else ConvTile(*conv_tile_shapes)
+        set_conv_tile_shapes(tile.tile_l1_info, tile.tile_l0_info if tile.set_l0_tile else None)
     if matrix_size is not None:
         set_matrix_size(matrix_size)
 
@@ -302,7 +305,7 @@ def set_options(codegen_options=None, host_options=None, pass_options=None, runt
     config.set_values(section_values({"codegen": codegen_options, "host": host_options, "pass": pass_options,
                                        "runtime": runtime_options, "verify": verify_options,
                                        "debug": debug_options, "operation": operation_options}))
-    _apply_shapes(vec_tile_shapes, cube_tile_shapes, matrix_size)
+    _apply_shapes(vec_tile_shapes, cube_tile_shapes, conv_tile_shapes, matrix_size)
 
 
 class _Options:
@@ -316,16 +319,18 @@ class _Options:
         self._saved: list = []
 
     def __enter__(self):
-        self._saved.append((_core.get_vec_tile_shapes(), _core._get_cube_tile_shapes(), _core._get_matrix_size()))
+        self._saved.append((_core.get_vec_tile_shapes(), _core._get_cube_tile_shapes(), _core._get_conv_tile_shapes(),
+                            _core._get_matrix_size()))
         config.push(self.name, self.values)
         _apply_shapes(*self.shapes)
         return self
 
     def __exit__(self, *exc) -> bool:
         config.pop()
-        vec, cube, matrix = self._saved.pop()
+        vec, cube, conv, matrix = self._saved.pop()
         _core.set_vec_tile_shapes(*vec) if vec else _core.reset_vec_tile_shapes()
         _core._restore_cube_tile_shapes(cube)
+        _core._restore_conv_tile_shapes(conv)
         _core._set_matrix_size(matrix)
         return False
 
@@ -347,7 +352,7 @@ def options(name: str = "", codegen_options=None, host_options=None, pass_option
     the options hold inside and end with the block (checked when made)."""
     sections = {"codegen": codegen_options, "host": host_options, "pass": pass_options, "runtime": runtime_options,
                 "verify": verify_options, "debug": debug_options, "operation": operation_options}
-    return _Options(name, sections, (vec_tile_shapes, cube_tile_shapes, matrix_size))
+    return _Options(name, sections, (vec_tile_shapes, cube_tile_shapes, conv_tile_shapes, matrix_size))
 
 
 def reset_options() -> None:
@@ -383,6 +388,104 @@ def get_cube_tile_shapes() -> tuple:
     """`pypto.get_cube_tile_shapes()`: (m, k, n, enable_split_k) as last set, k with its three
     entries [kL0, kAL1, kBL1] (empty lists before)."""
     return _core._get_cube_tile_shapes()
+
+
+# --- conv tile shapes -------------------------------------------------------------------------
+
+class _TileInfo:
+    """PyPTO's conv tile records (its pypto_impl structs): named int fields, all 0 when made
+    without arguments, else every field given (by position or name)."""
+    _FIELDS: tuple = ()
+
+    def __init__(self, *args, **kwargs):
+        name = type(self).__name__
+        if not args and not kwargs:
+            values = [0] * len(self._FIELDS)
+        else:
+            if len(args) > len(self._FIELDS):
+                raise _core.ArgumentError(f"{name}: takes {len(self._FIELDS)} values, got {len(args)}")
+            given = dict(zip(self._FIELDS, args))
+            for key, value in kwargs.items():
+                if key not in self._FIELDS:
+                    raise _core.ArgumentError(f"{name}: no field {key!r}; fields: {', '.join(self._FIELDS)}")
+                if key in given:
+                    raise _core.ArgumentError(f"{name}: {key} given twice")
+                given[key] = value
+            missing = [f for f in self._FIELDS if f not in given]
+            if missing:
+                raise _core.ArgumentError(f"{name}: missing {', '.join(missing)} (give all of "
+                                          f"{', '.join(self._FIELDS)}, or none)")
+            values = [given[f] for f in self._FIELDS]
+        for field, value in zip(self._FIELDS, values):
+            setattr(self, field, value)
+
+    def __setattr__(self, field, value):
+        if field not in self._FIELDS:
+            raise AttributeError(f"{type(self).__name__} has no field {field!r}")
+        object.__setattr__(self, field, int_arg(value, type(self).__name__, field))
+
+    def values(self) -> list:
+        return [getattr(self, f) for f in self._FIELDS]
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.values() == self.values()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.values()})"
+
+
+class TileL1Info(_TileInfo):
+    """`pypto_impl.TileL1Info(tileHin, tileHout, tileWin, tileWout, tileCinFmap, tileCinWeight, tileN,
+    tileBatch)`: conv's L1 tile (docs/ops/conv.md#tiles); tileN counts output channels."""
+    _FIELDS = ("tileHin", "tileHout", "tileWin", "tileWout", "tileCinFmap", "tileCinWeight", "tileN", "tileBatch")
+
+
+class TileL0Info(_TileInfo):
+    """`pypto_impl.TileL0Info(tileH, tileW, tileK, tileN)`: conv's L0 tile (docs/ops/conv.md#tiles)."""
+    _FIELDS = ("tileH", "tileW", "tileK", "tileN")
+
+
+class ConvTile:
+    """`pypto.ConvTile(tile_l1_info, tile_l0_info, set_l0_tile=False)`: a conv tile as one value
+    (set_options(conv_tile_shapes=...)); PyPTO's names tileL1Info / tileL0Info / setL0Tile also read."""
+
+    def __init__(self, tile_l1_info, tile_l0_info=None, set_l0_tile: bool = False):
+        _tile_info(tile_l1_info, TileL1Info, "tile_l1_info")
+        if tile_l0_info is not None:
+            _tile_info(tile_l0_info, TileL0Info, "tile_l0_info")
+        self.tile_l1_info = tile_l1_info
+        self.tile_l0_info = tile_l0_info if tile_l0_info is not None else TileL0Info()
+        self.set_l0_tile = bool(set_l0_tile)
+
+    tileL1Info = property(lambda self: self.tile_l1_info)  # noqa: N815 — PyPTO's names
+    tileL0Info = property(lambda self: self.tile_l0_info)  # noqa: N815
+    setL0Tile = property(lambda self: self.set_l0_tile)  # noqa: N815
+
+    def __repr__(self) -> str:
+        return f"ConvTile({self.tile_l1_info!r}, {self.tile_l0_info!r}, {self.set_l0_tile})"
+
+
+def _tile_info(value, cls, param: str) -> None:
+    if not isinstance(value, cls):
+        raise _core.DTypeError(f"set_conv_tile_shapes: {param} must be a pypto_impl.{cls.__name__}, "
+                               f"got {type(value).__name__}")
+
+
+def set_conv_tile_shapes(tile_l1_info, tile_l0_info=None) -> None:
+    """`pypto.set_conv_tile_shapes(tile_l1_info, tile_l0_info=None)`: the conv tile for this thread
+    (docs/ops/conv.md#tiles). Without tile_l0_info the L0 rules are not checked (PyPTO's
+    setL0Tile False). Each conv checks the values against its operands and the platform."""
+    _tile_info(tile_l1_info, TileL1Info, "tile_l1_info")
+    if tile_l0_info is not None:
+        _tile_info(tile_l0_info, TileL0Info, "tile_l0_info")
+    _core._set_conv_tile_shapes(tile_l1_info.values(), tile_l0_info.values() if tile_l0_info is not None else [])
+
+
+def get_conv_tile_shapes() -> tuple:
+    """`pypto.get_conv_tile_shapes()`: (TileL1Info, TileL0Info, set_l0_tile) as last set (all 0
+    and False before; a TileL0Info of 0s when none was given)."""
+    l1, l0, set_l0 = _core._get_conv_tile_shapes()
+    return (TileL1Info(*l1) if l1 else TileL1Info(), TileL0Info(*l0) if l0 else TileL0Info(), set_l0)
 
 
 # --- pass configs -----------------------------------------------------------------------------
@@ -468,6 +571,7 @@ def get_pass_configs(strategy: str, identifier: str) -> PassConfigs:
 @on_reset
 def _forget() -> None:
     _core._reset_cube_tile_shapes()
+    _core._reset_conv_tile_shapes()
     _core._set_matrix_size([])
     _pass_defaults.clear()
     _pass_configs.clear()

@@ -123,9 +123,10 @@ def check_argument(where: str, position: int, value: _core.Tensor, annotation) -
         dims, dtype, shown = spec.dims, spec.dtype, spec.shown()
     elif _core._is_placeholder(annotation):  # Tensor(): a tensor of any shape and dtype
         return
-    else:  # Tensor(shape, dtype) with int dims; Tensor([], dtype) takes any shape
+    else:  # Tensor(shape, dtype) with int dims; Tensor([], dtype) takes any shape; no dtype: any dtype
         dims = list(annotation.shape) or None
-        dtype, shown = annotation.dtype, str(list(annotation.shape))
+        dtype = None if getattr(annotation, "_any_dtype", False) else annotation.dtype
+        shown = str(list(annotation.shape))
     lead = f"{where} (the {ordinal(position)} input tensor)"
     if dims is not None:
         fixed = [d for d in dims if d is not Ellipsis]

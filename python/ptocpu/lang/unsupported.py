@@ -1,10 +1,11 @@
 """PyPTO names ptocpu does not offer (docs/running_pypto_programs.md#what-ptocpu-does-not-offer).
 
-`pypto.conv` on ptocpu raises, in one line, `UnsupportedError: pypto.conv is not offered by ptocpu
-0.1.0`, so a test run's summary says what is missing instead of showing a traceback into ptocpu.
-The exception is ptocpu's UnsupportedError and also an AttributeError (for names) or a
-ModuleNotFoundError (for modules): `hasattr(pypto, "conv")` is False, `getattr(pypto, "conv",
-None)` is None, and a name PyPTO does not have either (a typo) stays a plain AttributeError.
+`pypto.get_last_function` on ptocpu raises, in one line, `UnsupportedError: pypto.get_last_function
+is not offered by ptocpu 0.1.0`, so a test run's summary says what is missing instead of showing a
+traceback into ptocpu. The exception is ptocpu's UnsupportedError and also an AttributeError (for
+names) or a ModuleNotFoundError (for modules): `hasattr(pypto, "get_last_function")` is False,
+`getattr(pypto, "get_last_function", None)` is None, and a name PyPTO does not have either (a typo)
+stays a plain AttributeError.
 """
 from __future__ import annotations
 
@@ -17,14 +18,14 @@ __all__ = ["UnsupportedName", "UnsupportedModule", "upstream_names", "module_get
            "unsupported_module"]
 
 class UnsupportedName(_core.UnsupportedError, AttributeError):
-    """A PyPTO name this version of ptocpu does not offer (`name` is e.g. "pypto.conv")."""
+    """A PyPTO name this version of ptocpu does not offer (`name` is e.g. "pypto.get_last_function")."""
 
 
 class UnsupportedModule(_core.UnsupportedError, ModuleNotFoundError):
     """A PyPTO module this version of ptocpu does not offer (`name` is e.g. "pypto.frontend.parser")."""
 
 
-# Shown as PyPTO users know the class: "UnsupportedError: pypto.conv is not offered by ptocpu 0.1.0".
+# Shown as PyPTO users know the class: "UnsupportedError: pypto.get_last_function is not offered by ptocpu 0.1.0".
 for _cls in (UnsupportedName, UnsupportedModule):
     _cls.__name__ = _cls.__qualname__ = "UnsupportedError"
     _cls.__module__ = "ptocpu"
