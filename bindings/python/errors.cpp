@@ -19,9 +19,26 @@ PyObject* class_of(const pto::Error& e) {
   return cls;
 }
 
+// ptocpu.Error's base: pypto.error.CoreError (a PyptoError) when the package has imported that
+// module before the core (python/ptocpu/__init__.py does), else Exception. Looked up, never
+// imported: importing the package from here would load the core a second time.
+PyObject* error_base() {
+  PyObject* name = PyUnicode_FromString("ptocpu.error");
+  PyObject* module = name ? PyImport_GetModule(name) : nullptr;
+  Py_XDECREF(name);
+  PyObject* base = module ? PyObject_GetAttrString(module, "CoreError") : nullptr;
+  Py_XDECREF(module);
+  if (base) return base;
+  PyErr_Clear();
+  Py_INCREF(PyExc_Exception);
+  return PyExc_Exception;
+}
+
 PyObject* make(nb::module_& m, const char* name, PyObject* builtin) {
   const std::string qualified = std::string("ptocpu.") + name;
-  PyObject* bases = builtin ? PyTuple_Pack(2, g_error, builtin) : PyTuple_Pack(1, PyExc_Exception);
+  PyObject* root = builtin ? nullptr : error_base();
+  PyObject* bases = builtin ? PyTuple_Pack(2, g_error, builtin) : PyTuple_Pack(1, root);
+  Py_XDECREF(root);
   PyObject* cls = PyErr_NewException(qualified.c_str(), bases, nullptr);
   Py_DECREF(bases);
   m.attr(name) = nb::handle(cls);

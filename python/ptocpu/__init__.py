@@ -15,6 +15,8 @@ from pkgutil import extend_path as _extend_path
 # Developer builds put ptocpu/_core next to the build tree (PYTHONPATH=python:build).
 __path__ = _extend_path(__path__, __name__)
 
+# The core's errors derive from error.CoreError (PyPTO's PyptoError), which it finds imported.
+from . import error  # noqa: E402,F401
 from . import _core  # noqa: E402
 # The core's public names: tensors and dtypes (docs/tensors.md, docs/dtypes.md), errors
 # (docs/errors.md), platforms, tiles and threads, and every operator of the op table (docs/ops/).
@@ -30,7 +32,7 @@ _INTERNAL = ("OpCall", "dtype_from_name", "dtype_table")  # in the core for the 
 for _name in _INTERNAL:
     del globals()[_name]
 
-from . import error, experimental, frontend, runtime  # noqa: E402,F401
+from . import experimental, frontend, runtime  # noqa: E402,F401
 from .engine import golden, trace  # noqa: E402,F401
 from .engine.golden import set_verify_golden_data  # noqa: E402,F401
 from .engine.record import function  # noqa: E402,F401

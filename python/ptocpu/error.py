@@ -41,6 +41,23 @@ class PyptoError(Exception):
         self.err_code = err_code
 
 
+class CoreError(PyptoError):
+    """The base of ptocpu's own errors (ptocpu.Error: DTypeError, ArgumentError, ...): PyptoErrors,
+    as the checks at PyPTO's Python entry raise them, whose code is that of the builtin class each
+    also is (ArgumentError: a ValueError, 0xF00002)."""
+
+    def __init__(self, *args):
+        Exception.__init__(self, *args)
+
+    @property
+    def err_code(self) -> int:
+        return self.__dict__.get("_err_code", _code(self))
+
+    @err_code.setter
+    def err_code(self, value: int) -> None:
+        self.__dict__["_err_code"] = value
+
+
 class PyptoGeneralError(PyptoError):
     def __init__(self, msg: Union[str, BaseException]):
         super().__init__(_code(msg), msg)
@@ -111,11 +128,13 @@ def as_fe_error(error: BaseException, pypto_class: Optional[type] = None) -> Bas
     """`error` as an exception that is both a FeError (or pypto_class, e.g. PassError) and an
     instance of error's class: its
     arguments and attributes kept (an OSError's errno and filename, a StopIteration's value), the
-    original chained as its __cause__. A PyptoError is returned as it is, and so is a BaseException
+    original chained as its __cause__. A PyptoError other than ptocpu's own is returned as it is, and so is a BaseException
     that is no Exception (KeyboardInterrupt, SystemExit): `except Exception` must not catch Ctrl-C."""
-    if isinstance(error, PyptoError) or not isinstance(error, Exception):
-        return error
     pypto_class = pypto_class or FeError
+    if not isinstance(error, Exception) or isinstance(error, pypto_class):
+        return error
+    if isinstance(error, PyptoError) and not isinstance(error, CoreError):  # ptocpu's own errors are converted
+        return error
     cls = type(error)
     combined = _combined.get((cls, pypto_class))
     if combined is None:

@@ -599,7 +599,24 @@ DType bits_of_width(size_t bytes) {
   }
 }
 
+// A number meant for an unsigned dtype (an Element of one, or a Python number beside an unsigned
+// tensor) is range-checked before any other check, as PyPTO's entry does (docs/ops/where.md#errors).
+void check_scalars_for_unsigned(const OpDef& op, const Args& a) {
+  for (int k = 1; k <= 2; ++k) {
+    if (a.is_tensor(k)) continue;
+    const Scalar& s = a.scalar(k);
+    const int other = 3 - k;
+    const std::optional<DType> target =
+        s.dtype ? s.dtype : a.is_tensor(other) ? std::optional<DType>(a.tensor(other).dtype()) : std::nullopt;
+    if (target && is_integer(*target) && !is_signed_integer(*target)) {
+      std::byte element[8];
+      encode_scalar(s, *target, element, op.name.c_str(), op.params[k].name);
+    }
+  }
+}
+
 Plan plan_where(const OpDef& op, const Args& a) {
+  check_scalars_for_unsigned(op, a);
   const OpLimits& limits = require_offered(op);
   const Tensor condition = operand(op, limits, a.tensor(0), "condition", DTypeSet{D::BOOL});
   // the values' dtype: their tensors' (which agree), or DT_FP32 (the device's element for Python numbers)

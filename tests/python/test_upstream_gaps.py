@@ -354,6 +354,37 @@ def test_a_negative_value_for_an_unsigned_dtype_says_negative(call):
         call()
 
 
+def test_a_negative_value_for_an_unsigned_tensor_is_checked_before_the_platform_dtypes():
+    # PyPTO's entry refuses the number first; atlas_a2 has no DT_UINT8 where, which comes second.
+    cond, u8 = pypto.tensor([4], pypto.DT_BOOL, "cond"), pypto.tensor([4], pypto.DT_UINT8, "x")
+    with pypto.platform("atlas_a2"):
+        for call in (lambda: pypto.where(cond, u8, -100), lambda: pypto.where(cond, -100, u8),
+                     lambda: pypto.where(cond, u8, pypto.Element(pypto.DT_UINT8, -100))):
+            with pytest.raises(pypto.ArgumentError, match=r"value -100 is negative, out of range \[0, 255\] of DT_UINT8"):
+                call()
+        with pytest.raises(pypto.DTypeError, match="input dtype DT_UINT8 is not supported on platform atlas_a2"):
+            pypto.where(cond, u8, 100)
+
+
+@pytest.mark.parametrize("call,cls,code", [
+    (lambda: pypto.add(np.ones(2, np.float32), np.ones(2, np.float16)), pypto.DTypeError, 0xF00001),
+    (lambda: pypto.full([2], -1, pypto.DT_UINT8), pypto.ArgumentError, 0xF00002),
+    (lambda: pypto.index_select(np.ones((2, 2), np.float32), 0, [5]), pypto.IndexOutOfRange, 0xF00008),
+])
+def test_errors_outside_kernels_are_pypto_errors(call, cls, code):
+    # PyPTO's checks at its Python entry raise PyptoError (code 0xF00000 | the builtin class's
+    # category); ptocpu's errors are those too, and inside kernels also FeErrors.
+    from ptocpu.error import PyptoError
+    with pytest.raises(cls) as caught:
+        call()
+    assert isinstance(caught.value, PyptoError) and caught.value.err_code == code
+    assert not isinstance(caught.value, FeError)
+    x = pypto.tensor([2], pypto.DT_FP32, "x")
+    with pytest.raises(FeError) as in_kernel, pypto.function("MAIN", x):
+        call()
+    assert isinstance(in_kernel.value, cls) and in_kernel.value.err_code == code
+
+
 # ---- t[block] = value in a kernel assembles, never broadcasts (python/pypto/tensor.py __setitem__:
 # `a[0:, 0:] = b` is assemble(b, (0, 0), a); the softmax example writes `out[idx:, ...] = tile`)
 
