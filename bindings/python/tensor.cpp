@@ -235,10 +235,33 @@ void bind_tensor(nb::module_& m) {
            "True for Tensor() and for tensors without elements")
       .def_static("__class_getitem__",
                   [](nb::handle params) -> nb::object {
-                    nb::handle cls = nb::type<pto::Tensor>();
-                    return PyTuple_Check(params.ptr()) ? cls(*nb::borrow<nb::tuple>(params)) : cls(params);
+                    // PyPTO reads each item by its type, in any order: a list or tuple is the shape, a
+                    // DataType the dtype, a TileOpFormat the format, a str the name, a dict any of
+                    // those by key; anything else (Tensor[...]) says nothing: any shape, any dtype.
+                    nb::object shape = nb::none(), dtype = nb::none(), name = nb::str(""), format = nb::none();
+                    const nb::tuple items = PyTuple_Check(params.ptr()) ? nb::borrow<nb::tuple>(params)
+                                                                         : nb::make_tuple(params);
+                    for (nb::handle item : items) {
+                      if (PyDict_Check(item.ptr())) {
+                        const nb::dict d = nb::borrow<nb::dict>(item);
+                        if (d.contains("shape")) shape = d["shape"];
+                        if (d.contains("dtype")) dtype = d["dtype"];
+                        if (d.contains("name")) name = d["name"];
+                        if (d.contains("format")) format = d["format"];
+                      } else if (PyList_Check(item.ptr()) || PyTuple_Check(item.ptr())) {
+                        shape = nb::borrow(item);
+                      } else if (nb::isinstance<pto::DType>(item)) {
+                        dtype = nb::borrow(item);
+                      } else if (nb::isinstance<TileOpFormat>(item)) {
+                        format = nb::borrow(item);
+                      } else if (PyUnicode_Check(item.ptr())) {
+                        name = nb::borrow(item);
+                      }
+                    }
+                    return nb::type<pto::Tensor>()(shape, dtype, name, format);
                   },
-                  "Tensor[shape, dtype]: PyPTO's annotation spelling of Tensor(shape, dtype)")
+                  "Tensor[shape, dtype, ...]: PyPTO's annotation spelling of Tensor(shape, dtype, ...); "
+                  "Tensor[...] takes any tensor")
       .def_prop_ro("strides", [](const pto::Tensor& t) { return to_tuple(t.strides()); }, "Strides in elements")
       .def_prop_ro("dtype",
                    [](nb::handle self) -> nb::object {

@@ -71,10 +71,12 @@ Plan plan_untiled(const OpDef& op, const Args& a, const BinaryRules& rules) {
   return plan_binary(op, a, rules);
 }
 
-// The tile shape clipped to the output's extent, the dims the device's buffers are cut from.
+// The tile shape's leading dims (one per output dim) clipped to the output's extent, the dims the
+// device's buffers are cut from.
 Shape tile_within(const Shape& out_shape) {
-  Shape t = get_vec_tile_shapes();
-  for (size_t d = 0; d < t.size() && d < out_shape.size(); ++d) t[d] = std::min(t[d], out_shape[d]);
+  const Shape& set = get_vec_tile_shapes();
+  Shape t(set.begin(), set.begin() + std::min(set.size(), out_shape.size()));
+  for (size_t d = 0; d < t.size(); ++d) t[d] = std::min(t[d], out_shape[d]);
   return t;
 }
 
@@ -143,10 +145,10 @@ struct OneFunctor {
 };
 
 const Param kPrecision{"precision_type", ParamKind::Int, "1", false, nullptr, "PrecisionType | int"};
-const char* const kTileRule = "TileShape has the output's rank; UB: one tile per tensor input and one output tile";
+const char* const kTileRule = "TileShape has at least the output's rank (its leading dims tile it); UB: one tile per tensor input and one output tile";
 // The tile rule of an op whose device kernel also needs `workspace` in the UB.
 std::string tile_rule_with(const char* workspace) {
-  return std::string("TileShape has the output's rank; UB: one tile per tensor input, one output tile and ") + workspace;
+  return std::string("TileShape has at least the output's rank (its leading dims tile it); UB: one tile per tensor input, one output tile and ") + workspace;
 }
 
 // ---- floor_div / ceil_div / remainder / fmod ------------------------------------------------------
@@ -775,7 +777,7 @@ void families::add_binary(std::vector<OpDef>& table) {
       .name = "atan2",
       .params = two_tensors("y", "x"),
       .forms = kFunction | kTorch,
-      .tile_rule = "TileShape has the output's rank; UB: 7 fp32 tiles (inputs, output and 4 working tiles)",
+      .tile_rule = "TileShape has at least the output's rank (its leading dims tile it); UB: 7 fp32 tiles (inputs, output and 4 working tiles)",
       .limits = platform_rows(kWideFloats, kHalves, kHalves, kHalves),
   }));
   table.push_back(fused<HypotOp>({
@@ -789,7 +791,7 @@ void families::add_binary(std::vector<OpDef>& table) {
       .name = "gcd",
       .params = tensor_and_number("input", "other"),
       .forms = kFunction | kMethod | kTorch,
-      .tile_rule = "TileShape has the output's rank, its last dim a multiple of 32 bytes; UB: one tile per tensor "
+      .tile_rule = "TileShape has at least the output's rank (its leading dims tile it), its last dim a multiple of 32 bytes; UB: one tile per tensor "
                    "input and one output tile",
       .limits = platform_rows(kIntegers, gcd_chips, gcd_chips, gcd_chips),
   }));
@@ -818,7 +820,7 @@ void families::add_binary(std::vector<OpDef>& table) {
         .params = {{"input", ParamKind::TensorOrScalar}, {"other", ParamKind::TensorOrScalar}},
         .forms = kFunction | kTorch,
         .doc_page = "docs/ops/bitwise.md",
-        .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one output tile and, for a "
+        .tile_rule = "TileShape has at least the output's rank (its leading dims tile it); UB: one tile per tensor input, one output tile and, for a "
                      "tensor of counts, one more tile of the result",
         .limits = platform_rows(kIntegers, {D::INT16, D::UINT16, D::INT32, D::UINT32, D::INT8, D::UINT8}, shift_a2, shift_a2),
         .run = left ? fused_run<ShiftOp<true>> : fused_run<ShiftOp<false>>,
@@ -829,7 +831,7 @@ void families::add_binary(std::vector<OpDef>& table) {
       .name = "logical_and",
       .params = two_tensors("input", "other"),
       .forms = kFunction | kTorch,
-      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor input, one DT_BOOL output tile and "
+      .tile_rule = "TileShape has at least the output's rank (its leading dims tile it); UB: one tile per tensor input, one DT_BOOL output tile and "
                    "1.1875 KB",
       .limits = platform_rows(DTypeSet::all().without({D::FP8E8M0}), logical_chips, logical_chips, logical_chips),
       .run = run_logical_and,
@@ -890,7 +892,7 @@ void families::add_binary(std::vector<OpDef>& table) {
                  {"other", ParamKind::TensorOrScalar}},
       .forms = kFunction | kTorch,
       .principal = 1,
-      .tile_rule = "TileShape has the output's rank; UB: one tile per tensor argument, one output tile and a "
+      .tile_rule = "TileShape has at least the output's rank (its leading dims tile it); UB: one tile per tensor argument, one output tile and a "
                    "workspace of 8352 bytes (6304 for 1- and 2-byte values other than bf16)",
       .limits = platform_rows(DTypeSet::all(), where_950, where_a2, where_a2),
       .run = run_where,

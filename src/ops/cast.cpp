@@ -258,7 +258,7 @@ void families::add_cast(std::vector<OpDef>& table) {
                  {"mode", ParamKind::Int, "0", false, nullptr, "CastMode | int"},
                  {"satmode", ParamKind::Int, "1", false, nullptr, "SaturationMode | int"}},
       .forms = kFunction | kMethod,
-      .tile_rule = "TileShape has the output's rank; the UB holds an input tile and an output tile",
+      .tile_rule = "TileShape has at least the output's rank (its leading dims tile it); the UB holds an input tile and an output tile",
       .limits = platform_rows(cpu, sources(ascend950_pairs()), sources(a2_a3_pairs()), sources(a2_a3_pairs())),
       .run = run_cast,
       .infer = infer_cast,

@@ -88,12 +88,14 @@ Tensor broadcast_to(const Tensor& t, const Shape& shape) {
 
 void check_tile(const OpDef& op, const Shape& out_shape, DType out_dtype, const std::vector<Tensor>& inputs,
                 const std::vector<tiling::Buffer>& temporaries) {
-  const Shape& tile = get_vec_tile_shapes();
-  if (tile.empty()) return;
+  const Shape& set = get_vec_tile_shapes();
+  if (set.empty()) return;
   const char* name = op.name.c_str();
   const int rank = static_cast<int>(out_shape.size());
   if (rank == 0) return;  // a 0-d result takes no tile
-  tiling::check_rank(name, tile, rank, "output");
+  // As the device's tiling loops: one tile dim per output dim, from the front; more are ignored.
+  tiling::check_min_rank(name, set, rank, "output");
+  const Shape tile(set.begin(), set.begin() + rank);
   // One tile per tensor input (a broadcast input's tile is clipped to its own extent) and one output tile.
   std::vector<tiling::Buffer> buffers;
   static const char* const kInputTiles[] = {"input tile", "other tile", "third input tile", "fourth input tile"};

@@ -46,7 +46,8 @@ Shape broadcast_shape(const OpDef& op, const std::vector<std::pair<const char*, 
 // t seen at `shape` (stride 0 along the dims it broadcasts over).
 Tensor broadcast_to(const Tensor& t, const Shape& shape);
 
-// The tile rule of elementwise ops: TileShape has the output's rank; the UB holds one tile of each
+// The tile rule of elementwise ops: TileShape has at least the output's rank (its leading dims tile
+// it, as the device's tiling loops read them); the UB holds one tile of each
 // tensor input (clipped to its extent) and of the output, plus the op's `temporaries` (its working
 // buffers on the device). Nothing when no tile shape is set.
 void check_tile(const OpDef& op, const Shape& out_shape, DType out_dtype, const std::vector<Tensor>& inputs,

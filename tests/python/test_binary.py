@@ -432,6 +432,23 @@ def test_tile_rank_must_be_the_outputs():
         ptocpu.remainder(np.ones((4, 8), np.float32), 2.0)
 
 
+def test_a_longer_tile_tiles_by_its_leading_dims():
+    # The device's tiling loops read tile[d] for each output dim d (upstream's examples set [2, 8]
+    # for 1-D tensors); further dims are ignored, in the UB count too.
+    two = (np.ones((8, 4096), np.float32), np.ones((8, 4096), np.float32))
+    with ptocpu.platform("atlas_a2"):
+        with ptocpu.vec_tile_shapes(2, 8):
+            np.testing.assert_array_equal(ptocpu.add(np.array([1, 2, 3], np.float32), 1.0).numpy(), [2, 3, 4])
+        with ptocpu.vec_tile_shapes(2, 4096, 99999):  # 3 tiles of 2 x 4096 fp32: 96 KiB
+            ptocpu.add(*two)
+        with ptocpu.vec_tile_shapes(1, 1024, 99999):  # floor_div's workspace rows are the leading dims' too
+            ptocpu.floor_div(*two)
+        with ptocpu.vec_tile_shapes(8, 4096, 1), pytest.raises(ptocpu.TileError, match=r"tile shape \[8, 4096\] needs 393216 UB"):
+            ptocpu.add(*two)
+        with ptocpu.vec_tile_shapes(4), pytest.raises(ptocpu.TileError, match="needs at least one dim per output dim"):
+            ptocpu.add(*two)
+
+
 @pytest.mark.parametrize("op, args, tile, fits", [
     # floor_div's workspace (6 fp32 rows per row) on top of in / other / out: 3*4*T + 24*T > 192 KB at T = 6144
     ("floor_div", (np.ones((8, 1024), np.float32), np.ones((8, 1024), np.float32)), (8, 768), False),
