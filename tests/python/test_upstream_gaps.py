@@ -421,3 +421,22 @@ def test_loop_range_keeps_begin_end_and_step(args, bounds):
     assert str(loop) == "LoopRange({}, {}, {})".format(*bounds)
     with pytest.raises(pypto.ArgumentError, match="takes"):
         _controller._loop_range()
+
+
+# ---- `q = pypto.tensor()` then `q[:] = value` rebinds q (python/pypto/tensor.py __setitem__: a key of
+# empty slices moves value into the tensor; ds_v32's MLA prolog writes `q_a_proj[:] = pypto.matmul(...)`)
+
+def test_whole_assignment_to_a_tensor_without_storage_moves():
+    x = pypto.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for key in (slice(None), (slice(None), slice(None))):
+        q = pypto.tensor()
+        q[key] = pypto.add(x, 1.0)
+        assert q.shape == (2, 3)
+        np.testing.assert_array_equal(q.numpy(), np.arange(1, 7, dtype=np.float32).reshape(2, 3))
+    q = pypto.tensor()
+    with pytest.raises(pypto.DTypeError, match="annotation placeholder without storage"):
+        q[0:1] = x  # only a whole assignment rebinds
+    stored = pypto.asarray(np.zeros((2, 3), np.float32))
+    stored[:] = x  # a tensor with storage is written, not rebound
+    np.testing.assert_array_equal(stored.numpy(), x.numpy())
+    assert stored.numpy().ctypes.data != x.numpy().ctypes.data

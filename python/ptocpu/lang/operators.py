@@ -1,5 +1,6 @@
 """Tensor operators whose PyPTO definition is more than one op call with the operands as they come
-(docs/ops/matmul.md#the--operator). Installed on the Tensor class when ptocpu is imported."""
+(docs/ops/matmul.md#the--operator, docs/tensors.md#indexing). Installed on the Tensor class when
+ptocpu is imported."""
 from __future__ import annotations
 
 from .. import _core
@@ -22,5 +23,24 @@ def _matmul_operator(self: _core.Tensor, other) -> _core.Tensor:
     return _core.matmul(self, mat2, out_dtype)
 
 
+_setitem_op = _core.Tensor.__setitem__
+
+
+def _whole(key) -> bool:
+    """A key of empty slices only (`:`, or a tuple of them): PyPTO's whole-tensor assignment."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(k, slice) and k.start is None and k.stop is None and k.step is None for k in parts)
+
+
+def _setitem_operator(self: _core.Tensor, key, value) -> None:
+    """`t[key] = value`: the setitem op, except that a Tensor() without storage assigned whole
+    (`q = pypto.tensor()` then `q[:] = pypto.matmul(...)`) is rebound to value, PyPTO's move."""
+    if isinstance(value, _core.Tensor) and _whole(key) and _core._is_placeholder(self):
+        self.move(value)
+        return
+    _setitem_op(self, key, value)
+
+
 def install() -> None:
     _core.Tensor.__matmul__ = _matmul_operator
+    _core.Tensor.__setitem__ = _setitem_operator
