@@ -220,6 +220,28 @@ def test_a_body_reading_values_into_python_stays_eager(capsys):
     assert programs(branchy) == []
 
 
+def test_a_loop_bound_read_from_an_int32_tensor_stays_eager(capsys):
+    # PyPTO's paged kernels read lengths and block ids as scalars (GetTensorData): t[i] on a DT_INT32
+    # tensor is a SymbolicScalar, so the value reaches Python and the kernel must not be compiled.
+    @pypto.frontend.jit
+    def by_length(lens: pypto.Tensor(), a: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(1, 8)
+        n = lens[0]
+        assert isinstance(n, pypto.SymbolicScalar)
+        for i in pypto.loop(n):
+            pypto.assemble(pypto.add(pypto.view(a, [1, 8], [i, 0]), 1.0), [i, 0], out)
+
+    a = np.arange(32, dtype=np.float32).reshape(4, 8)
+    for n in (1, 3, 2):
+        out = np.zeros_like(a)
+        by_length(np.array([n], np.int32), a, out)
+        want = np.zeros_like(a)
+        want[:n] = a[:n] + 1
+        np.testing.assert_array_equal(out, want)
+    assert capsys.readouterr().err.count("runs eagerly") == 1
+    assert programs(by_length) == []
+
+
 def test_a_body_handing_tensors_to_torch_stays_eager(capsys):
     torch = pytest.importorskip("torch")
 

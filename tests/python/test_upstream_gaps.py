@@ -440,3 +440,18 @@ def test_whole_assignment_to_a_tensor_without_storage_moves():
     stored[:] = x  # a tensor with storage is written, not rebound
     np.testing.assert_array_equal(stored.numpy(), x.numpy())
     assert stored.numpy().ctypes.data != x.numpy().ctypes.data
+
+
+# ---- t[i, j] on a DT_INT32 tensor is the element as a scalar (python/pypto/tensor.py __getitem__:
+# GetTensorData; ds_v32 reads act_seqs[b] and block_table[b, k] into loop bounds and offsets)
+
+def test_an_int32_element_is_a_scalar():
+    a = pypto.asarray(np.array([[3, 1], [2, 5]], np.int32))
+    v = a[1, 1]
+    assert isinstance(v, pypto.SymbolicScalar) and v == 5 and (v - 2).max(0).min(2) == 2
+    assert a[pypto.SymbolicScalar(0), -1] == 1
+    assert isinstance(a[1], pypto.Tensor) and a[1].shape == (2,)  # a row stays a tensor
+    f = pypto.asarray(np.ones((2, 2), np.float32))
+    assert isinstance(f[0, 0], pypto.Tensor) and f[0, 0].shape == ()  # other dtypes: a 0-d tensor
+    view = a[0:2, 0:2]
+    assert view[1, 0] == 2

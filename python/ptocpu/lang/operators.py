@@ -3,7 +3,10 @@
 ptocpu is imported."""
 from __future__ import annotations
 
+import numbers
+
 from .. import _core
+from .symbolic import SymbolicScalar
 
 __all__ = ["install"]
 
@@ -41,6 +44,22 @@ def _setitem_operator(self: _core.Tensor, key, value) -> None:
     _setitem_op(self, key, value)
 
 
+_getitem_op = _core.Tensor.__getitem__
+
+
+def _getitem_operator(self: _core.Tensor, key):
+    """`t[key]`: the getitem op; on a DT_INT32 tensor a key of one integer per dim gives the element
+    as a SymbolicScalar, as PyPTO's GetTensorData (loop bounds and offsets read from a tensor:
+    `pypto.loop(seq_lens[b])`). Reading it lets the value reach Python (a compiled kernel stays eager)."""
+    result = _getitem_op(self, key)
+    parts = key if isinstance(key, tuple) else (key,)
+    if (result.dtype == _core.DT_INT32 and result.ndim == 0 and parts
+            and all(isinstance(k, numbers.Integral) and not isinstance(k, bool) for k in parts)):
+        return SymbolicScalar(int(result.numpy()))
+    return result
+
+
 def install() -> None:
+    _core.Tensor.__getitem__ = _getitem_operator
     _core.Tensor.__matmul__ = _matmul_operator
     _core.Tensor.__setitem__ = _setitem_operator
