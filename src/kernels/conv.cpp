@@ -94,6 +94,13 @@ class Buffer {
     }
     return data_.get();
   }
+  // Gives the memory back when it is over `keep` bytes (a thread keeps no huge block for good).
+  void trim(size_t keep) {
+    if (size_ > keep) {
+      data_.reset();
+      size_ = 0;
+    }
+  }
 
  private:
   struct Free {
@@ -150,15 +157,21 @@ Dims spatial(const std::array<int64_t, 3>& v, int nd, int64_t minus = 0) {
 }
 
 // The pieces of each image: whole images from kPieces images on, else slabs of the outermost output
-// dim, so that there are about kPieces pieces to share out; set by the shapes only. (Measured on
-// the 2-core development machine: 1, 8, 16 or 32 pieces for 8 images were all within its noise.)
+// dim, so that there are about kPieces pieces to share out; and slabs of at most about kPieceBytes
+// of fp32 input and output each, so that a piece's buffers stay small. Set by the shapes only.
+// (Measured on the 2-core development machine: 1, 8, 16 or 32 pieces for 8 images were all within
+// its noise.)
 constexpr int64_t kPieces = 8;
+constexpr int64_t kPieceBytes = int64_t(4) << 20;
 
 std::vector<Slab> slabs_of(const Direct& d) {
   const int a = outer(d);
   const Geometry& g = d.g;
   const int64_t outs = g.out[a];
-  const int64_t count = d.batch >= kPieces ? 1 : std::min(outs, (kPieces + d.batch - 1) / d.batch);
+  const int64_t in_bytes = d.cin * g.in[0] * g.in[1] * g.in[2] * 4, out_bytes = d.cout * g.m() * 4;
+  const int64_t by_size = (std::max(in_bytes, out_bytes) + kPieceBytes - 1) / kPieceBytes;
+  const int64_t by_count = d.batch >= kPieces ? 1 : (kPieces + d.batch - 1) / d.batch;
+  const int64_t count = std::min(outs, std::max(by_size, by_count));
   const int64_t len = (outs + count - 1) / count;
   const int64_t reach = (g.kernel[a] - 1) * g.dilation[a] + 1;
   std::vector<Slab> out;
@@ -352,6 +365,8 @@ void run_piece(const Direct& d, const Config& c, int64_t n, const Slab& s, const
       ew::storer<float>(d.out_dtype)(v, o, out_size, run);
     }
   }
+  constexpr size_t kKeep = size_t(64) << 20;
+  for (Buffer* b : {&t.src, &t.src_blocked, &t.dst, &t.dst_blocked, &t.pad}) b->trim(kKeep);
 }
 
 }  // namespace

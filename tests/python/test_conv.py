@@ -207,6 +207,18 @@ def test_one_image_in_slabs_is_thread_invariant_and_exact(monkeypatch):
     assert_same_bits(results[2], results[0])
 
 
+def test_images_over_4_mib_run_in_slabs(monkeypatch):
+    # 8 images of 32 * 184 * 184 fp32 (4.3 MB each, over 4 MiB): oneDNN's pieces are half images
+    # (input rows 0..92 and 91..183, each with one padding row), whatever the thread count.
+    monkeypatch.delenv("PTOCPU_CONV_PATH", raising=False)
+    rng = np.random.default_rng(14)
+    x, w = data(rng, (8, 32, 184, 184), D.DT_FP32, True), data(rng, (4, 32, 3, 3), D.DT_FP32, True)
+    want = reference(x, w, [1, 1], [1, 1, 1, 1], [1, 1]).astype(np.float32)
+    for threads in (1, 2):
+        ptocpu.set_num_threads(threads)
+        assert_same_bits(ptocpu.conv(x, w, D.DT_FP32, [1, 1], [1, 1, 1, 1], [1, 1]), want)
+
+
 def test_the_1x1_direct_path_equals_the_patch_path():
     # A 1x1 stride-1 unpadded conv reads its input as the patch matrix; the same conv over a
     # non-collapsible view of the same values goes through the patches: same bits.
