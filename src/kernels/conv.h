@@ -60,7 +60,7 @@ struct Direct {
 };
 
 // Runs d on oneDNN's fp32 convolution primitive in pieces whose bounds depend on the shapes only
-// (images, and slabs of the outermost output dim when there are few images), each piece one
+// (images, and slabs of the outermost output dim for few or large images), each piece one
 // single-threaded oneDNN call, so the bits do not depend on the thread count. Returns false when
 // oneDNN has no optimised (non-reference) implementation for the geometry, or when setting up or
 // running one fails (anything oneDNN or an allocation throws is caught); the output may then be
