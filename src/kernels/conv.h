@@ -1,6 +1,8 @@
-// pypto.conv's patch matrices (docs/ops/conv.md): a convolution is, per image and group, the
-// product weight [Cout / groups, K] x patches [K, M] (kernels/matmul.h), K = Cin / groups * kd * kh
-// * kw, M = Dout * Hout * Wout. This builds the patches ("im2col"). No checks, no exceptions.
+// pypto.conv's kernels (docs/ops/conv.md#what-is-computed). run_direct: oneDNN's direct
+// convolution on fp32 (fp16 / bf16 widened exactly first, rounded once at the end). The fallback:
+// per image and group, the product weight [Cout / groups, K] x patches [K, M] (kernels/matmul.h),
+// K = Cin / groups * kd * kh * kw, M = Dout * Hout * Wout; im2col builds the patches. No checks, no
+// exceptions.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -36,5 +38,39 @@ struct Source {
 // (od * stride - pad_before + kd * dilation, ...) per dim, 0 where that falls in the padding. The
 // columns are those of output lines (od, oh) first_line .. first_line + lines - 1 (all: M columns).
 void im2col(const Source& src, const Geometry& g, int64_t first_line, int64_t lines, float* dst);
+
+// A whole convolution for run_direct. Strides are in elements: input's N, C, then its nd spatial
+// dims; weight's Cout, Cin / groups, then its kernel dims. The output is contiguous.
+struct Direct {
+  int nd = 2;  // spatial dims: 1, 2 or 3 (g holds them as the last nd of its 3)
+  int64_t batch = 0, cin = 0, cout = 0, groups = 1;
+  Geometry g;
+  std::array<int64_t, 3> pad_after{0, 0, 0};
+  DType dtype = DType::FP32;  // input and weight
+  const std::byte* input = nullptr;
+  std::array<int64_t, 5> input_strides{};
+  const std::byte* weight = nullptr;
+  std::array<int64_t, 5> weight_strides{};
+  const std::byte* bias = nullptr;  // [Cout] or none
+  DType bias_dtype = DType::FP32;
+  int64_t bias_stride = 0;
+  bool relu = false;
+  std::byte* out = nullptr;  // [N, Cout, out..]
+  DType out_dtype = DType::FP32;
+};
+
+// Runs d on oneDNN's fp32 convolution primitive in pieces whose bounds depend on the shapes only
+// (images, and slabs of the outermost output dim for few or large images), each piece one
+// single-threaded oneDNN call, so the bits do not depend on the thread count. Returns false when
+// oneDNN has no optimised (non-reference) implementation for the geometry, or when setting up or
+// running one fails (anything oneDNN or an allocation throws is caught); the output may then be
+// partly written, and the caller computes all of it on the patch path.
+bool run_direct(const Direct& d);
+
+// Which kernel the environment asks for (read at each call; the tests use it to cover both):
+// PTOCPU_CONV_PATH=im2col always the patches, =onednn oneDNN whenever it has a fast kernel (also
+// on small convolutions), else the size decides (ops/conv.cpp).
+enum class Path { Auto, Patches, OneDnn };
+Path requested_path();
 
 }  // namespace pto::kernels::conv

@@ -8,35 +8,15 @@
 #include <cmath>
 #include <cstring>
 
-#ifdef PTOCPU_DNNL_OPENMP
-#include <omp.h>
-#endif
-
 #include "copy/simd.h"
 #include "kernels/elementwise.h"
+#include "kernels/onednn_threads.h"
 #include "ptocpu/parallel.h"
 
 namespace pto::kernels::matmul {
 namespace {
 
-// oneDNN runs each call on the calling thread only: its OpenMP runtime is told so for the call
-// (a library that split one call over threads could split K, and so change the sums).
-class OneThreadPerCall {
-#ifdef PTOCPU_DNNL_OPENMP
- public:
-  OneThreadPerCall() : saved_(omp_get_max_threads()) {
-    if (saved_ != 1) omp_set_num_threads(1);
-  }
-  ~OneThreadPerCall() {
-    if (saved_ != 1) omp_set_num_threads(saved_);
-  }
-  OneThreadPerCall(const OneThreadPerCall&) = delete;
-  OneThreadPerCall& operator=(const OneThreadPerCall&) = delete;
-
- private:
-  int saved_;
-#endif
-};
+using kernels::OneThreadPerCall;
 
 // Output blocks of floating products: their size depends on the problem's shape only (never on
 // the thread count), and they are large enough for the library to run at full speed.

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdlib>
 #include <vector>
 
 #include "helpers.h"
@@ -114,6 +115,56 @@ TEST(Conv, PatchMatrixHasZerosInThePadding) {
   std::vector<float> part(static_cast<size_t>(g.k() * 2 * 2), -1.0f);
   pto::kernels::conv::im2col(src, g, 1, 2, part.data());
   EXPECT_EQ(part, (std::vector<float>{1, 2, 3, 4, 3, 4, 5, 6}));  // tap 0: rows 0, 1; tap 1: rows 1, 2
+}
+
+// oneDNN's kernel called directly (3-D, strides, asymmetric paddings, dilations, groups, bias, a
+// strided input and an fp16 one), and the entry with the patch path forced: both the definition.
+TEST(Conv, OneDnnKernelAndForcedPatchPathAreTheDefinition) {
+  const pto::Tensor x = small_ints({2, 6, 5, 7, 8}, 1), w = small_ints({9, 2, 2, 3, 2}, 3), bias = small_ints({9}, 5);
+  const Direct c{{2, 1, 3}, {1, 0, 1}, {0, 2, 1}, {1, 2, 1}, 3};
+  pto::Shape shape;
+  const std::vector<double> want = direct(x, w, bias, c, shape);
+  for (const pto::DType dtype : {pto::DType::FP32, pto::DType::FP16}) {
+    const pto::Tensor xt = pto::astype(x, dtype), wt = pto::astype(w, dtype);
+    pto::kernels::conv::Direct d;
+    d.nd = 3;
+    d.batch = 2;
+    d.cin = 6;
+    d.cout = 9;
+    d.groups = 3;
+    d.g.channels = 2;
+    d.g.in = {5, 7, 8};
+    d.g.kernel = {2, 3, 2};
+    d.g.stride = c.stride;
+    d.g.dilation = c.dilation;
+    d.g.pad_before = c.pad_before;
+    d.pad_after = c.pad_after;
+    d.g.out = {shape[2], shape[3], shape[4]};
+    d.dtype = dtype;
+    d.input = static_cast<const std::byte*>(xt.data());
+    d.weight = static_cast<const std::byte*>(wt.data());
+    for (int i = 0; i < 5; ++i) {
+      d.input_strides[i] = xt.stride(i);
+      d.weight_strides[i] = wt.stride(i);
+    }
+    d.bias = static_cast<const std::byte*>(bias.data());
+    d.bias_stride = 1;
+    pto::Tensor out = pto::Tensor::empty(shape, dtype);
+    d.out = static_cast<std::byte*>(out.data());
+    d.out_dtype = dtype;
+    ASSERT_TRUE(pto::kernels::conv::run_direct(d));  // x86-64 oneDNN has a fast fp32 kernel for it
+    const std::vector<float> values = values_f32(pto::astype(out, pto::DType::FP32));
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(values[i], want[i]) << i;  // |sums| < 2048
+  }
+  pto::ConvOptions o;
+  o.groups = 3;
+  o.extend.bias_tensor = bias;
+  ::setenv("PTOCPU_CONV_PATH", "im2col", 1);
+  EXPECT_EQ(pto::kernels::conv::requested_path(), pto::kernels::conv::Path::Patches);
+  const pto::Tensor got = pto::conv(x, w, pto::DType::FP32, {2, 1, 3}, {1, 0, 0, 2, 1, 1}, {1, 2, 1}, o);
+  ::unsetenv("PTOCPU_CONV_PATH");
+  const std::vector<float> values = values_f32(got);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(values[i], want[i]) << i;
 }
 
 TEST(Conv, ChecksComeBeforeAnything) {

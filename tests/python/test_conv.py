@@ -1,10 +1,13 @@
 """conv (docs/ops/conv.md) against torch.nn.functional.conv1d / conv2d / conv3d in float64 on the
 same inputs (asymmetric paddings made explicit with torch's pad): exact products summed in fp32
 (the error bound of an fp32 sum in any order), the bias first, ReLU, one rounding; on integer data
-every order gives the exact sum, so the rounding to out_dtype is checked bit for bit. Then every
-rule of the page, each with its error class, and the conv tile.
+every order gives the exact sum, so the rounding to out_dtype is checked bit for bit. The numeric
+tests run on both kernels: oneDNN's direct convolution and the patch matrices (forced with
+PTOCPU_CONV_PATH=im2col). Then every rule of the page, each with its error class, and the conv tile.
 """
 from __future__ import annotations
+
+import os
 
 import ml_dtypes
 import numpy as np
@@ -48,6 +51,14 @@ def run(x, w, dtype, strides, paddings, dilations, groups=1, bias=None, relu=Fal
                        extend_params=extend, **kwargs)
 
 
+@pytest.fixture(params=["onednn", "im2col"])
+def path(request, monkeypatch):
+    """Runs the test on oneDNN's direct convolution (where it has a fast kernel, small convolutions
+    too) and on the patches."""
+    monkeypatch.setenv("PTOCPU_CONV_PATH", request.param)
+    return request.param
+
+
 def data(rng, shape, dtype, integers):
     if integers:  # small integers: exact in every dtype, every sum of their products exact in fp32
         return rng.integers(-3, 4, size=shape).astype(NP[dtype])
@@ -69,7 +80,7 @@ CASES = [
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{len(c[0]) - 2}d-{c[0]}x{c[1]}")
 @pytest.mark.parametrize("bias,relu", [(False, False), (True, True)])
-def test_integer_data_is_bit_exact(dtype, case, bias, relu):
+def test_integer_data_is_bit_exact(dtype, case, bias, relu, path):
     rng = np.random.default_rng(len(case[0]) * 7 + case[5])
     shape, wshape, strides, paddings, dilations, groups = case
     x, w = data(rng, shape, dtype, True), data(rng, wshape, dtype, True)
@@ -82,7 +93,7 @@ def test_integer_data_is_bit_exact(dtype, case, bias, relu):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{len(c[0]) - 2}d-{c[0]}x{c[1]}")
-def test_random_floats_are_an_fp32_sum_of_exact_products(dtype, case):
+def test_random_floats_are_an_fp32_sum_of_exact_products(dtype, case, path):
     rng = np.random.default_rng(11)
     shape, wshape, strides, paddings, dilations, groups = case
     x, w, b = data(rng, shape, dtype, False), data(rng, wshape, dtype, False), data(rng, (wshape[0],), dtype, False)
@@ -111,11 +122,19 @@ def test_any_geometry_on_integer_data_is_the_definition(data_):
     x = rng.integers(-3, 4, (draw(st.integers(1, 2)), cin, *sizes)).astype(np.float32)
     w = rng.integers(-3, 4, (cout, cin // groups, *kernel)).astype(np.float32)
     b = rng.integers(-3, 4, (cout,)).astype(np.float32)
-    got = run(x, w, D.DT_FP32, strides, paddings, dilations, groups, b)
-    assert_same_bits(got, reference(x, w, strides, paddings, dilations, groups, b).astype(np.float32))
+    want = reference(x, w, strides, paddings, dilations, groups, b).astype(np.float32)
+    for path in ("onednn", "im2col"):
+        saved = os.environ.pop("PTOCPU_CONV_PATH", None)
+        try:
+            os.environ["PTOCPU_CONV_PATH"] = path
+            assert_same_bits(run(x, w, D.DT_FP32, strides, paddings, dilations, groups, b), want)
+        finally:
+            os.environ.pop("PTOCPU_CONV_PATH", None)
+            if saved is not None:
+                os.environ["PTOCPU_CONV_PATH"] = saved
 
 
-def test_against_torch_float32_conv2d():
+def test_against_torch_float32_conv2d(path):
     # torch's own fp32 convolution, as a second opinion on the layout of everything.
     rng = np.random.default_rng(3)
     x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((2, 8, 12, 10), (12, 4, 3, 3), (12,)))
@@ -125,7 +144,7 @@ def test_against_torch_float32_conv2d():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_views_are_read_where_they_lie():
+def test_views_are_read_where_they_lie(path):
     # A permuted input (not collapsible: the 1x1 case goes through patches), a strided input, a
     # strided weight and bias, and a view with a valid shape: each gives the contiguous result.
     rng = np.random.default_rng(5)
@@ -145,6 +164,59 @@ def test_views_are_read_where_they_lie():
     part = ptocpu.view(ptocpu.asarray(base), [2, 9, 8, 6], [0, 0, 0, 0], valid_shape=[1, 9, 5, 4])
     got = ptocpu.conv(part, w, D.DT_FP32, [1, 1], [0, 0, 0, 0], [1, 1])
     assert_same_bits(got, reference(base[:1, :, :5, :4], big_w[::2, :, :, ::2], [1, 1], [0] * 4, [1, 1]).astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_the_onednn_path_is_taken_and_within_the_bound(dtype, monkeypatch):
+    # On random data the two kernels sum in different orders, so different fp32 bits show that the
+    # oneDNN path ran (x86-64 oneDNN has fast fp32 kernels; fp16 and bf16 run the same fp32 kernel,
+    # and their rounding hides most order differences); both are within the bound.
+    rng = np.random.default_rng(12)
+    x, w = data(rng, (2, 32, 20, 20), dtype, False), data(rng, (32, 32, 3, 3), dtype, False)
+    b = data(rng, (32,), dtype, False)
+    args = (x, w, dtype, [1, 1], [1, 1, 1, 1], [1, 1], 1, b, True)
+    monkeypatch.delenv("PTOCPU_CONV_PATH", raising=False)  # 7.4 million products: oneDNN by size
+    onednn = run(*args).numpy()
+    monkeypatch.setenv("PTOCPU_CONV_PATH", "im2col")
+    patches = run(*args).numpy()
+    if dtype == D.DT_FP32:
+        assert not np.array_equal(onednn.view(np.uint8), patches.view(np.uint8))
+    exact = reference(x, w, [1, 1], [1, 1, 1, 1], [1, 1], bias=b, relu=True)
+    abs_sum = reference(x, w, [1, 1], [1, 1, 1, 1], [1, 1], bias=b, absolute=True)
+    for got in (onednn, patches):
+        assert_fp32_sum(ptocpu.asarray(got), exact, abs_sum, 32 * 9 + 1, dtype)
+
+
+def test_one_image_in_slabs_is_thread_invariant_and_exact(monkeypatch):
+    # Fewer images than pieces: oneDNN runs slabs of output rows, here 41 rows as six slabs of 6 and
+    # one of 5 (the first and last with their own padding): each lands in its place, and 1, 2 and 3
+    # threads give the same bits.
+    monkeypatch.setenv("PTOCPU_CONV_PATH", "onednn")
+    rng = np.random.default_rng(13)
+    x, w = data(rng, (1, 8, 40, 17), D.DT_FP32, True), data(rng, (8, 8, 3, 3), D.DT_FP32, True)
+    want = reference(x, w, [1, 1], [2, 1, 0, 2], [1, 1]).astype(np.float32)
+    for threads in (1, 2, 3):
+        ptocpu.set_num_threads(threads)
+        assert_same_bits(ptocpu.conv(x, w, D.DT_FP32, [1, 1], [2, 1, 0, 2], [1, 1]), want)
+    y = data(rng, (1, 8, 40, 17), D.DT_FP32, False)
+    results = []
+    for threads in (1, 2, 3):
+        ptocpu.set_num_threads(threads)
+        results.append(ptocpu.conv(y, w, D.DT_FP32, [1, 1], [2, 1, 0, 2], [1, 1]).numpy())
+    assert_same_bits(results[1], results[0])
+    assert_same_bits(results[2], results[0])
+
+
+def test_images_over_4_mib_run_in_slabs(monkeypatch):
+    # 8 images of 32 * 184 * 184 fp32 (4.3 MB each, over 4 MiB): oneDNN's pieces are half images
+    # (input rows 0..92 and 91..183, each with one padding row), whatever the thread count.
+    monkeypatch.delenv("PTOCPU_CONV_PATH", raising=False)
+    rng = np.random.default_rng(14)
+    x, w = data(rng, (8, 32, 184, 184), D.DT_FP32, True), data(rng, (4, 32, 3, 3), D.DT_FP32, True)
+    want = reference(x, w, [1, 1], [1, 1, 1, 1], [1, 1]).astype(np.float32)
+    for threads in (1, 2):
+        ptocpu.set_num_threads(threads)
+        assert_same_bits(ptocpu.conv(x, w, D.DT_FP32, [1, 1], [1, 1, 1, 1], [1, 1]), want)
 
 
 def test_the_1x1_direct_path_equals_the_patch_path():
@@ -171,7 +243,7 @@ def test_more_patches_than_one_chunk():
 
 
 @pytest.mark.parametrize("dtype", [D.DT_FP32, D.DT_BF16], ids=lambda d: d.name)
-def test_one_and_two_threads_give_the_same_bits(dtype):
+def test_one_and_two_threads_give_the_same_bits(dtype, path):
     # 4.7 MB of patches an image: one image a product on one thread, two on two threads.
     rng = np.random.default_rng(4)
     x, w = data(rng, (2, 16, 90, 90), dtype, False), data(rng, (32, 16, 3, 3), dtype, False)
@@ -182,7 +254,7 @@ def test_one_and_two_threads_give_the_same_bits(dtype):
     assert_same_bits(results[1], results[0])
 
 
-def test_nan_and_inf_propagate():
+def test_nan_and_inf_propagate(path):
     x = np.ones((1, 1, 5), np.float32)
     x[0, 0, 2] = np.nan
     w = np.ones((1, 1, 2), np.float32)
