@@ -1,6 +1,6 @@
 """verify's cases of conv (docs/ops/conv.md): every dtype on every platform, 1-D, 2-D and 3-D with
-strides, asymmetric paddings, dilations, groups, a bias and ReLU, against torch's float64
-convolution of the same values (the paddings made explicit with torch's pad).
+strides, asymmetric paddings, dilations, groups, a bias and ReLU, against the float64
+convolution of the same values from its definition (numpy: verify needs no torch).
 
 - integer-valued operands, whose every partial sum is exact in fp32: bit for bit, through the bias,
   ReLU and the rounding to the output dtype;
@@ -33,16 +33,29 @@ def _np(dtype: str) -> np.dtype:
 
 
 def _reference(x, w, strides, paddings, dilations, groups, bias=None, absolute=False) -> np.ndarray:
-    import torch
-    import torch.nn.functional as F
+    """The convolution from its definition in float64 (numpy only: verify runs without torch): the
+    input padded explicitly, then per group and kernel offset the strided, dilated window times that
+    weight tap, summed."""
     nd = x.ndim - 2
-    pads = [p for d in reversed(range(nd)) for p in (paddings[2 * d], paddings[2 * d + 1])]
-    x64, w64 = torch.from_numpy(x.astype(np.float64)), torch.from_numpy(w.astype(np.float64))
-    b64 = None if bias is None else torch.from_numpy(bias.astype(np.float64))
+    x64 = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(paddings[2 * d], paddings[2 * d + 1]) for d in range(nd)])
+    w64 = w.astype(np.float64)
+    b64 = None if bias is None else bias.astype(np.float64)
     if absolute:
-        x64, w64, b64 = x64.abs(), w64.abs(), None if b64 is None else b64.abs()
-    conv = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
-    return conv(F.pad(x64, pads), w64, b64, stride=strides, dilation=dilations, groups=groups).numpy()
+        x64, w64, b64 = np.abs(x64), np.abs(w64), None if b64 is None else np.abs(b64)
+    kernel = w64.shape[2:]
+    out_sizes = [(x64.shape[2 + d] - dilations[d] * (kernel[d] - 1) - 1) // strides[d] + 1 for d in range(nd)]
+    out = np.zeros((x64.shape[0], w64.shape[0], *out_sizes))
+    cin, cout = x64.shape[1] // groups, w64.shape[0] // groups
+    for g in range(groups):
+        xg, wg = x64[:, g * cin:(g + 1) * cin], w64[g * cout:(g + 1) * cout]
+        for tap in np.ndindex(*kernel):
+            window = tuple(slice(tap[d] * dilations[d], tap[d] * dilations[d] + strides[d] * (out_sizes[d] - 1) + 1,
+                                 strides[d]) for d in range(nd))
+            out[:, g * cout:(g + 1) * cout] += np.einsum("nc...,oc->no...", xg[(slice(None), slice(None)) + window],
+                                                         wg[(slice(None), slice(None)) + tap])
+    if b64 is not None:
+        out += b64.reshape(1, -1, *([1] * nd))
+    return out
 
 
 class _Tile:
