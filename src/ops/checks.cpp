@@ -75,4 +75,11 @@ int normalize_dim(const char* op, int64_t dim, int rank) {
   return static_cast<int>(dim < 0 ? dim + rank : dim);
 }
 
+bool on_chip() { return current_platform().id != PlatformId::Cpu; }
+
+bool on_a2a3() {
+  const PlatformId id = current_platform().id;
+  return id == PlatformId::AtlasA2 || id == PlatformId::AtlasA3;
+}
+
 }  // namespace pto::checks

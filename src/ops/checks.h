@@ -36,4 +36,14 @@ Tensor unaliased(const Tensor& t, const Tensor& written);
 // dim in [-rank, rank) (IndexError), normalised to [0, rank).
 int normalize_dim(const char* op, int64_t dim, int rank);
 
+// v rounded up to a multiple of `to` (> 0): tile and buffer alignment.
+constexpr int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+// The cube unit's fractal edge in elements (16; 32 for 1-byte dtypes): L0 / L1 tiles pad each
+// axis to it (docs/ops/matmul.md#tiles).
+constexpr int64_t cube_fractal(int64_t itemsize) { return itemsize == 1 ? 32 : 16; }
+// The current platform is a chip (its tables and layout rules apply), not ptocpu's cpu.
+bool on_chip();
+// The current platform is atlas_a2 or atlas_a3 (DAV_2201), whose cube rules differ from ascend950's.
+bool on_a2a3();
+
 }  // namespace pto::checks

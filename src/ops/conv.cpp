@@ -47,16 +47,7 @@ ConvExtendParams extend_of(const Args& fields) {
   return e;
 }
 
-int64_t align(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
-
-std::string dims(const Shape& s) { return shape_to_string(s); }
-
 std::string list(const std::vector<int64_t>& v) { return shape_to_string(Shape(v.begin(), v.end())); }
-
-bool on_a2a3() {
-  const PlatformId id = current_platform().id;
-  return id == PlatformId::AtlasA2 || id == PlatformId::AtlasA3;
-}
 
 // What a call convolves: the valid parts of its operands and the geometry the checks derived.
 struct Plan {
@@ -86,7 +77,7 @@ void check_range(const char* what, const std::vector<int64_t>& v, int64_t lo, in
 void check_dims(const char* param, const Shape& s) {
   for (int64_t d : s)
     if (d < 1 || d > kMaxDim)
-      fail<ArgumentError>(kConv, ": ", param, " shape ", dims(s), " has a dim of ", d, "; each must be in [1, ", kMaxDim,
+      fail<ArgumentError>(kConv, ": ", param, " shape ", shape_to_string(s), " has a dim of ", d, "; each must be in [1, ", kMaxDim,
                           "]");
 }
 
@@ -122,13 +113,13 @@ void check_conv_tile(const Plan& p) {
   in_range("tileHin", tile_hin, 1, hin);
   in_range("tileBatch", tile_batch, 1, 1);
   in_range("tileWin", tile_win, 1, win);
-  in_range("tileCinFmap", cin_fmap, c0, align(cin_w, c0));
-  in_range("tileCinWeight", cin_weight, c0, align(cin_w, c0));
-  in_range("tileL1Info.tileN", tile_n, 1, align(p.cout / p.groups, 16));
+  in_range("tileCinFmap", cin_fmap, c0, checks::round_up(cin_w, c0));
+  in_range("tileCinWeight", cin_weight, c0, checks::round_up(cin_w, c0));
+  in_range("tileL1Info.tileN", tile_n, 1, checks::round_up(p.cout / p.groups, 16));
   multiple("tileL1Info.tileN", tile_n, 16);
   if (wout % 16 != 0 && tile_hout != 1) bad("tileHout = ", tile_hout, " must be 1 when Wout (", wout, ") is not a multiple of 16");
   in_range("tileHout", tile_hout, 1, hout);
-  in_range("tileWout", tile_wout, 1, align(wout, 16));
+  in_range("tileWout", tile_wout, 1, checks::round_up(wout, 16));
   multiple("tileWout", tile_wout, 16);
   multiple("tileCinFmap", cin_fmap, c0);
   multiple("tileCinWeight", cin_weight, c0);
@@ -139,14 +130,14 @@ void check_conv_tile(const Plan& p) {
   };
   if (t.set_l0) {
     const int64_t l0_h = t.l0[0], l0_w = t.l0[1], l0_k = t.l0[2], l0_n = t.l0[3];
-    const int64_t ka_l1 = align(cin_fmap, c0) * kd * kh * kw, kb_l1 = align(cin_weight, c0) * kd * kh * kw;
+    const int64_t ka_l1 = checks::round_up(cin_fmap, c0) * kd * kh * kw, kb_l1 = checks::round_up(cin_weight, c0) * kd * kh * kw;
     multiple("tileK", l0_k, c0);
     in_range("tileH", l0_h, 1, tile_hout);
     in_range("tileW", l0_w, 1, tile_wout);
     in_range("tileK", l0_k, 1, std::min(ka_l1, kb_l1));
     multiple("tileL0Info.tileN", l0_n, 16);
     multiple("tileW", l0_w, 16);
-    in_range("tileL0Info.tileN", l0_n, 1, align(tile_n, 16));
+    in_range("tileL0Info.tileN", l0_n, 1, checks::round_up(tile_n, 16));
     if (ka_l1 % l0_k != 0 || kb_l1 % l0_k != 0)
       bad("tileK = ", l0_k, " must divide kAL1 = ", ka_l1, " and kBL1 = ", kb_l1,
           " (tileCinFmap and tileCinWeight, C0-aligned, times the kernel's volume)");
@@ -163,11 +154,11 @@ void check_conv_tile(const Plan& p) {
   // weight's L1 tile (over kh * kw) and the bias's, each 32-byte aligned.
   const int64_t hin_l1 = std::min((tile_hout - 1) * p.g.stride[1] + (kh - 1) * p.g.dilation[1] + 1, hin);
   const int64_t win_l1 = std::min((tile_wout - 1) * p.g.stride[2] + (kw - 1) * p.g.dilation[2] + 1, win);
-  const int64_t input_l1 = align(hin_l1 * win_l1 * cin_fmap * size, kAlign);
-  const int64_t weight_l1 = align(align(cin_weight * kh * kw, c0) * tile_n * size, kAlign);
-  const int64_t bias_l1 = p.bias.defined() ? align(tile_n * size, kAlign) : 0;
+  const int64_t input_l1 = checks::round_up(hin_l1 * win_l1 * cin_fmap * size, kAlign);
+  const int64_t weight_l1 = checks::round_up(checks::round_up(cin_weight * kh * kw, c0) * tile_n * size, kAlign);
+  const int64_t bias_l1 = p.bias.defined() ? checks::round_up(tile_n * size, kAlign) : 0;
   need("L1", input_l1 + weight_l1 + bias_l1, platform.l1_bytes, "input ", hin_l1, " * ", win_l1, " * tileCinFmap ",
-       cin_fmap, " * ", size, " + weight ", align(cin_weight * kh * kw, c0), " * tileN ", tile_n, " * ", size,
+       cin_fmap, " * ", size, " + weight ", checks::round_up(cin_weight * kh * kw, c0), " * tileN ", tile_n, " * ", size,
        p.bias.defined() ? " + bias tileN * " : "", p.bias.defined() ? std::to_string(size) : "", " bytes, each 32-byte aligned");
 }
 
@@ -201,12 +192,12 @@ Plan plan_conv(const Tensor& input_conv, const Tensor& weight, D out_dtype, cons
   if (e.bias_tensor.defined()) {
     p.bias = e.bias_tensor.valid_part();
     // Atlas A2 / A3 add a bf16 convolution's bias in fp32 only; elsewhere the bias has the input's dtype.
-    const D want = on_a2a3() && in == D::BF16 ? D::FP32 : in;
+    const D want = checks::on_a2a3() && in == D::BF16 ? D::FP32 : in;
     if (p.bias.dtype() != want)
       fail<DTypeError>(kConv, ": bias_tensor dtype ", dtype_name(p.bias.dtype()), " does not go with ", dtype_name(in),
                        " operands on platform ", current_platform().name, "; allowed: ", dtype_name(want));
     if (p.bias.ndim() != 1 || p.bias.shape(0) != p.cout)
-      fail<ArgumentError>(kConv, ": bias_tensor shape ", dims(p.bias.shape()), " must be [Cout] = [", p.cout, "]");
+      fail<ArgumentError>(kConv, ": bias_tensor shape ", shape_to_string(p.bias.shape()), " must be [Cout] = [", p.cout, "]");
   }
   if (e.scale != 0 || e.scale_tensor.defined())
     fail<ArgumentError>(kConv, ": extend_params 'scale' and 'scale_tensor' are not supported: PyPTO's conv has no "
@@ -251,11 +242,11 @@ Plan plan_conv(const Tensor& input_conv, const Tensor& weight, D out_dtype, cons
   }
   const int64_t kh = p.g.kernel[1], kw = p.g.kernel[2];
   if (kh > kMaxPadKernel || kw > kMaxPadKernel)
-    fail<ArgumentError>(kConv, ": weight shape ", dims(p.weight.shape()), " has a kernel of kh ", kh, ", kw ", kw,
+    fail<ArgumentError>(kConv, ": weight shape ", shape_to_string(p.weight.shape()), " has a kernel of kh ", kh, ", kw ", kw,
                         "; each must be <= ", kMaxPadKernel);
   const int64_t c0 = kAlign / static_cast<int64_t>(dtype_size(in));
   if (kh * kw * c0 > kMaxInner)
-    fail<ArgumentError>(kConv, ": weight shape ", dims(p.weight.shape()), ": kh * kw * C0 = ", kh, " * ", kw, " * ", c0,
+    fail<ArgumentError>(kConv, ": weight shape ", shape_to_string(p.weight.shape()), ": kh * kw * C0 = ", kh, " * ", kw, " * ", c0,
                         " = ", kh * kw * c0, " must be <= ", kMaxInner, " (C0 = 32 bytes / ", dtype_size(in), ")");
   p.out_shape = {p.batch, p.cout};
   for (int d = 0; d < p.nd; ++d) {
@@ -266,8 +257,8 @@ Plan plan_conv(const Tensor& input_conv, const Tensor& weight, D out_dtype, cons
     if (out < 1 || out > kMaxDim)
       fail<ArgumentError>(kConv, ": output dim ", kNames[at], " = (", p.g.in[at], " + ", paddings[2 * d], " + ",
                           paddings[2 * d + 1], " - ", span, ") / ", p.g.stride[at], " + 1 = ", out,
-                          " must be in [1, ", kMaxDim, "] (input ", dims(p.input.shape()), ", weight ",
-                          dims(p.weight.shape()), ")");
+                          " must be in [1, ", kMaxDim, "] (input ", shape_to_string(p.input.shape()), ", weight ",
+                          shape_to_string(p.weight.shape()), ")");
     p.g.out[at] = out;
     p.out_shape.push_back(out);
   }

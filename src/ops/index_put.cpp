@@ -47,7 +47,7 @@ Outputs run_index_put(const OpDef& op, const Args& a) {
   checks::check_rank(name, "input", input.ndim(), limits.min_rank, limits.max_rank);
   checks::check_extent(name, "input", input.shape(), true);
   checks::check_same_dtype(name, "values", values.dtype(), "input", input.dtype());
-  if (accumulate && current_platform().id != PlatformId::Cpu)
+  if (accumulate && checks::on_chip())
     checks::check_dtype(name, "input (accumulate=True)", input.dtype(), kAccumulating);
 
   std::vector<Tensor> indices;

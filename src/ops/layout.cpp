@@ -28,8 +28,6 @@ using D = DType;
 
 // The device's implementation limits (transpose's axis pairs, concat's 128 inputs) hold on the
 // chips; the host platform has none.
-bool on_chip() { return current_platform().id != PlatformId::Cpu; }
-
 // The platform's row for op after the checks every input of the family gets.
 const OpLimits& check_input(const char* op, const char* param, const Tensor& t) {
   const OpLimits& limits = require_offered(op_def(op));
@@ -205,8 +203,7 @@ void check_permute_ub(const char* op, const Tensor& input, const Shape& tile, co
   }
   std::vector<tiling::Buffer> buffers{{"input tile", input.shape(), item}, {"output tile", out_shape, item, 1, out_tile}};
   if (scratch_axis >= 0) {
-    const int64_t align = item == 1 ? 32 : 16;
-    scratch[scratch_axis] = (scratch[scratch_axis] + align - 1) / align * align;
+    scratch[scratch_axis] = checks::round_up(scratch[scratch_axis], item == 1 ? 32 : 16);
     buffers.push_back({"transpose scratch", scratch, item, 1, scratch});
   }
   tiling::check_ub(op, tile, buffers);
@@ -371,7 +368,7 @@ Tensor transpose(const Tensor& input, int64_t dim0, int64_t dim1) {
     check_no_op_tile(op, input);
     return input;
   }
-  if (on_chip() && ((r == 4 && a == 0 && b != 2) || (r == 5 && (a != 3 || b != 4))))
+  if (checks::on_chip() && ((r == 4 && a == 0 && b != 2) || (r == 5 && (a != 3 || b != 4))))
     fail<ArgumentError>(op, ": dims (", a, ", ", b, ") of a ", r, "-D input are not supported on platform ",
                         current_platform().name, "; supported pairs: ",
                         r == 4 ? "(0, 2), (1, 2), (1, 3), (2, 3)" : "(3, 4)");
@@ -414,7 +411,7 @@ Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) {
   constexpr const char* op = "concat";
   const OpLimits& limits = require_offered(op_def(op));
   if (tensors.empty()) fail<ArgumentError>(op, ": tensors is empty; give at least one tensor");
-  if (on_chip() && tensors.size() > kMaxConcatInputs)
+  if (checks::on_chip() && tensors.size() > kMaxConcatInputs)
     fail<ArgumentError>(op, ": ", tensors.size(), " tensors given; platform ", current_platform().name, " joins at most ",
                         kMaxConcatInputs);
   const Tensor& first = tensors[0];

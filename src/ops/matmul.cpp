@@ -66,11 +66,6 @@ DTypeSet out_dtypes(D input) {
 // The chips' layout rules (ND axis bounds, NZ alignment) apply on platforms with a cube unit.
 bool device_layout() { return current_platform().l0a_bytes > 0; }
 
-bool on_a2a3() {
-  const PlatformId id = current_platform().id;
-  return id == PlatformId::AtlasA2 || id == PlatformId::AtlasA3;
-}
-
 // ---- extend_params ------------------------------------------------------------------------------
 
 const Param kExtendFields[] = {
@@ -107,30 +102,26 @@ struct Plan {
   bool c_matrix_nz = false;
 };
 
-std::string dims(const Shape& s) { return shape_to_string(s); }
-
 void check_inner_outer(const Plan& p, const char* param, const Tensor& t) {
   if (!device_layout()) return;
   const Shape& s = t.shape();
   const int64_t inner = s.back(), outer = s[s.size() - 2];
   if (!t.nz_format()) {
     if (inner > 65535)
-      fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " has an inner axis of ", inner,
+      fail<ArgumentError>(p.op, ": ", param, " shape ", shape_to_string(s), " has an inner axis of ", inner,
                           "; an ND operand's inner axis is at most 65535");
     if (outer > 2147483647)
-      fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " has an outer axis of ", outer,
+      fail<ArgumentError>(p.op, ": ", param, " shape ", shape_to_string(s), " has an outer axis of ", outer,
                           "; an ND operand's outer axis is at most 2^31 - 1");
     return;
   }
   if (inner * static_cast<int64_t>(t.itemsize()) % 32 != 0)
-    fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " is NZ with an inner axis of ", inner, " (",
+    fail<ArgumentError>(p.op, ": ", param, " shape ", shape_to_string(s), " is NZ with an inner axis of ", inner, " (",
                         inner * static_cast<int64_t>(t.itemsize()), " bytes); NZ needs it 32-byte aligned");
   if (outer % 16 != 0)
-    fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " is NZ with an outer axis of ", outer,
+    fail<ArgumentError>(p.op, ": ", param, " shape ", shape_to_string(s), " is NZ with an outer axis of ", outer,
                         "; NZ needs it a multiple of 16");
 }
-
-int64_t align(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 // The cube tile against the operands (docs/ops/matmul.md#tiles): its values, alignments, L1 / L0
 // relations, then the bytes of each cube buffer on the platform.
@@ -181,7 +172,7 @@ void check_cube_tile(const Plan& p) {
   // The buffers: tiles padded to the cube's fractal (16 elements; 32 for 1-byte operands), the
   // accumulator 4 bytes per element (fp32, int32 for int8).
   if (platform.l0a_bytes == 0) return;
-  const int64_t fa = sa == 1 ? 32 : 16, fb = sb == 1 ? 32 : 16, fc = std::max(fa, fb);
+  const int64_t fa = checks::cube_fractal(sa), fb = checks::cube_fractal(sb), fc = std::max(fa, fb);
   // formula(): the bytes' terms, for the message only.
   const auto need = [&](const char* buffer, int64_t bytes, int64_t limit, const auto& formula) {
     if (bytes > limit)
@@ -195,15 +186,15 @@ void check_cube_tile(const Plan& p) {
       return s.str();
     };
   };
-  need("L0A", align(m0, fa) * align(k0, fa) * sa, platform.l0a_bytes,
-       str("align(mL0) ", align(m0, fa), " * align(kL0) ", align(k0, fa), " * ", sa, " bytes"));
-  need("L0B", align(n0, fb) * align(k0, fb) * sb, platform.l0b_bytes,
-       str("align(nL0) ", align(n0, fb), " * align(kL0) ", align(k0, fb), " * ", sb, " bytes"));
-  need("L0C", align(m0, fc) * align(n0, fc) * 4, platform.l0c_bytes,
-       str("align(mL0) ", align(m0, fc), " * align(nL0) ", align(n0, fc), " * 4 bytes"));
-  need("L1", align(m1, fa) * align(ka1, fa) * sa + align(n1, fb) * align(kb1, fb) * sb, platform.l1_bytes,
-       str("align(mL1) ", align(m1, fa), " * align(kAL1) ", align(ka1, fa), " * ", sa, " + align(nL1) ",
-           align(n1, fb), " * align(kBL1) ", align(kb1, fb), " * ", sb, " bytes"));
+  need("L0A", checks::round_up(m0, fa) * checks::round_up(k0, fa) * sa, platform.l0a_bytes,
+       str("align(mL0) ", checks::round_up(m0, fa), " * align(kL0) ", checks::round_up(k0, fa), " * ", sa, " bytes"));
+  need("L0B", checks::round_up(n0, fb) * checks::round_up(k0, fb) * sb, platform.l0b_bytes,
+       str("align(nL0) ", checks::round_up(n0, fb), " * align(kL0) ", checks::round_up(k0, fb), " * ", sb, " bytes"));
+  need("L0C", checks::round_up(m0, fc) * checks::round_up(n0, fc) * 4, platform.l0c_bytes,
+       str("align(mL0) ", checks::round_up(m0, fc), " * align(nL0) ", checks::round_up(n0, fc), " * 4 bytes"));
+  need("L1", checks::round_up(m1, fa) * checks::round_up(ka1, fa) * sa + checks::round_up(n1, fb) * checks::round_up(kb1, fb) * sb, platform.l1_bytes,
+       str("align(mL1) ", checks::round_up(m1, fa), " * align(kAL1) ", checks::round_up(ka1, fa), " * ", sa, " + align(nL1) ",
+           checks::round_up(n1, fb), " * align(kBL1) ", checks::round_up(kb1, fb), " * ", sb, " bytes"));
   if (p.ext.bias_tensor.defined())
     need("bias table", n0 * 4, platform.bias_table_bytes, str("nL0 ", n0, " * 4 bytes"));
   if (p.ext.scale_tensor.defined())
@@ -216,18 +207,18 @@ void check_column(const Plan& p, const char* param, const Tensor& t) {
   const Shape& s = t.shape();
   if (t.nz_format() && device_layout()) fail<ArgumentError>(p.op, ": ", param, " must be ND, not NZ");
   if (s.size() < 2 || s[s.size() - 2] != 1)
-    fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " must be [.., 1, N] (rank >= 2, second-last dim 1)");
+    fail<ArgumentError>(p.op, ": ", param, " shape ", shape_to_string(s), " must be [.., 1, N] (rank >= 2, second-last dim 1)");
   if (s.back() != p.n)
-    fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " must end in N = ", p.n, " (mat2's columns)");
+    fail<ArgumentError>(p.op, ": ", param, " shape ", shape_to_string(s), " must end in N = ", p.n, " (mat2's columns)");
   const size_t rank = p.batch.size() + 2;
   if (s.size() == 2) return;
   const bool bias = std::string_view(param) == "bias_tensor";  // a 4-D product takes a 2-D bias only
   if ((bias && rank == 4) || s.size() != rank)
-    fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " does not fit a ", rank, "-D product: a 2-D one, or ",
+    fail<ArgumentError>(p.op, ": ", param, " shape ", shape_to_string(s), " does not fit a ", rank, "-D product: a 2-D one, or ",
                         bias ? "(3-D products) a 3-D one" : "one of the product's rank", " with the output's batch or 1");
   for (size_t d = 0; d < p.batch.size(); ++d)
     if (s[d] != p.batch[d] && s[d] != 1)
-      fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s), " has batch ", s[d], " where the output has ",
+      fail<ArgumentError>(p.op, ": ", param, " shape ", shape_to_string(s), " has batch ", s[d], " where the output has ",
                           p.batch[d], "; it must be equal or 1");
 }
 
@@ -242,7 +233,7 @@ void check_extend(Plan& p) {
                         " is not supported; allowed: TransMode.CAST_NONE (0), CAST_RINT (1), CAST_ROUND (2)");
   if (e.bias_tensor.defined()) {
     const DTypeRow& row = *row_of(p.b.dtype());
-    const DTypeSet allowed = on_a2a3() ? row.bias_a2a3 : row.bias_950;
+    const DTypeSet allowed = checks::on_a2a3() ? row.bias_a2a3 : row.bias_950;
     if (!allowed.contains(e.bias_tensor.dtype()))
       fail<DTypeError>(p.op, ": bias_tensor dtype ", dtype_name(e.bias_tensor.dtype()), " does not go with ",
                        dtype_name(p.b.dtype()), " operands on platform ", current_platform().name,
@@ -270,7 +261,7 @@ void check_extend(Plan& p) {
     fail<ArgumentError>(p.op, ": ", dtype_name(in), " to ", dtype_name(out),
                         " goes through the fixpipe's scale: give extend_params 'scale' (non-zero) or 'scale_tensor'");
   if (e.trans_mode != 0) {
-    if (on_a2a3())
+    if (checks::on_a2a3())
       fail<ArgumentError>(p.op, ": trans_mode (TF32) is not supported on platform ", current_platform().name);
     if (in != D::FP32 || out != D::FP32)
       fail<DTypeError>(p.op, ": trans_mode needs DT_FP32 operands and out_dtype DT_FP32; got ", dtype_name(in), " to ",
@@ -294,8 +285,8 @@ void check_product(Plan& p, const OpLimits& limits) {
   const int64_t ka = p.a_trans ? a.shape(ra - 2) : a.shape(ra - 1);
   const int64_t kb = p.b_trans ? b.shape(rb - 1) : b.shape(rb - 2);
   if (ka != kb)
-    fail<ArgumentError>(p.op, ": K of input (shape ", dims(a.shape()), ", a_trans ", p.a_trans, ") is ", ka,
-                        " but K of mat2 (shape ", dims(b.shape()), ", b_trans ", p.b_trans, ") is ", kb);
+    fail<ArgumentError>(p.op, ": K of input (shape ", shape_to_string(a.shape()), ", a_trans ", p.a_trans, ") is ", ka,
+                        " but K of mat2 (shape ", shape_to_string(b.shape()), ", b_trans ", p.b_trans, ") is ", kb);
   const MatmulExtendParams& e = p.ext;
   if (e.trans_mode != 0 && a.dtype() != D::FP32 && b.dtype() != D::FP32)
     fail<DTypeError>(p.op, ": trans_mode is only supported for DT_FP32 operands; got ", dtype_name(a.dtype()));
@@ -440,8 +431,8 @@ Tensor mx_scales(const Plan& p, const char* param, const Tensor& given, bool row
   const int64_t k64 = (p.k + 63) / 64;
   const int64_t got_rows = rows_first ? s.shape(0) : s.shape(1), got_k = rows_first ? s.shape(1) : s.shape(0);
   if (s.shape(2) != 2 || got_k != k64 || got_rows != rows)
-    fail<ArgumentError>(p.op, ": ", param, " shape ", dims(s.shape()), " must be ",
-                        rows_first ? dims({rows, k64, 2}) : dims({k64, rows, 2}), " for ", rows, " rows and K = ", p.k,
+    fail<ArgumentError>(p.op, ": ", param, " shape ", shape_to_string(s.shape()), " must be ",
+                        rows_first ? shape_to_string({rows, k64, 2}) : shape_to_string({k64, rows, 2}), " for ", rows, " rows and K = ", p.k,
                         " (one scale per 32 elements of K)");
   const Tensor canonical = rows_first ? s : s.as_strided({rows, k64, 2}, {s.stride(1), s.stride(0), s.stride(2)}, 0);
   return canonical.contiguous();
@@ -489,8 +480,8 @@ Tensor transposed_batchmatmul(const Tensor& tensor_a, const Tensor& tensor_b, DT
     fail<ArgumentError>(kTransposedBmm, ": tensor_a rank ", a.ndim(), " and tensor_b rank ", b.ndim(),
                         " must both be 3 ([M, B, K] and [B, K, N])");
   if (a.shape(1) != b.shape(0) || a.shape(2) != b.shape(1))
-    fail<ArgumentError>(kTransposedBmm, ": tensor_a shape ", dims(a.shape()), " ([M, B, K]) and tensor_b shape ",
-                        dims(b.shape()), " ([B, K, N]) disagree on B or K");
+    fail<ArgumentError>(kTransposedBmm, ": tensor_a shape ", shape_to_string(a.shape()), " ([M, B, K]) and tensor_b shape ",
+                        shape_to_string(b.shape()), " ([B, K, N]) disagree on B or K");
   checks::check_extent(kTransposedBmm, "tensor_a", a.shape(), true);
   checks::check_extent(kTransposedBmm, "tensor_b", b.shape(), true);
   // Each batch is a plain [M, K] x [K, N] product under the cube tile.

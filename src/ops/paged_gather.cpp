@@ -20,16 +20,14 @@ using D = DType;
 constexpr const char* kGatherInUb = "gather_in_ub";
 constexpr const char* kGatherInL1 = "gather_in_l1";
 
-bool on_chip() { return current_platform().id != PlatformId::Cpu; }
-
 // The checks both ops share (docs/ops/paged_gather.md#arguments): 2-D non-empty operands, the
 // token ids as one row [1, k], the page table as one row, a positive block size.
 void check_paged_operands(const char* op, const char* source_name, const Tensor& source, const Tensor& indices,
                           DTypeSet index_dtypes, const Tensor& block_table, int64_t block_size) {
   const OpLimits& limits = require_offered(op_def(op));
   checks::check_dtype(op, source_name, source.dtype(), limits.dtypes);
-  checks::check_dtype(op, "indices", indices.dtype(), on_chip() ? index_dtypes : DTypeSet{D::INT32, D::INT64});
-  checks::check_dtype(op, "block_table", block_table.dtype(), on_chip() ? DTypeSet{D::INT32} : DTypeSet{D::INT32, D::INT64});
+  checks::check_dtype(op, "indices", indices.dtype(), checks::on_chip() ? index_dtypes : DTypeSet{D::INT32, D::INT64});
+  checks::check_dtype(op, "block_table", block_table.dtype(), checks::on_chip() ? DTypeSet{D::INT32} : DTypeSet{D::INT32, D::INT64});
   for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{source_name, source}, {"indices", indices},
                                 {"block_table", block_table}}) {
     checks::check_rank(op, name, t.ndim(), 2, 2);
@@ -113,12 +111,12 @@ Tensor gather_in_l1(const Tensor& src_view, const Tensor& indices_view, const Te
     if (is_trans) std::swap(first, second);
     first = std::min(first, indices.shape(1));
     second = std::min(second, size);
-    const int64_t fractal = src.itemsize() == 1 ? 32 : 16;
-    const auto align = [&](int64_t v) { return (v + fractal - 1) / fractal * fractal; };
-    const int64_t bytes = align(first) * align(second) * static_cast<int64_t>(src.itemsize());
+    const int64_t item = static_cast<int64_t>(src.itemsize()), fractal = checks::cube_fractal(item);
+    const int64_t padded_first = checks::round_up(first, fractal), padded_second = checks::round_up(second, fractal);
+    const int64_t bytes = padded_first * padded_second * item;
     if (bytes > platform.l1_bytes)
-      fail<TileError>(kGatherInL1, ": the L1 tile [", first, ", ", second, "] needs ", bytes, " bytes of L1 (", align(first),
-                      " * ", align(second), " * ", src.itemsize(), " bytes) but platform ", platform.name, " has ",
+      fail<TileError>(kGatherInL1, ": the L1 tile [", first, ", ", second, "] needs ", bytes, " bytes of L1 (", padded_first,
+                      " * ", padded_second, " * ", item, " bytes) but platform ", platform.name, " has ",
                       platform.l1_bytes);
   }
   const Tensor columns = src.as_strided({src.shape(0), size}, src.strides(), 0);

@@ -28,8 +28,6 @@ const PlatformRows& algorithm_rows(TopKAlgo algo) {
   return algo == TopKAlgo::MERGE_SORT ? merge : radix;
 }
 
-int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
-
 // ---- topk -----------------------------------------------------------------------------------------
 
 struct TopkPlan {
@@ -59,7 +57,7 @@ void check_topk_tile(const char* name, const Tensor& x, int64_t k, TopKAlgo algo
   if (last < x.shape(r - 1))
     fail<TileError>(name, ": tile shape ", shape_to_string(tile), " has a last dim of ", last, " < input's last dim ",
                     x.shape(r - 1), "; RADIX_SELECT does not split the last axis");
-  const int64_t rows = r >= 2 ? tile[r - 2] : 1, aligned = round_up(last, 128);
+  const int64_t rows = r >= 2 ? tile[r - 2] : 1, aligned = checks::round_up(last, 128);
   Shape out_extent = x.shape();
   out_extent.back() = k;
   tiling::check_ub(name, tile,
@@ -127,7 +125,7 @@ void check_argsort_tile(const char* name, const Tensor& x, int dim) {
   for (size_t d = 0; d < tile.size(); ++d)
     if (static_cast<int>(d) != dim) others *= tile[d];
   const int64_t tiles = (x.shape(dim) + along - 1) / along;
-  if (others * round_up(x.shape(dim), 32) >= 6144 && tiles >= 128)
+  if (others * checks::round_up(x.shape(dim), 32) >= 6144 && tiles >= 128)
     fail<TileError>(name, ": tile shape ", shape_to_string(tile), " cuts dim ", dim, " of input shape ",
                     shape_to_string(x.shape()), " into ", tiles, " tiles; a sort this large takes fewer than 128");
 }
