@@ -118,10 +118,8 @@ void bind_runtime(nb::module_& m) {
   m.def("_reset_cube_tile_shapes", &pto::reset_cube_tile_shapes, "Forgets the cube tile shape");
   m.def("_restore_cube_tile_shapes", [](nb::handle state) {  // what _get_cube_tile_shapes returned
     nb::tuple s = nb::borrow<nb::tuple>(state);
-    const std::vector<int64_t> m_ = nb::cast<std::vector<int64_t>>(s[0]);
-    if (m_.empty()) pto::reset_cube_tile_shapes();
-    else pto::set_cube_tile_shapes(m_, nb::cast<std::vector<int64_t>>(s[1]), nb::cast<std::vector<int64_t>>(s[2]),
-                                   nb::cast<bool>(s[3]));
+    pto::restore_cube_tile_shapes({nb::cast<std::vector<int64_t>>(s[0]), nb::cast<std::vector<int64_t>>(s[1]),
+                                   nb::cast<std::vector<int64_t>>(s[2]), nb::cast<bool>(s[3])});
   }, "Puts back a cube tile shape as _get_cube_tile_shapes returned it (empty lists: none)");
   // The conv tile shape: lang/options.py's set_conv_tile_shapes gives it PyPTO's TileL1Info / TileL0Info.
   m.def("_set_conv_tile_shapes", [](nb::handle l1, nb::handle l0) {
@@ -135,9 +133,8 @@ void bind_runtime(nb::module_& m) {
   m.def("_reset_conv_tile_shapes", &pto::reset_conv_tile_shapes, "Forgets the conv tile shape");
   m.def("_restore_conv_tile_shapes", [](nb::handle state) {  // what _get_conv_tile_shapes returned
     nb::tuple s = nb::borrow<nb::tuple>(state);
-    const std::vector<int64_t> l1 = nb::cast<std::vector<int64_t>>(s[0]);
-    if (l1.empty()) pto::reset_conv_tile_shapes();
-    else pto::set_conv_tile_shapes(l1, nb::cast<std::vector<int64_t>>(s[1]));
+    pto::restore_conv_tile_shapes({nb::cast<std::vector<int64_t>>(s[0]), nb::cast<std::vector<int64_t>>(s[1]),
+                                   nb::cast<bool>(s[2])});
   }, "Puts back a conv tile shape as _get_conv_tile_shapes returned it (empty lists: none)");
   m.def("_set_matrix_size", [](nb::handle size) { pto::set_matrix_size(to_int_list(size, "set_matrix_size", "size")); },
         "set_matrix_size([m, k, n])");

@@ -43,20 +43,8 @@ void set_cube_tile_shapes(const std::vector<int64_t>& m, const std::vector<int64
                           bool enable_split_k = false);
 const CubeTile& get_cube_tile_shapes();  // empty lists when none is set
 void reset_cube_tile_shapes();
-// Clears the cube tile shape for the current scope and restores the previous one.
-class NoCubeTileScope {
- public:
-  NoCubeTileScope() : previous_(get_cube_tile_shapes()) { reset_cube_tile_shapes(); }
-  ~NoCubeTileScope() {
-    if (previous_.m.empty()) reset_cube_tile_shapes();
-    else set_cube_tile_shapes(previous_.m, previous_.k, previous_.n, previous_.enable_split_k);
-  }
-  NoCubeTileScope(const NoCubeTileScope&) = delete;
-  NoCubeTileScope& operator=(const NoCubeTileScope&) = delete;
-
- private:
-  CubeTile previous_;
-};
+// Puts back a cube tile as get_cube_tile_shapes returned it (empty lists: none); not checked again.
+void restore_cube_tile_shapes(const CubeTile& tile);
 // The conv tile of pypto.conv (docs/ops/conv.md#tiles), stored per thread like the cube tile:
 // l1 = PyPTO's TileL1Info [tileHin, tileHout, tileWin, tileWout, tileCinFmap, tileCinWeight, tileN,
 // tileBatch], l0 = its TileL0Info [tileH, tileW, tileK, tileN] (empty when set_l0 is false: the L0
@@ -71,20 +59,25 @@ struct ConvTile {
 void set_conv_tile_shapes(const std::vector<int64_t>& l1, const std::vector<int64_t>& l0);
 const ConvTile& get_conv_tile_shapes();  // empty lists when none is set
 void reset_conv_tile_shapes();
-// Clears the conv tile shape for the current scope and restores the previous one.
-class NoConvTileScope {
+// Puts back a conv tile as get_conv_tile_shapes returned it (empty lists: none); not checked again.
+void restore_conv_tile_shapes(const ConvTile& tile);
+
+// Clears a per-thread tile setting (the cube or the conv tile) for the current scope and restores
+// the previous one.
+template <class Tile, const Tile& (*get)(), void (*restore)(const Tile&)>
+class ClearedTileScope {
  public:
-  NoConvTileScope() : previous_(get_conv_tile_shapes()) { reset_conv_tile_shapes(); }
-  ~NoConvTileScope() {
-    if (previous_.l1.empty()) reset_conv_tile_shapes();
-    else set_conv_tile_shapes(previous_.l1, previous_.l0);
-  }
-  NoConvTileScope(const NoConvTileScope&) = delete;
-  NoConvTileScope& operator=(const NoConvTileScope&) = delete;
+  ClearedTileScope() : previous_(get()) { restore(Tile{}); }
+  ~ClearedTileScope() { restore(previous_); }
+  ClearedTileScope(const ClearedTileScope&) = delete;
+  ClearedTileScope& operator=(const ClearedTileScope&) = delete;
 
  private:
-  ConvTile previous_;
+  Tile previous_;
 };
+using NoCubeTileScope = ClearedTileScope<CubeTile, get_cube_tile_shapes, restore_cube_tile_shapes>;
+using NoConvTileScope = ClearedTileScope<ConvTile, get_conv_tile_shapes, restore_conv_tile_shapes>;
+
 // set_matrix_size([m, k, n]): the original sizes of NZ operands reshaped before a matmul. Kept for
 // the current thread; the CPU stores every tensor ND, so nothing reads it.
 void set_matrix_size(const std::vector<int64_t>& size);

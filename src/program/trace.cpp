@@ -26,14 +26,8 @@ void SettingScope::apply(const Setting& s) {
     if (s.tile.empty()) reset_vec_tile_shapes();
     else set_vec_tile_shapes(s.tile);
   }
-  if (s.cube != get_cube_tile_shapes()) {
-    if (s.cube.m.empty()) reset_cube_tile_shapes();
-    else set_cube_tile_shapes(s.cube.m, s.cube.k, s.cube.n, s.cube.enable_split_k);
-  }
-  if (s.conv != get_conv_tile_shapes()) {
-    if (s.conv.l1.empty()) reset_conv_tile_shapes();
-    else set_conv_tile_shapes(s.conv.l1, s.conv.l0);
-  }
+  if (s.cube != get_cube_tile_shapes()) restore_cube_tile_shapes(s.cube);
+  if (s.conv != get_conv_tile_shapes()) restore_conv_tile_shapes(s.conv);
 }
 
 void for_each_tensor(Value& v, const std::function<void(Tensor&)>& f) {

@@ -21,6 +21,7 @@ void set_cube_tile_shapes(const std::vector<int64_t>& m, const std::vector<int64
 
 const CubeTile& get_cube_tile_shapes() { return t_cube_tile; }
 void reset_cube_tile_shapes() { t_cube_tile = {}; }
+void restore_cube_tile_shapes(const CubeTile& tile) { t_cube_tile = tile; }
 
 void set_conv_tile_shapes(const std::vector<int64_t>& l1, const std::vector<int64_t>& l0) {
   if (l1.size() != 8)
@@ -34,6 +35,7 @@ void set_conv_tile_shapes(const std::vector<int64_t>& l1, const std::vector<int6
 
 const ConvTile& get_conv_tile_shapes() { return t_conv_tile; }
 void reset_conv_tile_shapes() { t_conv_tile = {}; }
+void restore_conv_tile_shapes(const ConvTile& tile) { t_conv_tile = tile; }
 
 void set_matrix_size(const std::vector<int64_t>& size) { t_matrix_size = size; }
 const std::vector<int64_t>& get_matrix_size() { return t_matrix_size; }
