@@ -620,6 +620,67 @@ pto::Args metadata_args(const pto::OpDef& op, nb::handle args, nb::handle kwargs
   return a;
 }
 
+// PyPTO's indexing beyond the getitem / setitem ops (docs/tensors.md#indexing), wrapped around
+// their dispatch: `op` runs the op with the call's arguments.
+
+// A key of empty slices only (`:`, or a tuple of them): PyPTO's whole-tensor assignment.
+bool whole_key(nb::handle key) {
+  const auto empty_slice = [](nb::handle k) {
+    if (!PySlice_Check(k.ptr())) return false;
+    auto* s = reinterpret_cast<PySliceObject*>(k.ptr());
+    return s->start == Py_None && s->stop == Py_None && s->step == Py_None;
+  };
+  if (!PyTuple_Check(key.ptr())) return empty_slice(key);
+  for (nb::handle k : nb::borrow<nb::tuple>(key))
+    if (!empty_slice(k)) return false;
+  return true;
+}
+
+// `t[key] = value`: a Tensor() without storage assigned whole (`q = pypto.tensor()` then
+// `q[:] = pypto.matmul(...)`) is rebound to value, PyPTO's move; otherwise the setitem op.
+nb::object setitem_dunder(nb::handle self, nb::args args, const std::function<nb::object()>& op) {
+  if (args.size() == 2 && nb::isinstance<pto::Tensor>(args[1]) && !nb::cast<const pto::Tensor&>(self).defined() &&
+      whole_key(args[0])) {
+    self.attr("move")(args[1]);
+    return nb::none();
+  }
+  return op();
+}
+
+// What an int32 element read by t[i, j] becomes: SymbolicScalar, which lang/operators.py registers
+// (the binding imports no ptocpu module); until then, the 0-d tensor.
+nb::handle int32_element_type;
+
+// `t[key]`: the getitem op; on a DT_INT32 tensor a key of one integer per dim gives the element as
+// a SymbolicScalar, as PyPTO's GetTensorData (`pypto.loop(seq_lens[b])`). Reading it lets the value
+// reach Python (a compiled kernel stays eager).
+nb::object getitem_dunder(nb::handle, nb::args args, const std::function<nb::object()>& op) {
+  nb::object result = op();
+  if (!nb::isinstance<pto::Tensor>(result)) return result;
+  const pto::Tensor& t = nb::cast<const pto::Tensor&>(result);
+  if (!int32_element_type || t.dtype() != pto::DType::INT32 || t.ndim() != 0 || args.size() != 1) return result;
+  static nb::handle integral = nb::object(nb::module_::import_("numbers").attr("Integral")).release();
+  const auto integer = [](nb::handle k) {  // numpy's integer scalars too
+    return !PyBool_Check(k.ptr()) && (PyLong_Check(k.ptr()) || PyObject_IsInstance(k.ptr(), integral.ptr()) == 1);
+  };
+  nb::handle key = args[0];
+  bool all_integers = integer(key);
+  if (PyTuple_Check(key.ptr())) {
+    all_integers = PyTuple_GET_SIZE(key.ptr()) > 0;
+    for (nb::handle k : nb::borrow<nb::tuple>(key)) all_integers = all_integers && integer(k);
+  }
+  if (!all_integers) return result;
+  return int32_element_type(nb::int_(result.attr("numpy")()));
+}
+
+using DunderWrapper = nb::object (*)(nb::handle self, nb::args args, const std::function<nb::object()>& op);
+
+DunderWrapper dunder_wrapper(std::string_view name) {
+  if (name == "__setitem__") return setitem_dunder;
+  if (name == "__getitem__") return getitem_dunder;
+  return nullptr;
+}
+
 }  // namespace
 
 nb::dict limits_row(const pto::OpLimits& l) {
@@ -654,11 +715,14 @@ void bind_ops(nb::module_& m) {
         recipe = std::make_shared<Recipe>(parse_recipe(text));
       }
       cls.attr(du.name) = nb::cpp_function(
-          [def, recipe](nb::handle self, nb::args args) -> nb::object {
+          [def, recipe, wrapper = dunder_wrapper(du.name)](nb::handle self, nb::args args) -> nb::object {
             if (recipe) return evaluate(*recipe, self, args.size() ? args[0] : nb::handle());
-            std::vector<nb::handle> all{self};
-            for (nb::handle a : args) all.push_back(a);
-            return dispatch(*def, all.data(), all.size(), nb::handle());
+            const auto op = [&] {
+              std::vector<nb::handle> all{self};
+              for (nb::handle a : args) all.push_back(a);
+              return dispatch(*def, all.data(), all.size(), nb::handle());
+            };
+            return wrapper ? wrapper(self, args, op) : op();
           },
           nb::is_method(), nb::name(du.name), nb::scope(cls),
           nb::sig(keep(std::string("def ") + du.name + "(self, *args) -> " + returns(op))),
@@ -686,6 +750,8 @@ void bind_ops(nb::module_& m) {
            },
            nb::arg("result").none(), "The least bytes this call moves (docs/tracing.md), given its result");
 
+  m.def("_set_int32_element_type", [](nb::handle cls) { int32_element_type = cls.inc_ref(); }, nb::arg("cls"),
+        "What t[i, j] of a DT_INT32 tensor gives (lang/operators.py: SymbolicScalar)");
   m.def("_push_handler", [](nb::object h) { t_handlers.stack.insert(t_handlers.stack.begin(), std::move(h)); },
         nb::arg("handler"), "Puts a dispatch handler on top of this thread's stack");
   m.def("_pop_handler",

@@ -450,6 +450,7 @@ def test_an_int32_element_is_a_scalar():
     v = a[1, 1]
     assert isinstance(v, pypto.SymbolicScalar) and v == 5 and (v - 2).max(0).min(2) == 2
     assert a[pypto.SymbolicScalar(0), -1] == 1
+    assert isinstance(a[np.int64(1), 0], pypto.SymbolicScalar) and a[np.int64(1), 0] == 2  # numpy ints too
     assert isinstance(a[1], pypto.Tensor) and a[1].shape == (2,)  # a row stays a tensor
     f = pypto.asarray(np.ones((2, 2), np.float32))
     assert isinstance(f[0, 0], pypto.Tensor) and f[0, 0].shape == ()  # other dtypes: a 0-d tensor

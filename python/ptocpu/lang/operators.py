@@ -3,8 +3,6 @@
 ptocpu is imported."""
 from __future__ import annotations
 
-import numbers
-
 from .. import _core
 from .symbolic import SymbolicScalar
 
@@ -26,40 +24,7 @@ def _matmul_operator(self: _core.Tensor, other) -> _core.Tensor:
     return _core.matmul(self, mat2, out_dtype)
 
 
-_setitem_op = _core.Tensor.__setitem__
-
-
-def _whole(key) -> bool:
-    """A key of empty slices only (`:`, or a tuple of them): PyPTO's whole-tensor assignment."""
-    parts = key if isinstance(key, tuple) else (key,)
-    return all(isinstance(k, slice) and k.start is None and k.stop is None and k.step is None for k in parts)
-
-
-def _setitem_operator(self: _core.Tensor, key, value) -> None:
-    """`t[key] = value`: the setitem op, except that a Tensor() without storage assigned whole
-    (`q = pypto.tensor()` then `q[:] = pypto.matmul(...)`) is rebound to value, PyPTO's move."""
-    if isinstance(value, _core.Tensor) and _whole(key) and _core._is_placeholder(self):
-        self.move(value)
-        return
-    _setitem_op(self, key, value)
-
-
-_getitem_op = _core.Tensor.__getitem__
-
-
-def _getitem_operator(self: _core.Tensor, key):
-    """`t[key]`: the getitem op; on a DT_INT32 tensor a key of one integer per dim gives the element
-    as a SymbolicScalar, as PyPTO's GetTensorData (loop bounds and offsets read from a tensor:
-    `pypto.loop(seq_lens[b])`). Reading it lets the value reach Python (a compiled kernel stays eager)."""
-    result = _getitem_op(self, key)
-    parts = key if isinstance(key, tuple) else (key,)
-    if (result.dtype == _core.DT_INT32 and result.ndim == 0 and parts
-            and all(isinstance(k, numbers.Integral) and not isinstance(k, bool) for k in parts)):
-        return SymbolicScalar(int(result.numpy()))
-    return result
-
-
 def install() -> None:
-    _core.Tensor.__getitem__ = _getitem_operator
+    # t[i, j] of a DT_INT32 tensor is a SymbolicScalar, as PyPTO's GetTensorData (docs/tensors.md#indexing)
+    _core._set_int32_element_type(SymbolicScalar)
     _core.Tensor.__matmul__ = _matmul_operator
-    _core.Tensor.__setitem__ = _setitem_operator
