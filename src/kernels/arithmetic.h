@@ -2,7 +2,9 @@
 // compute types, run by the elementwise engine. Integer arithmetic wraps (two's complement, done in
 // unsigned types: no undefined behaviour); floats follow IEEE in the compute type.
 #pragma once
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -24,6 +26,16 @@ template <class T>
 T wrap_sub(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) - static_cast<Wide<T>>(b)); }
 template <class T>
 T wrap_mul(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b)); }
+
+// c ? a : b on the bits: the compiler keeps computing both sides (with a branch it may move one
+// side's floating-point work under the branch, which it then cannot vectorise)
+template <class F>
+F pick(bool c, F a, F b) {
+  using Bits = std::conditional_t<sizeof(F) == 1, uint8_t,
+               std::conditional_t<sizeof(F) == 2, uint16_t, std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>>>;
+  const Bits mask = static_cast<Bits>(Bits(0) - static_cast<Bits>(c));
+  return std::bit_cast<F>(static_cast<Bits>((std::bit_cast<Bits>(a) & mask) | (std::bit_cast<Bits>(b) & ~mask)));
+}
 
 // A functor whose result has the compute type of its inputs.
 struct SameType {

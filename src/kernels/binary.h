@@ -27,22 +27,13 @@ namespace ew = kernels::ew;
 using arith::kFloat;
 using arith::kInteger;
 using arith::kNumber;
+using arith::pick;
 using arith::Predicate;
 using arith::SameType;
 using arith::Wide;
 
 template <class T>
 inline constexpr bool kNarrowInteger = kInteger<T> && sizeof(T) <= 4;  // exact in double, quotient too
-
-// c ? a : b on the bits: the compiler keeps computing both sides (with a branch it may move one
-// side's floating-point work under the branch, which it then cannot vectorise)
-template <class F>
-F pick(bool c, F a, F b) {
-  using Bits = std::conditional_t<sizeof(F) == 1, uint8_t,
-               std::conditional_t<sizeof(F) == 2, uint16_t, std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>>>;
-  const Bits mask = static_cast<Bits>(Bits(0) - static_cast<Bits>(c));
-  return std::bit_cast<F>(static_cast<Bits>((std::bit_cast<Bits>(a) & mask) | (std::bit_cast<Bits>(b) & ~mask)));
-}
 
 // An integer-valued double as T, for values in T's range or max + 1 (min / -1), which wraps to
 // min as two's complement does. Conversions go through int32, which vectorises (64-bit ones do not).
