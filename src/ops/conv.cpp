@@ -22,6 +22,8 @@
 namespace pto {
 namespace {
 
+using checks::round_up;
+
 using D = DType;
 constexpr const char* kConv = "conv";
 
@@ -113,13 +115,13 @@ void check_conv_tile(const Plan& p) {
   in_range("tileHin", tile_hin, 1, hin);
   in_range("tileBatch", tile_batch, 1, 1);
   in_range("tileWin", tile_win, 1, win);
-  in_range("tileCinFmap", cin_fmap, c0, checks::round_up(cin_w, c0));
-  in_range("tileCinWeight", cin_weight, c0, checks::round_up(cin_w, c0));
-  in_range("tileL1Info.tileN", tile_n, 1, checks::round_up(p.cout / p.groups, 16));
+  in_range("tileCinFmap", cin_fmap, c0, round_up(cin_w, c0));
+  in_range("tileCinWeight", cin_weight, c0, round_up(cin_w, c0));
+  in_range("tileL1Info.tileN", tile_n, 1, round_up(p.cout / p.groups, 16));
   multiple("tileL1Info.tileN", tile_n, 16);
   if (wout % 16 != 0 && tile_hout != 1) bad("tileHout = ", tile_hout, " must be 1 when Wout (", wout, ") is not a multiple of 16");
   in_range("tileHout", tile_hout, 1, hout);
-  in_range("tileWout", tile_wout, 1, checks::round_up(wout, 16));
+  in_range("tileWout", tile_wout, 1, round_up(wout, 16));
   multiple("tileWout", tile_wout, 16);
   multiple("tileCinFmap", cin_fmap, c0);
   multiple("tileCinWeight", cin_weight, c0);
@@ -130,14 +132,14 @@ void check_conv_tile(const Plan& p) {
   };
   if (t.set_l0) {
     const int64_t l0_h = t.l0[0], l0_w = t.l0[1], l0_k = t.l0[2], l0_n = t.l0[3];
-    const int64_t ka_l1 = checks::round_up(cin_fmap, c0) * kd * kh * kw, kb_l1 = checks::round_up(cin_weight, c0) * kd * kh * kw;
+    const int64_t ka_l1 = round_up(cin_fmap, c0) * kd * kh * kw, kb_l1 = round_up(cin_weight, c0) * kd * kh * kw;
     multiple("tileK", l0_k, c0);
     in_range("tileH", l0_h, 1, tile_hout);
     in_range("tileW", l0_w, 1, tile_wout);
     in_range("tileK", l0_k, 1, std::min(ka_l1, kb_l1));
     multiple("tileL0Info.tileN", l0_n, 16);
     multiple("tileW", l0_w, 16);
-    in_range("tileL0Info.tileN", l0_n, 1, checks::round_up(tile_n, 16));
+    in_range("tileL0Info.tileN", l0_n, 1, round_up(tile_n, 16));
     if (ka_l1 % l0_k != 0 || kb_l1 % l0_k != 0)
       bad("tileK = ", l0_k, " must divide kAL1 = ", ka_l1, " and kBL1 = ", kb_l1,
           " (tileCinFmap and tileCinWeight, C0-aligned, times the kernel's volume)");
@@ -154,11 +156,11 @@ void check_conv_tile(const Plan& p) {
   // weight's L1 tile (over kh * kw) and the bias's, each 32-byte aligned.
   const int64_t hin_l1 = std::min((tile_hout - 1) * p.g.stride[1] + (kh - 1) * p.g.dilation[1] + 1, hin);
   const int64_t win_l1 = std::min((tile_wout - 1) * p.g.stride[2] + (kw - 1) * p.g.dilation[2] + 1, win);
-  const int64_t input_l1 = checks::round_up(hin_l1 * win_l1 * cin_fmap * size, kAlign);
-  const int64_t weight_l1 = checks::round_up(checks::round_up(cin_weight * kh * kw, c0) * tile_n * size, kAlign);
-  const int64_t bias_l1 = p.bias.defined() ? checks::round_up(tile_n * size, kAlign) : 0;
+  const int64_t input_l1 = round_up(hin_l1 * win_l1 * cin_fmap * size, kAlign);
+  const int64_t weight_l1 = round_up(round_up(cin_weight * kh * kw, c0) * tile_n * size, kAlign);
+  const int64_t bias_l1 = p.bias.defined() ? round_up(tile_n * size, kAlign) : 0;
   need("L1", input_l1 + weight_l1 + bias_l1, platform.l1_bytes, "input ", hin_l1, " * ", win_l1, " * tileCinFmap ",
-       cin_fmap, " * ", size, " + weight ", checks::round_up(cin_weight * kh * kw, c0), " * tileN ", tile_n, " * ", size,
+       cin_fmap, " * ", size, " + weight ", round_up(cin_weight * kh * kw, c0), " * tileN ", tile_n, " * ", size,
        p.bias.defined() ? " + bias tileN * " : "", p.bias.defined() ? std::to_string(size) : "", " bytes, each 32-byte aligned");
 }
 

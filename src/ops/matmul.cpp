@@ -16,6 +16,8 @@
 namespace pto {
 namespace {
 
+using checks::round_up;
+
 using D = DType;
 constexpr const char* kMatmul = "matmul";
 constexpr const char* kScaledMm = "scaled_mm";
@@ -186,15 +188,15 @@ void check_cube_tile(const Plan& p) {
       return s.str();
     };
   };
-  need("L0A", checks::round_up(m0, fa) * checks::round_up(k0, fa) * sa, platform.l0a_bytes,
-       str("align(mL0) ", checks::round_up(m0, fa), " * align(kL0) ", checks::round_up(k0, fa), " * ", sa, " bytes"));
-  need("L0B", checks::round_up(n0, fb) * checks::round_up(k0, fb) * sb, platform.l0b_bytes,
-       str("align(nL0) ", checks::round_up(n0, fb), " * align(kL0) ", checks::round_up(k0, fb), " * ", sb, " bytes"));
-  need("L0C", checks::round_up(m0, fc) * checks::round_up(n0, fc) * 4, platform.l0c_bytes,
-       str("align(mL0) ", checks::round_up(m0, fc), " * align(nL0) ", checks::round_up(n0, fc), " * 4 bytes"));
-  need("L1", checks::round_up(m1, fa) * checks::round_up(ka1, fa) * sa + checks::round_up(n1, fb) * checks::round_up(kb1, fb) * sb, platform.l1_bytes,
-       str("align(mL1) ", checks::round_up(m1, fa), " * align(kAL1) ", checks::round_up(ka1, fa), " * ", sa, " + align(nL1) ",
-           checks::round_up(n1, fb), " * align(kBL1) ", checks::round_up(kb1, fb), " * ", sb, " bytes"));
+  need("L0A", round_up(m0, fa) * round_up(k0, fa) * sa, platform.l0a_bytes,
+       str("align(mL0) ", round_up(m0, fa), " * align(kL0) ", round_up(k0, fa), " * ", sa, " bytes"));
+  need("L0B", round_up(n0, fb) * round_up(k0, fb) * sb, platform.l0b_bytes,
+       str("align(nL0) ", round_up(n0, fb), " * align(kL0) ", round_up(k0, fb), " * ", sb, " bytes"));
+  need("L0C", round_up(m0, fc) * round_up(n0, fc) * 4, platform.l0c_bytes,
+       str("align(mL0) ", round_up(m0, fc), " * align(nL0) ", round_up(n0, fc), " * 4 bytes"));
+  need("L1", round_up(m1, fa) * round_up(ka1, fa) * sa + round_up(n1, fb) * round_up(kb1, fb) * sb, platform.l1_bytes,
+       str("align(mL1) ", round_up(m1, fa), " * align(kAL1) ", round_up(ka1, fa), " * ", sa, " + align(nL1) ",
+           round_up(n1, fb), " * align(kBL1) ", round_up(kb1, fb), " * ", sb, " bytes"));
   if (p.ext.bias_tensor.defined())
     need("bias table", n0 * 4, platform.bias_table_bytes, str("nL0 ", n0, " * 4 bytes"));
   if (p.ext.scale_tensor.defined())
