@@ -91,7 +91,7 @@ nb::tuple to_tuple(const std::vector<int64_t>& v);
 // calls that released it (runtime.cpp), and later calls keep it (docs/tensors.md, threads).
 class ReleaseGil {
  public:
-  ReleaseGil();
+  explicit ReleaseGil(bool release = true);
   ~ReleaseGil();
   ReleaseGil(const ReleaseGil&) = delete;
   ReleaseGil& operator=(const ReleaseGil&) = delete;

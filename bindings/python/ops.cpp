@@ -371,6 +371,28 @@ pto::Args convert_all(const pto::OpDef& op, const Bound& b) {
   return a;
 }
 
+// Whether a call may take long enough to let other Python threads run meanwhile: a call whose
+// tensors and shapes are all small keeps the GIL (docs/tensors.md#threads), since releasing and
+// taking it back costs more than such an op runs. Lists of tensors, index keys and dicts count
+// as large.
+bool releases_gil(const pto::Args& a) {
+  constexpr int64_t kSmall = int64_t(1) << 14;  // elements
+  for (const pto::Value& v : a.values()) {
+    if (const auto* t = std::get_if<pto::Tensor>(&v)) {
+      if (t->numel() > kSmall) return true;
+    } else if (const auto* dims = std::get_if<std::vector<int64_t>>(&v)) {
+      int64_t product = 1;
+      for (const int64_t d : *dims)
+        if (d > 0 && (product *= std::min(d, kSmall + 1)) > kSmall) return true;
+    } else if (std::holds_alternative<std::vector<pto::Tensor>>(v) ||
+               std::holds_alternative<std::vector<pto::TensorAt>>(v) || std::holds_alternative<pto::IndexKey>(v) ||
+               std::holds_alternative<pto::Fields>(v)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // `outermost`: the user's call itself, not a call a handler makes on its own: only those are
 // traced into a compiled program (docs/kernel_model.md#compiled-kernels).
 nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handle kwargs, bool outermost) {
@@ -379,7 +401,7 @@ nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb
   const pto::Args a = convert_all(op, b);
   pto::Outputs outputs;
   {
-    ReleaseGil release;
+    ReleaseGil release(releases_gil(a));
     outputs = pto::call_op(op, a);
   }
   if (outermost)

@@ -43,8 +43,8 @@ void wait_for_released_calls() {
 
 }  // namespace
 
-ReleaseGil::ReleaseGil() {
-  if (g_exiting) return;
+ReleaseGil::ReleaseGil(bool release) {
+  if (!release || g_exiting) return;
   {
     std::lock_guard lock(g_released_mutex);
     ++g_released;
