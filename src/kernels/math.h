@@ -170,6 +170,7 @@ struct Signbit : Predicate {
 template <Rounding R>
 struct Integral : SameType {
   template <class T> static constexpr bool takes = kNumber<T>;
+  static constexpr bool kTabulated = false;  // one rounding instruction beats a table lookup
   template <class T>
     requires kFloat<T>
   static void apply_block(T* out, const T* in, int64_t n) { integral(R, out, in, n); }
