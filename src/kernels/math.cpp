@@ -246,8 +246,8 @@ template <class T, size_t N>
 
 // fp32 tanh (docs/ops/hyperbolic.md#semantics). SLEEF 3.5's fp32 tanh costs 1.4 ns an element on
 // AVX-512, its exp 0.3 ns (torch's tanh 0.3 ns): tanh is composed from that exp, split where the
-// device splits it, each side within 1 ulp of the correctly rounded result (checked over every
-// fp32 value, tests/python/test_math.py):
+// device splits it, each side within 1 ulp of the correctly rounded result (checked once over
+// every fp32 value; tests/python/test_math.py checks every value around the split):
 //  * |x| >= 0.55: 1 - 2 / (e^2|x| + 1) in fp64 from the fp32 exp, whose 1-ulp error moves the
 //    result by at most 0.75 ulp there (the factor is 1 / sinh(2|x|)), then one rounding;
 //  * |x| < 0.55: x + x (x^2 P(x^2)) in fp32, P a least-squares fit of (tanh(x) / x - 1) / x^2
@@ -281,9 +281,9 @@ PTO_SIMD_CLONES void tanh_from_exp(float* out, const float* in, const float* __r
   }
 }
 
-// fp32 erf (docs/ops/erf.md#numerics). SLEEF 3.5's fp32 erf costs 2 ns an element on AVX-512;
-// composed from its fp32 exp, each side within 1 ulp of the correctly rounded result (checked
-// over every fp32 value, tests/python/test_math.py):
+// fp32 erf (docs/ops/erf.md#semantics). SLEEF 3.5's fp32 erf costs 2 ns an element on AVX-512;
+// composed from its fp32 exp, each piece within 1 ulp of the correctly rounded result (checked
+// once over every fp32 value; tests/python/test_math.py checks the values around each boundary):
 //  * |x| < 0.84375: x + x Q(x^2) in fp64, Q a least-squares fit of erf(x) / x - 1 (relative
 //    error 1.3e-10), one rounding;
 //  * |x| >= 0.84375: 1 - e^-x^2 G(|x|) in fp64 with G a fit of erfc(x) e^x^2 (relative error
