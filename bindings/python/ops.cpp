@@ -372,14 +372,21 @@ pto::Args convert_all(const pto::OpDef& op, const Bound& b) {
 }
 
 // Whether a call may take long enough to let other Python threads run meanwhile: a call whose
-// tensors and shapes are all small keeps the GIL (docs/tensors.md#threads), since releasing and
-// taking it back costs more than such an op runs. Lists of tensors, index keys and dicts count
+// tensors, shapes and numbers are all small keeps the GIL (docs/tensors.md#threads), since
+// releasing and taking it back costs more than such an op runs. Numbers count for the sizes
+// they may give (arange's end, one_hot's classes); lists of tensors, index keys and dicts count
 // as large.
 bool releases_gil(const pto::Args& a) {
   constexpr int64_t kSmall = int64_t(1) << 14;  // elements
   for (const pto::Value& v : a.values()) {
     if (const auto* t = std::get_if<pto::Tensor>(&v)) {
       if (t->numel() > kSmall) return true;
+    } else if (const auto* number = std::get_if<int64_t>(&v)) {
+      if (*number > kSmall || *number < -kSmall) return true;
+    } else if (const auto* scalar = std::get_if<pto::Scalar>(&v)) {
+      const bool large = scalar->kind == pto::Scalar::Kind::Float ? !(std::fabs(scalar->f) <= kSmall)
+                                                                   : scalar->i > kSmall || scalar->i < -kSmall;
+      if (large) return true;
     } else if (const auto* dims = std::get_if<std::vector<int64_t>>(&v)) {
       int64_t product = 1;
       for (const int64_t d : *dims)

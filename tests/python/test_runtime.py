@@ -271,21 +271,16 @@ def test_results_do_not_depend_on_the_thread_count(threads):
 
 
 # --------------------------------------------------------------------------- GIL and threads
-def test_kernels_release_the_gil():
-    """While a background thread is inside index_select, the main thread runs Python.
+def assert_releases_the_gil(call):
+    """While a background thread is inside call(), the main thread runs Python.
 
     The main thread lets the worker enter a call (it sleeps, so the worker gets the GIL) and
     notes when it wakes. A kernel that kept the GIL would keep the main thread asleep until
     the kernel ended; with the GIL released it wakes while the call is still running."""
-    ptocpu.set_num_threads(1)
-    rng = np.random.default_rng(0)
-    # ptocpu tensors: no Python code (asarray) runs inside the calls
-    x = ptocpu.from_numpy(rng.integers(0, 255, (4096, 8192), dtype=np.uint8))
-    idx = ptocpu.from_numpy(rng.integers(0, 8192, 8192))
     durations = []
     for _ in range(3):
         t0 = time.perf_counter()
-        ptocpu.index_select(x, 1, idx)
+        call()
         durations.append(time.perf_counter() - t0)
     kernel = min(durations)
     nap = kernel / 4
@@ -297,7 +292,7 @@ def test_kernels_release_the_gil():
             go.wait()
             go.clear()
             t_call = time.perf_counter()
-            ptocpu.index_select(x, 1, idx)
+            call()
             trials.append([t_call, time.perf_counter()])
             done.set()
 
@@ -314,6 +309,21 @@ def test_kernels_release_the_gil():
     inside = [t_call < woke < t_end - nap for (t_call, t_end), woke in zip(trials, woken)]
     report = [(round((woke - a) * 1e3, 2), round((b - a) * 1e3, 2)) for (a, b), woke in zip(trials, woken)]
     assert sum(inside) >= 2, f"kernel {kernel * 1e3:.1f} ms; (woke, ended) ms after each call began: {report}"
+
+
+def test_kernels_release_the_gil():
+    ptocpu.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    # ptocpu tensors: no Python code (asarray) runs inside the calls
+    x = ptocpu.from_numpy(rng.integers(0, 255, (4096, 8192), dtype=np.uint8))
+    idx = ptocpu.from_numpy(rng.integers(0, 8192, 8192))
+    assert_releases_the_gil(lambda: ptocpu.index_select(x, 1, idx))
+
+
+def test_a_call_that_makes_a_large_tensor_from_numbers_releases_the_gil():
+    # docs/tensors.md#threads: small calls keep the GIL; arange's end counts as a size
+    ptocpu.set_num_threads(1)
+    assert_releases_the_gil(lambda: ptocpu.arange(0, 1 << 25, 1))
 
 
 def test_concurrent_calls_from_python_threads_are_correct():
