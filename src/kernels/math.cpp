@@ -301,11 +301,15 @@ constexpr double kErfcScaled[] = {0.21677087013028074,    -0.07839526895556956, 
                                   -5.284704279546129e-06, 1.125194454664985e-06,  -2.8242376271051463e-07,
                                   1.454277225935428e-07,  -3.6021323538201534e-08};
 
-// -hi, hi = fl(|x|^2) with |x| clamped to [kErfSplit, kErfClamp] (NaN: the clamp).
+// |x| clamped to [kErfSplit, kErfClamp] (NaN: the clamp): where the erfc form is evaluated.
+inline float erfc_argument(float ax) {
+  return arith::pick(ax < kErfClamp, arith::pick(ax > kErfSplit, ax, kErfSplit), kErfClamp);
+}
+
+// -hi, hi = fl(c^2) with c = erfc_argument(|x|).
 PTO_SIMD_CLONES void erf_exp_arguments(float* __restrict arg, const float* in, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const float ax = std::fabs(in[i]);
-    const float c = arith::pick(ax < kErfClamp, arith::pick(ax > kErfSplit, ax, kErfSplit), kErfClamp);
+    const float c = erfc_argument(std::fabs(in[i]));
     arg[i] = -(c * c);
   }
 }
@@ -317,8 +321,8 @@ PTO_SIMD_CLONES void erf_from_exp(float* out, const float* in, const float* __re
     const double x = xf, t = x * x;
     const double q = estrin(kErfSmall, t);
     const float small = static_cast<float>(x + x * q);
-    // the clamped |x| again: x^2 - hi is exact in fp64
-    const float cf = arith::pick(ax < kErfClamp, arith::pick(ax > kErfSplit, ax, kErfSplit), kErfClamp);
+    // the same c again (cheaper than storing it): c^2 - hi is exact in fp64
+    const float cf = erfc_argument(ax);
     const double c = cf, lo = c * c - static_cast<double>(cf * cf), u = c - kErfcCenter;
     const double g = estrin(kErfcScaled, u);
     const double erfc = static_cast<double>(e[i]) * (1.0 - lo) * g;
