@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/math.h"
+#include "ops/checks.h"
 #include "ops/elementwise.h"
 #include "ops/families.h"
 #include "ptocpu/platform.h"
@@ -67,9 +68,8 @@ template <class F>
 Outputs predicate_in_bool_rows(const OpDef& op, const Args& a) {
   const Plan p = plan_unary(op, a, Result::Bool);
   const Shape& tile = get_vec_tile_shapes();
-  const Platform& platform = current_platform();
-  if (!tile.empty() && platform.id != PlatformId::Cpu && tile.back() % 32 != 0)
-    fail<TileError>(op.name, ": the tile's last axis is ", tile.back(), "; on ", platform.name,
+  if (!tile.empty() && checks::on_chip() && tile.back() % 32 != 0)
+    fail<TileError>(op.name, ": the tile's last axis is ", tile.back(), "; on ", current_platform().name,
                     " it must be a multiple of 32 (a row of the DT_BOOL output tile is 32-byte aligned)");
   return run_plan<F, 1>(p);
 }
