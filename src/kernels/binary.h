@@ -499,20 +499,41 @@ T shift_count(T c) {
   else return c > kWidth<T> ? kWidth<T> : c;
 }
 
+// Bytes have no per-lane shift instruction (x86 shifts lanes of 16 bits and wider), and widening
+// them to the 32-bit lanes that have one costs 4x: a byte's shift by n in [0, 8] is composed of
+// shifts by 4, 2 and 1 picked by n's bits (16-bit shifts masked to bytes), n = 8 giving 0.
+template <bool kLeft, int S>
+uint8_t shift_by(uint8_t v) { return kLeft ? static_cast<uint8_t>(v << S) : static_cast<uint8_t>(v >> S); }
+template <bool kLeft>
+uint8_t barrel_shift(uint8_t v, uint8_t n) {
+  v = pick((n & 4) != 0, shift_by<kLeft, 4>(v), v);
+  v = pick((n & 2) != 0, shift_by<kLeft, 2>(v), v);
+  v = pick((n & 1) != 0, shift_by<kLeft, 1>(v), v);
+  return pick((n & 8) != 0, uint8_t(0), v);
+}
+
 struct ShiftLeft : SameType {
   template <class T> static constexpr bool takes = kInteger<T>;
   template <class T> static T apply(T a, T c) {
     const T n = shift_count(c);
-    const T low = n == kWidth<T> ? T(0) : n;  // a shift by W is computed as 0, then replaced
-    const T shifted = static_cast<T>(static_cast<Wide<T>>(a) << low);
-    return n == kWidth<T> ? T(0) : shifted;
+    if constexpr (sizeof(T) == 1) {
+      return static_cast<T>(barrel_shift<true>(static_cast<uint8_t>(a), static_cast<uint8_t>(n)));
+    } else {
+      const T low = n == kWidth<T> ? T(0) : n;  // a shift by W is computed as 0, then replaced
+      const T shifted = static_cast<T>(static_cast<Wide<T>>(a) << low);
+      return n == kWidth<T> ? T(0) : shifted;
+    }
   }
 };
 struct ShiftRight : SameType {
   template <class T> static constexpr bool takes = kInteger<T>;
   template <class T> static T apply(T a, T c) {
     const T n = shift_count(c);
-    if constexpr (std::is_signed_v<T>) {
+    if constexpr (sizeof(T) == 1) {
+      // arithmetic shifts as logical ones of the value with its sign folded away (below)
+      const uint8_t sign = std::is_signed_v<T> && a < 0 ? 0xFF : 0;
+      return static_cast<T>(barrel_shift<false>(static_cast<uint8_t>(static_cast<uint8_t>(a) ^ sign), static_cast<uint8_t>(n)) ^ sign);
+    } else if constexpr (std::is_signed_v<T>) {
       // arithmetic shift as a logical one of the value with its sign folded away (vectorises for
       // every width); a shift by W is one by W - 1, which leaves the sign fill
       const T k = static_cast<T>(n - (n == kWidth<T>));

@@ -134,6 +134,18 @@ def test_shifts_within_the_width_match_torch(dtype):
     same(ptocpu.bitwise_right_shift(a, c), right)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_byte_shifts_of_every_value_by_every_count(dtype):
+    # bytes are shifted by a composition of fixed shifts (docs/ops/bitwise.md): every pair, against
+    # the rule computed in int64 (counts below 0 or above 8 count as 8)
+    values = np.arange(256).astype(np.uint8).view(dtype)
+    a, c = (x.ravel() for x in np.meshgrid(values, values))
+    n = np.where((c.astype(np.int64) < 0) | (c.astype(np.int64) > 8), 8, c.astype(np.int64))
+    left = ((a.astype(np.int64) << n) & 0xFF).astype(np.uint8).view(dtype)
+    same(ptocpu.bitwise_left_shift(a, c), left)
+    same(ptocpu.bitwise_right_shift(a, c), (a.astype(np.int64) >> n).astype(dtype))
+
+
 def test_logical_and_matches_torch_across_dtypes():
     a = np.array([[0.0, -0.0, np.nan, 1.5, -2.0, np.inf]], np.float32)
     b = np.array([[1], [0], [-3]], np.int16)
