@@ -37,7 +37,7 @@ struct Loop {
   DType dtypes[kMaxOperands];
   // Elements per thread below which a thread's start-up costs more than the work: the default
   // suits a few instructions an element; a vector math function's dozens take threads sooner.
-  int64_t min_chunk = int64_t(1) << 16;
+  int64_t min_chunk = int64_t(1) << 15;
 };
 
 // out and the inputs; each input broadcasts to out's shape numpy-style (right-aligned, dims of
