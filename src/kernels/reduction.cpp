@@ -60,6 +60,16 @@ void prefetch(const std::byte* p, int64_t bytes) {
   for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
 }
 
+// A span read in one stream asks for the lines this far ahead at each vector step: the hardware
+// prefetchers alone keep too few lines in flight to read one core's stream at memory speed (amax of
+// 16M fp32 from memory on one thread: 5.8 -> 4.3 ms; on two 3.0 -> 2.3 ms).
+constexpr int64_t kStreamAhead = 2048;
+template <class T>
+[[gnu::always_inline]] inline void prefetch_ahead(const T* p) {
+  const auto* bytes = reinterpret_cast<const char*>(p) + kStreamAhead;
+  for (size_t off = 0; off < kLanes * sizeof(T); off += 64) __builtin_prefetch(bytes + off);
+}
+
 // ---- layout ---------------------------------------------------------------------------------
 
 constexpr size_t kMaxRank = 8;  // the cpu platform's largest rank
@@ -198,12 +208,14 @@ template <class T, bool kMax>
   int32_t odd[kLanes];
   for (int j = 0; j < kLanes; ++j) b[j] = start, odd[j] = 0;
   int64_t i = 0;
-  for (; i + kLanes <= m; i += kLanes)
+  for (; i + kLanes <= m; i += kLanes) {
+    prefetch_ahead(v + i);
     for (int j = 0; j < kLanes; ++j) {
       const T x = v[i + j];
       b[j] = (kMax ? x > b[j] : x < b[j]) ? x : b[j];
       odd[j] |= x != x;
     }
+  }
   for (int j = 0; i + j < m; ++j) {
     const T x = v[i + j];
     b[j] = (kMax ? x > b[j] : x < b[j]) ? x : b[j];
@@ -353,8 +365,10 @@ template <class P>
   Acc acc[kLanes];
   for (int j = 0; j < kLanes; ++j) acc[j] = P::identity();
   int64_t i = 0;
-  for (; i + kLanes <= m; i += kLanes)
+  for (; i + kLanes <= m; i += kLanes) {
+    prefetch_ahead(v + i);
     for (int j = 0; j < kLanes; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
+  }
   for (int j = 0; i + j < m; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
   // Not unrolled before the vectoriser sees them: unrolled, each level becomes scalar steps.
 #pragma GCC unroll 0
