@@ -83,9 +83,10 @@ constexpr bool has_block_form(std::index_sequence<K...>) {
 }
 
 // Asks for the lines of an input's next block while this one is worked: the hardware prefetchers
-// alone keep too few lines in flight for memory speed (add of two [4096, 4096] fp32 from memory:
-// 7.0 -> 6.7 ms, int8 2.0 -> 1.9 ms). Inputs only: prefetching the output's lines as well slowed
-// bf16. Dense rows only (element strides up to 8 bytes); a broadcast (stride 0) stays in L1.
+// alone keep too few lines in flight, most of all under a slow functor (sin of 16M fp32 from memory:
+// 10.3 -> 5.5 ms; add 7.0 -> 6.7 ms). Inputs only: prefetching the output's lines as well slowed
+// bf16, and so did an input updated in place (axpy_'s y; 16M fp32: 4.3 -> 5.2 ms). Dense rows only
+// (element strides up to 8 bytes); a broadcast (stride 0) stays in L1.
 inline void prefetch_block(const std::byte* next, int64_t stride) {
   if (stride <= 0 || stride > 8) return;
   for (int64_t off = 0; off < kBlock * stride; off += 64) __builtin_prefetch(next + off);
@@ -111,7 +112,8 @@ struct Rows {
     for (int64_t j = 0; j < n; j += kBlock) {
       const int64_t m = n - j < kBlock ? n - j : kBlock;
       if (j + 2 * kBlock <= n)
-        for (int k = 1; k <= N; ++k) prefetch_block(ptrs[k] + (j + kBlock) * strides[k], strides[k]);
+        for (int k = 1; k <= N; ++k)
+          if (ptrs[k] != ptrs[0]) prefetch_block(ptrs[k] + (j + kBlock) * strides[k], strides[k]);
       for (int k = 0; k < N; ++k)
         if (strides[k + 1] != 0) in[k] = self.load[k](ptrs[k + 1] + j * strides[k + 1], strides[k + 1], m, buffers[k]);
       const bool direct = self.out_native && strides[0] == static_cast<int64_t>(sizeof(Tout));
