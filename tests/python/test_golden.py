@@ -11,6 +11,7 @@ import torch
 import ptocpu as pypto
 from helpers import gather_rows_program, load_example
 from ptocpu import golden
+from ptocpu.error import PyptoError
 
 
 @pytest.fixture(autouse=True)
@@ -140,3 +141,37 @@ def test_function_program_golden():
             pypto.runtime._device_run_once_data_from_host(pypto.from_torch(tx), pypto.from_torch(ti),
                                                           pypto.from_torch(to, "out"))
     assert torch.equal(to, want)  # the run wrote its result before the check
+
+
+def _by_address(t: torch.Tensor, dtype=pypto.DT_FP32, shape=None):
+    return pypto.pypto_impl.DeviceTensorData(dtype, t.data_ptr(), list(t.shape) if shape is None else shape)
+
+
+def test_goldens_handed_over_by_address_are_checked():
+    @pypto.frontend.jit(verify_options={"enable_pass_verify": True})
+    def double(a: pypto.Tensor(), out: pypto.Tensor()):
+        out[:] = a + a
+
+    a = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    out = torch.zeros(2, 3)
+    right, wrong = a * 2, a * 2 + 1
+    pypto.pypto_impl.SetVerifyData([_by_address(a)], [_by_address(out)],
+                                   [pypto.pypto_impl.DeviceTensorData(pypto.DT_FP32, 0, [2, 3]), _by_address(right)])
+    right.add_(100)  # the golden was copied when it was handed over
+    double(a, out)
+    pypto.pypto_impl.SetVerifyData([_by_address(a)], [_by_address(out)], [_by_address(a), _by_address(wrong)])
+    with pytest.raises(golden.GoldenMismatchError, match="output 'out'"):
+        double(a, out)
+
+
+def test_goldens_by_address_must_match_their_tensors():
+    t = torch.zeros(2, 3)
+    impl = pypto.pypto_impl
+    with pytest.raises(PyptoError, match="ErrCode: FB4003.*dtype mismatch at index 1, output dtype: DT_FP32, golden "
+                                               "dtype: DT_FP16"):
+        impl.SetVerifyData([_by_address(t)], [_by_address(t)], [_by_address(t), _by_address(t, pypto.DT_FP16)])
+    with pytest.raises(PyptoError, match=r"ErrCode: FB4002.*dim 1, output shape: \[2, 4\], golden shape: \[2, 3\]"):
+        impl.SetVerifyData([_by_address(t)], [_by_address(t, shape=[2, 4])], [_by_address(t), _by_address(t)])
+    with pytest.raises(PyptoError, match="ErrCode: FB4002.*output rank: 1, golden rank: 2"):
+        impl.SetVerifyData([], [_by_address(t, shape=[6])], [_by_address(t)])
+    assert golden.take_goldens() is None  # nothing was set by a refused call

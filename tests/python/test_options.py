@@ -319,6 +319,6 @@ def test_pypto_impl_offers_what_the_harness_calls():
     assert pypto.get_pass_options()["sg_set_tunevf_mode"] == 0
     with pytest.raises(RuntimeError, match="no pypto.function has been recorded"):
         pypto.runtime._device_run_once_data_from_host(pypto.from_torch(torch.zeros(2)))
-    assert not hasattr(pypto_impl, "DeviceTensorData")
+    assert not hasattr(pypto_impl, "CopyToHost")
     with pytest.raises(pypto.UnsupportedError, match=r"^pypto\.pypto_impl\.RecordFunc is not offered by ptocpu"):
         pypto_impl.RecordFunc
