@@ -532,7 +532,8 @@ struct ShiftRight : SameType {
     if constexpr (sizeof(T) == 1) {
       // arithmetic shifts as logical ones of the value with its sign folded away (below)
       const uint8_t sign = std::is_signed_v<T> && a < 0 ? 0xFF : 0;
-      return static_cast<T>(barrel_shift<false>(static_cast<uint8_t>(static_cast<uint8_t>(a) ^ sign), static_cast<uint8_t>(n)) ^ sign);
+      const uint8_t folded = static_cast<uint8_t>(static_cast<uint8_t>(a) ^ sign);
+      return static_cast<T>(barrel_shift<false>(folded, static_cast<uint8_t>(n)) ^ sign);
     } else if constexpr (std::is_signed_v<T>) {
       // arithmetic shift as a logical one of the value with its sign folded away (vectorises for
       // every width); a shift by W is one by W - 1, which leaves the sign fill
