@@ -291,7 +291,8 @@ def round_integral(x: np.ndarray, mode: int) -> np.ndarray:
     x = np.asarray(x, np.float64)
     if mode == 2:  # ties away from zero
         t = np.trunc(x)
-        return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+        with np.errstate(invalid="ignore"):  # inf - inf is NaN: the comparison is false and t (inf) stays
+            return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
     return {1: np.rint, 3: np.floor, 4: np.ceil, 5: np.trunc}[mode](x)
 
 
