@@ -51,4 +51,9 @@ struct KernelTuning {
 };
 const KernelTuning& kernel_tuning();
 
+// Asks for the cache lines at p, p + 64, ... below p + bytes (reads; the kernels' prefetch ahead).
+inline void prefetch_bytes(const void* p, int64_t bytes) {
+  for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(static_cast<const char*>(p) + off);
+}
+
 }  // namespace pto::kernels

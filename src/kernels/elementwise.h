@@ -88,8 +88,7 @@ constexpr bool has_block_form(std::index_sequence<K...>) {
 // bf16, and so did an input updated in place (axpy_'s y; 16M fp32: 4.3 -> 5.2 ms). Dense rows only
 // (element strides up to 8 bytes); a broadcast (stride 0) stays in L1.
 inline void prefetch_block(const std::byte* next, int64_t stride) {
-  if (stride <= 0 || stride > 8) return;
-  for (int64_t off = 0; off < kBlock * stride; off += 64) __builtin_prefetch(next + off);
+  if (stride > 0 && stride <= 8) prefetch_bytes(next, kBlock * stride);
 }
 
 // A row of a functor over buffers of compute types: out[i] = F::apply(in0[i], ...), blocked.

@@ -56,8 +56,7 @@ constexpr int64_t kPrefetchRows = 4;
 constexpr int64_t kPrefetchedSegment = 2048;
 
 void prefetch(const std::byte* p, int64_t bytes) {
-  if (bytes > kPrefetchedSegment) return;
-  for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+  if (bytes <= kPrefetchedSegment) prefetch_bytes(p, bytes);
 }
 
 // A span read in one stream asks for the lines this far ahead at each vector step: the hardware
@@ -66,8 +65,7 @@ void prefetch(const std::byte* p, int64_t bytes) {
 constexpr int64_t kStreamAhead = 2048;
 template <class T>
 [[gnu::always_inline]] inline void prefetch_ahead(const T* p) {
-  const auto* bytes = reinterpret_cast<const char*>(p) + kStreamAhead;
-  for (size_t off = 0; off < kLanes * sizeof(T); off += 64) __builtin_prefetch(bytes + off);
+  prefetch_bytes(reinterpret_cast<const char*>(p) + kStreamAhead, kLanes * static_cast<int64_t>(sizeof(T)));
 }
 
 // ---- layout ---------------------------------------------------------------------------------
