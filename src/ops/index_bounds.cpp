@@ -39,8 +39,6 @@ PTO_SIMD_CLONES bool any_at_or_above(const I* v, int64_t n, I bound) {
   return any != 0;
 }
 
-inline void prefetch_nta(const char* p) { __builtin_prefetch(p, 0, 0); }
-
 std::string position(int64_t flat, const Shape& shape) {
   std::vector<int64_t> idx(shape.size());
   for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
@@ -68,25 +66,15 @@ bool all_in_bounds(const Tensor& index, int64_t bound, const Tensor* narrow, Neg
     // Skip: a bound past the type's range leaves nothing out
     const bool skip_all = negatives == Negatives::Skip && bound > std::numeric_limits<I>::max();
     parallel_for(index.numel(), int64_t(1) << 16, [&](int64_t begin, int64_t end) {
-      bool out = false;
-      // Blocks of kBlockBytes, the one kAheadBlocks on prefetched non-temporally: the index
-      // streams through L1 without pushing the op's other data (often still in cache) out of
-      // L2 and the last-level cache.
-      constexpr int64_t kBlockBytes = 4096, kAheadBlocks = 4;
-      const int64_t per = kBlockBytes / static_cast<int64_t>(sizeof(I));
-      for (int64_t b0 = begin; b0 < end; b0 += per) {
-        const int64_t n = std::min(per, end - b0);
-        if (const int64_t ahead = b0 + kAheadBlocks * per; ahead < end) {  // no pointer past the index
-          const char* p = reinterpret_cast<const char*>(s + ahead);
-          const int64_t bytes = std::min(per, end - ahead) * static_cast<int64_t>(sizeof(I));
-          for (int64_t o = 0; o < bytes; o += 64) prefetch_nta(p + o);
-        }
-        if (negatives == Negatives::Skip) out |= !skip_all && any_at_or_above<I>(s + b0, n, static_cast<I>(bound));
-        else if (narrow && narrow->dtype() == DType::UINT8)
-          out |= any_out_of_bounds_narrowed(v + b0, narrow->data_as<uint8_t>() + b0, n, b);
-        else if (narrow) out |= any_out_of_bounds_narrowed(v + b0, narrow->data_as<uint16_t>() + b0, n, b);
-        else out |= any_out_of_bounds(v + b0, n, b);
-      }
+      // One pass, no software prefetch: the hardware prefetchers follow the stream (non-temporal
+      // prefetching of the block ahead made this pass 2.5x slower on a Xeon, cold or warm).
+      const int64_t n = end - begin;
+      bool out;
+      if (negatives == Negatives::Skip) out = !skip_all && any_at_or_above<I>(s + begin, n, static_cast<I>(bound));
+      else if (narrow && narrow->dtype() == DType::UINT8)
+        out = any_out_of_bounds_narrowed(v + begin, narrow->data_as<uint8_t>() + begin, n, b);
+      else if (narrow) out = any_out_of_bounds_narrowed(v + begin, narrow->data_as<uint16_t>() + begin, n, b);
+      else out = any_out_of_bounds(v + begin, n, b);
       if (out) bad.store(true, std::memory_order_relaxed);
     });
   });
