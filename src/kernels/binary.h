@@ -265,6 +265,7 @@ inline bool is_odd_integer(float y) { return is_integer_valued(y) & !is_integer_
 // special values: x < 0 with an odd integer y negates, x < 0 finite with a non-integer y is NaN,
 // y == 0 or x == 1 gives 1, x == -1 with |y| infinite gives 1. fp64 (cpu only) is libm's pow.
 struct PowFloat : SameType {
+  static constexpr bool kComputeBound = true;  // no streamed output (ew::Rows::kStreams)
   template <class T> static constexpr bool takes = kFloat<T>;
   template <class T> static T apply(T x, T y) {
     if constexpr (std::is_same_v<T, double>) {
@@ -344,6 +345,7 @@ struct PowInverseSqrt : SameType {
 // where -y == x), atan(q) by a degree-15 odd polynomial on min(|q|, 1/|q|), the quadrant from x's
 // sign and y's sign bit, x == 0 giving +-pi/2 or 0, NaN in either giving NaN. fp64: libm's atan2.
 struct Atan2 : SameType {
+  static constexpr bool kComputeBound = true;  // no streamed output (ew::Rows::kStreams)
   template <class T> static constexpr bool takes = kFloat<T>;
   template <class T> static T apply(T y, T x) {
     if constexpr (std::is_same_v<T, double>) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "copy/simd.h"
+#include "copy/stream.h"
 #include "ptocpu/tensor.h"
 
 namespace pto::kernels::ew {
@@ -82,15 +83,6 @@ constexpr bool has_block_form(std::index_sequence<K...>) {
   return requires(Tout* out, const Tin* in, int64_t n) { F::apply_block(out, (static_cast<void>(K), in)..., n); };
 }
 
-// Asks for the lines of an input's next block while this one is worked: the hardware prefetchers
-// alone keep too few lines in flight, most of all under a slow functor (sin of 16M fp32 from memory:
-// 10.3 -> 5.5 ms; add 7.0 -> 6.7 ms). Inputs only: prefetching the output's lines as well slowed
-// bf16, and so did an input updated in place (axpy_'s y; 16M fp32: 4.3 -> 5.2 ms). Dense rows only
-// (element strides up to 8 bytes); a broadcast (stride 0) stays in L1.
-inline void prefetch_block(const std::byte* next, int64_t stride) {
-  if (stride > 0 && stride <= 8) prefetch_bytes(next, kBlock * stride);
-}
-
 // A row of a functor over buffers of compute types: out[i] = F::apply(in0[i], ...), blocked.
 // Tout is the compute type of the output (bool for predicates), Tin the inputs'.
 template <class F, class Tout, class Tin, int N>
@@ -99,30 +91,59 @@ struct Rows {
   StoreFn<Tout> store;
   bool out_native = false;  // the output's storage type is Tout: contiguous rows are written in place
 
+  // Set for a contiguous output of at least kernel_tuning().stream_bytes (docs/kernels.md#streaming-stores)
+  // when kStreams: each block is computed (and stored to its dtype) in L1, then streamed out; the
+  // first block of a row ends at a cache line of the output, so the blocks after it write whole lines.
+  bool stream = false;
+
   static void row(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n) {
     const auto& self = *static_cast<const Rows*>(ctx);
     alignas(64) Tin buffers[N][kBlock];
     alignas(64) Tout out_buffer[kBlock];
+    alignas(64) std::byte stage[kBlock * 8];  // a streamed block in the output's dtype
+    const int64_t out_size = strides[0];
+    const bool stream = kStreams && self.stream && out_size > 0 && 64 % out_size == 0;
+    const int64_t lead = stream ? ((64 - (reinterpret_cast<uintptr_t>(ptrs[0]) & 63)) & 63) / out_size : 0;
+    const bool direct = !stream && self.out_native && out_size == static_cast<int64_t>(sizeof(Tout));
     // An operand with stride 0 (a scalar, a broadcast along the row) is the same in every block:
     // it is filled once per row.
     const Tin* in[N];
     for (int k = 0; k < N; ++k)
       if (strides[k + 1] == 0) in[k] = self.load[k](ptrs[k + 1], 0, n < kBlock ? n : kBlock, buffers[k]);
-    for (int64_t j = 0; j < n; j += kBlock) {
-      const int64_t m = n - j < kBlock ? n - j : kBlock;
-      if (j + 2 * kBlock <= n)
+    for (int64_t j = 0, m; j < n; j += m) {
+      m = j == 0 && lead ? lead : kBlock;
+      if (m > n - j) m = n - j;
+      // The next block's input lines, asked for while this one is worked: the hardware prefetchers
+      // alone keep too few lines in flight, most of all under a slow functor (sin of 16M fp32 from
+      // memory: 10.3 -> 5.5 ms; add 7.0 -> 6.7 ms). Inputs only: prefetching the output's lines as
+      // well slowed bf16, and so did an input updated in place (axpy_'s y; 16M fp32: 4.3 -> 5.2 ms).
+      // Dense rows only (element strides up to 8 bytes); a broadcast (stride 0) stays in L1.
+      if (j + m + kBlock <= n)
         for (int k = 1; k <= N; ++k)
-          if (ptrs[k] != ptrs[0]) prefetch_block(ptrs[k] + (j + kBlock) * strides[k], strides[k]);
+          if (ptrs[k] != ptrs[0] && strides[k] > 0 && strides[k] <= 8)
+            prefetch_bytes(ptrs[k] + (j + m) * strides[k], kBlock * strides[k]);
       for (int k = 0; k < N; ++k)
         if (strides[k + 1] != 0) in[k] = self.load[k](ptrs[k + 1] + j * strides[k + 1], strides[k + 1], m, buffers[k]);
-      const bool direct = self.out_native && strides[0] == static_cast<int64_t>(sizeof(Tout));
-      Tout* out = direct ? reinterpret_cast<Tout*>(ptrs[0] + j * strides[0]) : out_buffer;
+      std::byte* const dst = ptrs[0] + j * out_size;
+      Tout* out = direct ? reinterpret_cast<Tout*>(dst) : out_buffer;
       block(out, in, m);
-      if (!direct) self.store(out, ptrs[0] + j * strides[0], strides[0], m);
+      if (stream) {
+        const std::byte* bytes = reinterpret_cast<const std::byte*>(out_buffer);
+        if (!self.out_native) self.store(out_buffer, stage, out_size, m), bytes = stage;
+        stream_copy_tuned(dst, bytes, m * out_size);
+      } else if (!direct) {
+        self.store(out, dst, out_size, m);
+      }
     }
+    if (stream) stream_fence();
   }
 
   static constexpr bool kBlockForm = has_block_form<F, Tout, Tin>(std::make_index_sequence<N>{});
+  // Streaming pays where memory bounds the op. A functor that costs more than its traffic (a vector
+  // math library call, or one that says kComputeBound) gains nothing from it, and its bursts of
+  // streaming stores and prefetches wait for line-fill buffers (measured on 16M fp32 from memory:
+  // sqrt 4.6 -> 3.1 ms, mul 6.5 -> 5.0, but sin 5.6 -> 6.8, pow 19.6 -> 21.6).
+  static constexpr bool kStreams = !kBlockForm && !requires { requires F::kComputeBound; };
 
   // F over one block of buffers (a compiled program's fused loops call it too).
   static void block(Tout* out, const Tin* const* in, int64_t m) {

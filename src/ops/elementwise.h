@@ -7,6 +7,7 @@
 //   template <class T> static constexpr bool takes = ...;       // compute types it is defined for
 //   template <class T> using out = T;                          // its result type (bool for predicates)
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <mutex>
@@ -136,6 +137,11 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
         return std::is_same_v<typename decltype(o)::type, Tout>;
       });
       if (!rows.store) fail<Error>("internal: no store of the compute type into ", dtype_name(out.dtype()));
+      // Streamed: a large contiguous output that no input shares (an in-place update has read the
+      // line it writes, so it has no write-allocate read to save; streaming it measured slower).
+      rows.stream = PTO_HAVE_STREAM_LINES && DTypeSet::all().contains(out.dtype()) && out.is_contiguous() &&
+                    out.numel() * static_cast<int64_t>(out.itemsize()) >= kernels::kernel_tuning().stream_bytes &&
+                    std::none_of(inputs.begin(), inputs.end(), [&](const Tensor* t) { return out.may_overlap(*t); });
       if constexpr (N == 1 && decltype(rows)::kBlockForm && tabulated<F>())
         if (run_by_table(rows, *inputs[0], out)) return;
       kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), static_cast<int>(N));

@@ -671,3 +671,37 @@ def test_greater_is_gt_under_upstreams_other_name():
     assert {c.platform for c in cases} == set(verify.PLATFORMS)
     failed = [f"{r.platform} {r.dtype} {r.case}: {r.detail}" for r in map(verify.run_case, cases) if not r.passed]
     assert not failed, failed[:5]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.int8, np.int32, np.int64])
+def test_streamed_outputs_match_the_references(dtype):
+    # docs/kernels.md#streaming-stores: with the threshold at 0 every contiguous output is streamed,
+    # a block at a time from its first cache line; two threads split rows at odd elements, so the
+    # first block of a thread's range is a partial line (the lead).
+    rng = np.random.default_rng(77)
+    shape = (37, 1001)
+    if np.dtype(dtype).kind == "f" or dtype is ml_dtypes.bfloat16:
+        a = rng.uniform(-4, 4, shape).astype(dtype)
+        b = rng.uniform(-4, 4, shape).astype(dtype)
+        total = (a.astype(np.float32) + b.astype(np.float32)).astype(dtype)  # one rounding from fp32
+        col = rng.uniform(-4, 4, (37, 1)).astype(dtype)
+        product = (a.astype(np.float32) * col.astype(np.float32)).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+        b = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+        total = (a.astype(np.int64) + b.astype(np.int64)).astype(dtype)  # two's complement wrap
+        col = rng.integers(-3, 4, (37, 1)).astype(dtype)
+        product = (a.astype(np.int64) * col.astype(np.int64)).astype(dtype)
+    previous = ptocpu.get_num_threads()
+    try:
+        ptocpu._core._set_kernel_tuning(0)
+        for threads in (1, 2):
+            ptocpu.set_num_threads(threads)
+            same(ptocpu.add(ptocpu.asarray(a), ptocpu.asarray(b)), total)
+            same(ptocpu.mul(ptocpu.asarray(a), ptocpu.asarray(col)), product)  # a broadcast operand
+            same(ptocpu.lt(ptocpu.asarray(a), ptocpu.asarray(b)), a < b)  # a bool output
+            same(ptocpu.add(ptocpu.asarray(a[:, 3:]), ptocpu.asarray(b[:, 3:])), total[:, 3:])  # strided inputs
+    finally:
+        ptocpu._core._set_kernel_tuning()
+        ptocpu.set_num_threads(previous)
