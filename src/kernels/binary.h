@@ -111,6 +111,7 @@ T integer_quotient(T x, T y) {
 template <Rounding R, ByZero Z = ByZero::Saturate>
 struct IntegerDivide : SameType {
   template <class T> static constexpr bool takes = kInteger<T>;
+  template <class T> static constexpr bool compute_bound = true;  // a division an element (ew::Rows::kStreams)
   template <class T> static T apply(T x, T y) {
     const bool zero = y == 0;
     const T q = integer_quotient<T, R>(x, pick(zero, T(1), y));
@@ -123,6 +124,7 @@ struct IntegerDivide : SameType {
 template <ByZero Z = ByZero::Saturate>
 struct FloorDiv : SameType {
   template <class T> static constexpr bool takes = kNumber<T>;
+  template <class T> static constexpr bool compute_bound = kInteger<T>;
   template <class T> static T apply(T x, T y) {
     if constexpr (kFloat<T>) return floor_of(x / y);
     else return IntegerDivide<Rounding::Floor, Z>::apply(x, y);
@@ -265,7 +267,7 @@ inline bool is_odd_integer(float y) { return is_integer_valued(y) & !is_integer_
 // special values: x < 0 with an odd integer y negates, x < 0 finite with a non-integer y is NaN,
 // y == 0 or x == 1 gives 1, x == -1 with |y| infinite gives 1. fp64 (cpu only) is libm's pow.
 struct PowFloat : SameType {
-  static constexpr bool kComputeBound = true;  // no streamed output (ew::Rows::kStreams)
+  template <class T> static constexpr bool compute_bound = true;  // no streamed output (ew::Rows::kStreams)
   template <class T> static constexpr bool takes = kFloat<T>;
   template <class T> static T apply(T x, T y) {
     if constexpr (std::is_same_v<T, double>) {
@@ -345,7 +347,7 @@ struct PowInverseSqrt : SameType {
 // where -y == x), atan(q) by a degree-15 odd polynomial on min(|q|, 1/|q|), the quadrant from x's
 // sign and y's sign bit, x == 0 giving +-pi/2 or 0, NaN in either giving NaN. fp64: libm's atan2.
 struct Atan2 : SameType {
-  static constexpr bool kComputeBound = true;  // no streamed output (ew::Rows::kStreams)
+  template <class T> static constexpr bool compute_bound = true;  // no streamed output (ew::Rows::kStreams)
   template <class T> static constexpr bool takes = kFloat<T>;
   template <class T> static T apply(T y, T x) {
     if constexpr (std::is_same_v<T, double>) {

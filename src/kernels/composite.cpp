@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "copy/simd.h"
+#include "copy/stream.h"
 #include "core/half.h"
 #include "kernels/elementwise.h"
 #include "kernels/math.h"
@@ -189,7 +190,9 @@ constexpr int64_t kGroupElements = 2048;
 // Runs fn(x, y, rows, n) over every row along dim: x rows of the input in fp32 one after another, y
 // where their fp32 results go (the output itself when it is contiguous fp32), stored with one
 // rounding afterwards. Rows that follow each other in the input (a contiguous input along its last
-// axis) go in groups of up to kGroupElements elements, others one at a time.
+// axis) go in groups of up to kGroupElements elements, others one at a time. A contiguous output of
+// at least kernel_tuning().stream_bytes gets each group's results streamed from L1
+// (docs/kernels.md#streaming-stores): the output's lines are never read.
 template <class Fn>
 void for_each_row(const Tensor& in, int dim, const Tensor& out, Fn fn) {
   const int64_t n = in.shape(dim);
@@ -198,22 +201,32 @@ void for_each_row(const Tensor& in, int dim, const Tensor& out, Fn fn) {
   const RowsOf src(in, dim), dst(out, dim);
   const ew::LoadFn<float> load = ew::loader<float>(in.dtype());
   const ew::StoreFn<float> store = ew::storer<float>(out.dtype());
-  const bool direct = out.dtype() == DType::FP32 && dst.step == static_cast<int64_t>(sizeof(float));
   const bool packed = dim == in.ndim() - 1 && in.is_contiguous() && dst.step == static_cast<int64_t>(out.itemsize());
+  const bool stream = PTO_HAVE_STREAM_LINES && packed && out.is_contiguous() &&
+                      out.numel() * static_cast<int64_t>(out.itemsize()) >= kernel_tuning().stream_bytes;
+  const bool direct = !stream && out.dtype() == DType::FP32 && dst.step == static_cast<int64_t>(sizeof(float));
+  const bool staged = stream && out.dtype() != DType::FP32;  // rounded into a stage, then streamed
   const int64_t group = packed ? std::max<int64_t>(1, kGroupElements / std::max<int64_t>(n, 1)) : 1;
   const int64_t groups = (walk.count() + group - 1) / group;
   parallel_for(groups, std::max<int64_t>(1, rows_per_chunk(n) / group), [&](int64_t begin, int64_t end) {
-    std::vector<float> buffer(static_cast<size_t>(direct ? group * n : 2 * group * n));
+    std::vector<float> buffer(static_cast<size_t>((direct ? 1 : 2) * group * n + (staged ? group * n : 0)));
     float* xbuf = buffer.data();
     float* ybuf = direct ? nullptr : buffer.data() + group * n;
+    std::byte* stage = staged ? reinterpret_cast<std::byte*>(ybuf + group * n) : nullptr;
     for (int64_t k = begin; k < end; ++k) {
       const int64_t r = k * group, rows = std::min(group, walk.count() - r);
       const float* x = load(src.row(walk, r), src.step, rows * n, xbuf);
       std::byte* o = dst.row(walk, r);
       float* y = direct ? reinterpret_cast<float*>(o) : ybuf;
       fn(x, y, rows, n);
-      if (!direct) store(y, o, dst.step, rows * n);
+      if (stream) {
+        if (staged) store(y, stage, dst.step, rows * n);
+        stream_copy_tuned(o, staged ? stage : reinterpret_cast<const std::byte*>(y), rows * n * dst.step);
+      } else if (!direct) {
+        store(y, o, dst.step, rows * n);
+      }
     }
+    if (stream) stream_fence();
   });
 }
 

@@ -140,10 +140,10 @@ struct Rows {
 
   static constexpr bool kBlockForm = has_block_form<F, Tout, Tin>(std::make_index_sequence<N>{});
   // Streaming pays where memory bounds the op. A functor that costs more than its traffic (a vector
-  // math library call, or one that says kComputeBound) gains nothing from it, and its bursts of
+  // math library call, or one whose compute_bound<Tin> is true) gains nothing from it, and its bursts of
   // streaming stores and prefetches wait for line-fill buffers (measured on 16M fp32 from memory:
   // sqrt 4.6 -> 3.1 ms, mul 6.5 -> 5.0, but sin 5.6 -> 6.8, pow 19.6 -> 21.6).
-  static constexpr bool kStreams = !kBlockForm && !requires { requires F::kComputeBound; };
+  static constexpr bool kStreams = !kBlockForm && !requires { requires F::template compute_bound<Tin>; };
 
   // F over one block of buffers (a compiled program's fused loops call it too).
   static void block(Tout* out, const Tin* const* in, int64_t m) {

@@ -429,3 +429,23 @@ def test_torch_operators_eager_and_compiled():
     compiled = torch.compile(graph, fullgraph=True, backend="aot_eager")
     for got, want in zip(compiled(x), graph(x)):
         assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
+def test_streamed_outputs_keep_the_bits(dtype):
+    # docs/kernels.md#streaming-stores: with the threshold at 0 every contiguous output is streamed
+    # from L1 after each group of rows; rms_norm is bit-exact against its reference, softmax within
+    # its bound, on 1 and 2 threads and with rows that end inside a cache line
+    rng = np.random.default_rng(31)
+    x = random(rng, (129, 77), dtype)
+    gamma = random(rng, (77,), dtype)
+    previous = ptocpu.get_num_threads()
+    try:
+        ptocpu._core._set_kernel_tuning(0)
+        for threads in (1, 2):
+            ptocpu.set_num_threads(threads)
+            assert_same_bits(ptocpu.rms_norm(x, gamma, 1e-3), ref.rms_norm(x, gamma, 1e-3))
+            assert_within(ptocpu.softmax(x, -1), ref.softmax(x, -1), 4 if dtype == np.float32 else 1)
+    finally:
+        ptocpu._core._set_kernel_tuning()
+        ptocpu.set_num_threads(previous)
