@@ -57,10 +57,11 @@ PTO_INLINE float lane_max(const float* __restrict x, int64_t n) {
   return close_lanes(acc, max_nan);
 }
 
-// The sum of f(x[i]) (f(v) >= 0, f(0) = +0): element i into running sum i % 32, then the tree.
+// Adds f(x[i]) into running sum i % 32 of acc (f(v) >= 0, f(0) = +0). A row may come in pieces of
+// whole sets of lanes, the last one any length: the sums are those of the whole row at once.
 template <class F>
-PTO_INLINE float lane_sum(const float* __restrict x, int64_t n, F f) {
-  float acc[kLanes] = {}, tail[kLanes];
+PTO_INLINE void lane_add(float* acc, const float* __restrict x, int64_t n, F f) {
+  float tail[kLanes];
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
     for (int j = 0; j < kLanes; ++j) acc[j] += f(x[i + j]);
@@ -68,6 +69,13 @@ PTO_INLINE float lane_sum(const float* __restrict x, int64_t n, F f) {
     const float* t = padded_tail(x + i, n - i, 0.0f, tail);
     for (int j = 0; j < kLanes; ++j) acc[j] += f(t[j]);
   }
+}
+
+// The sum of f(x[i]): element i into running sum i % 32, then the tree.
+template <class F>
+PTO_INLINE float lane_sum(const float* __restrict x, int64_t n, F f) {
+  float acc[kLanes] = {};
+  lane_add(acc, x, n, f);
   return close_lanes(acc, [](float a, float b) { return a + b; });
 }
 
@@ -138,6 +146,11 @@ PTO_INLINE bool with_row_length(int64_t n, Fn fn) {
   return with_constant<2, 4, 8, 16>(n, fn);
 }
 
+// Rows from kLongRow elements (beyond L1) go through x - max, exp and the sum in pieces of
+// kLongRowPiece (whole sets of lanes, so the sums are the same): one pass over the row in L2
+// instead of three.
+constexpr int64_t kLongRow = 4096, kLongRowPiece = 1024;
+
 // Rows of softmax, one after another: y = exp(x - max) / sum per row (y may not be x). The exp is
 // the elementwise exp's vector kernel (SLEEF, within 1 ulp), over all the rows at once: a libm call
 // per element would not vectorise, a call per short row would cost more than its elements.
@@ -156,6 +169,23 @@ PTO_SIMD_CLONES void softmax_rows(const float* __restrict x, float* __restrict y
       if (!(whole && with_row_length(n, [&](auto len) { to_rows<len()>(ys, block); })))
         for (int64_t g = 0; g < w; ++g)
           for (int64_t j = 0; j < n; ++j) ys[g * n + j] = block[j * w + g];
+    }
+    return;
+  }
+  if (n >= kLongRow) {  // x - max, exp and the sum a piece at a time while the piece is in L1
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * n;
+      float* yr = y + r * n;
+      const float m = lane_max(xr, n);
+      float acc[kLanes] = {};
+      for (int64_t c = 0; c < n; c += kLongRowPiece) {
+        const int64_t len = std::min(kLongRowPiece, n - c);
+        for (int64_t i = c; i < c + len; ++i) yr[i] = xr[i] - m;
+        math::evaluate(math::Fn::Exp, yr + c, yr + c, len);
+        lane_add(acc, yr + c, len, [](float v) { return v; });
+      }
+      const float s = close_lanes(acc, [](float a, float b) { return a + b; });
+      for (int64_t i = 0; i < n; ++i) yr[i] = yr[i] / s;
     }
     return;
   }
