@@ -56,30 +56,53 @@ Loop make_loop(const Tensor& out, const Tensor* const* inputs, int count) {
 
 namespace {
 
+// Rows of at most this many bytes (in the operand with the widest step) have the rows kRowsAhead on
+// prefetched: the hardware prefetchers lose track of short rows that do not follow each other
+// (atomic_add of [262144, 64] fp32 into every other 256-byte run, from memory: 9.5 -> 7.1 ms).
+constexpr int64_t kShortRowBytes = 1024, kRowsAhead = 4;
+
 // Walks the flattened range [begin, end) of the loop, a row segment at a time.
 void walk(const Loop& loop, std::byte* const* data, RowFn row, void* ctx, int64_t begin, int64_t end) {
   const int dims = loop.dims;
   const int64_t len = loop.shape[dims - 1];
-  int64_t inner[kMaxOperands], idx[kMaxDims] = {};
-  for (int k = 0; k < loop.operands; ++k) inner[k] = loop.strides[k][dims - 1];
+  int64_t inner[kMaxOperands], idx[kMaxDims] = {}, ahead[kMaxDims] = {};
+  int64_t widest = 0;
+  for (int k = 0; k < loop.operands; ++k) {
+    inner[k] = loop.strides[k][dims - 1];
+    widest = std::max(widest, inner[k] < 0 ? -inner[k] : inner[k]);
+  }
   int64_t rest = begin / len;
   for (int d = dims - 2; d >= 0; --d) {
     idx[d] = rest % loop.shape[d];
     rest /= loop.shape[d];
   }
+  const auto next_row = [&](int64_t* at) {
+    for (int d = dims - 2; d >= 0 && ++at[d] == loop.shape[d]; --d) at[d] = 0;
+  };
+  const auto offset = [&](const int64_t* at, int k) {
+    int64_t off = 0;
+    for (int d = 0; d < dims - 1; ++d) off += at[d] * loop.strides[k][d];
+    return off;
+  };
+  const bool prefetch = dims > 1 && len * widest <= kShortRowBytes && widest <= 8;
+  if (prefetch) {
+    std::copy(idx, idx + dims, ahead);
+    for (int i = 0; i < kRowsAhead; ++i) next_row(ahead);
+  }
   int64_t col = begin % len;
   std::byte* ptrs[kMaxOperands];
-  for (int64_t at = begin; at < end;) {
+  for (int64_t at = begin, r = 0; at < end; ++r) {
     const int64_t n = std::min(len - col, end - at);
-    for (int k = 0; k < loop.operands; ++k) {
-      int64_t off = col * inner[k];
-      for (int d = 0; d < dims - 1; ++d) off += idx[d] * loop.strides[k][d];
-      ptrs[k] = data[k] + off;
+    for (int k = 0; k < loop.operands; ++k) ptrs[k] = data[k] + col * inner[k] + offset(idx, k);
+    if (prefetch && at + (kRowsAhead + 1) * len <= end) {
+      for (int k = 0; k < loop.operands; ++k)
+        if (inner[k] > 0) prefetch_bytes(data[k] + offset(ahead, k), len * inner[k]);
+      next_row(ahead);
     }
     row(ctx, ptrs, inner, n);
     at += n;
     col = 0;
-    for (int d = dims - 2; d >= 0 && ++idx[d] == loop.shape[d]; --d) idx[d] = 0;
+    next_row(idx);
   }
 }
 
@@ -90,9 +113,17 @@ void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data) {
   int64_t total = 1;
   for (int d = 0; d < loop.dims; ++d) total *= loop.shape[d];
   if (total == 0) return;
-  if (total < 2 * loop.min_chunk || get_num_threads() == 1) return walk(loop, data, row, ctx, 0, total);
+  // Each range ends with a fence: its streamed stores (Rows::stream) are ordered before the caller reads.
+  if (total < 2 * loop.min_chunk || get_num_threads() == 1) {
+    walk(loop, data, row, ctx, 0, total);
+    stream_fence();
+    return;
+  }
   // Threads take contiguous ranges of the flattened index; a range may start and end inside a row.
-  parallel_for(total, loop.min_chunk, [&](int64_t begin, int64_t end) { walk(loop, data, row, ctx, begin, end); });
+  parallel_for(total, loop.min_chunk, [&](int64_t begin, int64_t end) {
+    walk(loop, data, row, ctx, begin, end);
+    stream_fence();
+  });
 }
 
 // ---- conversions --------------------------------------------------------------------------------

@@ -702,6 +702,7 @@ def test_streamed_outputs_match_the_references(dtype):
             same(ptocpu.mul(ptocpu.asarray(a), ptocpu.asarray(col)), product)  # a broadcast operand
             same(ptocpu.lt(ptocpu.asarray(a), ptocpu.asarray(b)), a < b)  # a bool output
             same(ptocpu.add(ptocpu.asarray(a[:, 3:]), ptocpu.asarray(b[:, 3:])), total[:, 3:])  # strided inputs
+            same(ptocpu.add(ptocpu.asarray(a[:, :8]), ptocpu.asarray(b[:, :8])), total[:, :8])  # short rows
     finally:
         ptocpu._core._set_kernel_tuning()
         ptocpu.set_num_threads(previous)
