@@ -56,13 +56,17 @@ Loop make_loop(const Tensor& out, const Tensor* const* inputs, int count) {
 
 namespace {
 
-// Rows of at most this many bytes (in the operand with the widest step) have the rows kRowsAhead on
-// prefetched: the hardware prefetchers lose track of short rows that do not follow each other
-// (atomic_add of [262144, 64] fp32 into every other 256-byte run, from memory: 9.5 -> 7.1 ms).
+// Rows of a cache line up to this many bytes (in the operand with the widest step) have the rows
+// kRowsAhead on prefetched: the hardware prefetchers lose track of short rows that do not follow
+// each other (atomic_add of [262144, 64] fp32 into every other 256-byte run, from memory: 9.5 ->
+// 7.1 ms). Shorter rows share lines with their neighbours: the prefetchers follow them.
 constexpr int64_t kShortRowBytes = 1024, kRowsAhead = 4;
 
-// Walks the flattened range [begin, end) of the loop, a row segment at a time.
-void walk(const Loop& loop, std::byte* const* data, RowFn row, void* ctx, int64_t begin, int64_t end) {
+// Rows up to this many elements go kBlock / n whole rows to a batch call when the row function has one.
+constexpr int64_t kBatchedRow = 64;
+
+// Walks the flattened range [begin, end) of the loop, a row segment (or a batch of short rows) at a time.
+void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch, void* ctx, int64_t begin, int64_t end) {
   const int dims = loop.dims;
   const int64_t len = loop.shape[dims - 1];
   int64_t inner[kMaxOperands], idx[kMaxDims] = {}, ahead[kMaxDims] = {};
@@ -84,21 +88,35 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, void* ctx, int64_
     for (int d = 0; d < dims - 1; ++d) off += at[d] * loop.strides[k][d];
     return off;
   };
-  const bool prefetch = dims > 1 && len * widest <= kShortRowBytes && widest <= 8;
+  const bool prefetch = dims > 1 && len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
   if (prefetch) {
     std::copy(idx, idx + dims, ahead);
     for (int i = 0; i < kRowsAhead; ++i) next_row(ahead);
   }
+  // The row kRowsAhead on from the one at `at` asked for (rows advance one at a time).
+  const auto prefetch_ahead = [&](int64_t at) {
+    if (!prefetch || at + (kRowsAhead + 1) * len > end) return;
+    for (int k = 0; k < loop.operands; ++k)
+      if (inner[k] > 0) prefetch_bytes(data[k] + offset(ahead, k), len * inner[k]);
+    next_row(ahead);
+  };
   int64_t col = begin % len;
+  const int64_t per_batch = batch && dims > 1 && len <= kBatchedRow ? kBlock / len : 0;
   std::byte* ptrs[kMaxOperands];
-  for (int64_t at = begin, r = 0; at < end; ++r) {
+  for (int64_t at = begin; at < end;) {
+    if (col == 0 && per_batch > 1 && end - at >= 2 * len) {  // whole short rows
+      std::byte* batch_ptrs[kBlock * kMaxOperands];
+      int64_t rows = 0;
+      for (; rows < per_batch && end - at >= len; ++rows, at += len, next_row(idx)) {
+        for (int k = 0; k < loop.operands; ++k) batch_ptrs[rows * kMaxOperands + k] = data[k] + offset(idx, k);
+        prefetch_ahead(at);
+      }
+      batch(ctx, batch_ptrs, inner, len, rows);
+      continue;
+    }
     const int64_t n = std::min(len - col, end - at);
     for (int k = 0; k < loop.operands; ++k) ptrs[k] = data[k] + col * inner[k] + offset(idx, k);
-    if (prefetch && at + (kRowsAhead + 1) * len <= end) {
-      for (int k = 0; k < loop.operands; ++k)
-        if (inner[k] > 0) prefetch_bytes(data[k] + offset(ahead, k), len * inner[k]);
-      next_row(ahead);
-    }
+    prefetch_ahead(at);
     row(ctx, ptrs, inner, n);
     at += n;
     col = 0;
@@ -108,20 +126,20 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, void* ctx, int64_
 
 }  // namespace
 
-void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data) {
+void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data, RowBatchFn batch) {
   if (!data) data = loop.data;
   int64_t total = 1;
   for (int d = 0; d < loop.dims; ++d) total *= loop.shape[d];
   if (total == 0) return;
   // Each range ends with a fence: its streamed stores (Rows::stream) are ordered before the caller reads.
   if (total < 2 * loop.min_chunk || get_num_threads() == 1) {
-    walk(loop, data, row, ctx, 0, total);
+    walk(loop, data, row, batch, ctx, 0, total);
     stream_fence();
     return;
   }
   // Threads take contiguous ranges of the flattened index; a range may start and end inside a row.
   parallel_for(total, loop.min_chunk, [&](int64_t begin, int64_t end) {
-    walk(loop, data, row, ctx, begin, end);
+    walk(loop, data, row, batch, ctx, begin, end);
     stream_fence();
   });
 }

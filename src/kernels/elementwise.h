@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -72,7 +73,10 @@ using compute_t = std::conditional_t<std::is_same_v<S, double>, double,
 // `inner_stride(k)` bytes apart.
 // data: the operands' first elements when not loop.data (a compiled program's planned loop).
 using RowFn = void (*)(void* ctx, std::byte* const* ptrs, const int64_t* inner_strides, int64_t n);
-void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data = nullptr);
+// Short whole rows at once (optional): ptrs[r * kMaxOperands + k] is row r's first element of
+// operand k, for r < rows, each row n elements long; rows * n <= kBlock.
+using RowBatchFn = void (*)(void* ctx, std::byte* const* ptrs, const int64_t* inner_strides, int64_t n, int64_t rows);
+void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data = nullptr, RowBatchFn batch = nullptr);
 
 // out[i] = table[in[i]] for i < n, on the threads (run_by_table's lookups of 16-bit codes).
 void look_up(uint16_t* out, const uint16_t* in, const uint16_t* table, int64_t n);
@@ -137,6 +141,25 @@ struct Rows {
         self.store(out, dst, out_size, m);
       }
     }
+  }
+
+  // Rows too short to be worth a call each (a strided view's rows of a few elements): loaded one
+  // after another into the block buffers, worked as one block, stored back row by row.
+  static void batch(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n, int64_t rows) {
+    const auto& self = *static_cast<const Rows*>(ctx);
+    alignas(64) Tin buffers[N][kBlock];
+    alignas(64) Tout out_buffer[kBlock];
+    const Tin* in[N];
+    for (int k = 0; k < N; ++k) {
+      in[k] = buffers[k];
+      for (int64_t r = 0; r < rows; ++r) {
+        Tin* at = buffers[k] + r * n;
+        const Tin* got = self.load[k](ptrs[r * kMaxOperands + k + 1], strides[k + 1], n, at);
+        if (got != at) std::memcpy(at, got, static_cast<size_t>(n) * sizeof(Tin));
+      }
+    }
+    block(out_buffer, in, n * rows);
+    for (int64_t r = 0; r < rows; ++r) self.store(out_buffer + r * n, ptrs[r * kMaxOperands], strides[0], n);
   }
 
   static constexpr bool kBlockForm = has_block_form<F, Tout, Tin>(std::make_index_sequence<N>{});

@@ -42,8 +42,8 @@ def _out_itemsize(arrays: list, result_bytes: Optional[int]) -> int:
 def binary_sweep(op: str, peer: Callable, *, dtypes=("fp32", "fp16", "bf16"), lo=-1.0, hi=1.0, other=None,
                  nonzero: bool = False, scalar=None, peer_scalar: Optional[Callable] = None, tol=None,
                  result_bytes: Optional[int] = None, mixed: Optional[str] = None) -> list[Case]:
-    """The op's cases: same-shape, row / column broadcast, scalar and strided at 16M in the first
-    dtype, the other dtypes at 16M, 1-D from 4K to 64M, a 4-D case. other: the second operand's
+    """The op's cases: same-shape, row / column broadcast, scalar, strided (long and 8-element rows)
+    at 16M in the first dtype, the other dtypes at 16M, 1-D from 4K to 64M, a 4-D case. other: the second operand's
     range (nonzero: no zeros, for divisors); peer_scalar: torch's call for (tensor, scalar) when peer
     takes only tensors; tol: (rtol, atol) per dtype (None: bit-exact); result_bytes: the result's
     element size when it is not the input's; mixed: a second dtype for the other operand."""
@@ -88,6 +88,8 @@ def binary_sweep(op: str, peer: Callable, *, dtypes=("fp32", "fp16", "bf16"), lo
     if scalar is not None:
         add("scalar-16M", [(_ROWS, _COLS)], first, s=scalar)
     add("strided-16M", [(_ROWS, _COLS), (_ROWS, _COLS)], first, strided=True)
+    short = (_ROWS * _COLS // 8, 8)  # a strided view's short rows: one call would be worth less than a row
+    add("strided-rows8-16M", [short, short], first, strided=True)
     for dt in dtypes[1:]:
         add(f"same-16M-{dt}", [(_ROWS, _COLS), (_ROWS, _COLS)], dt)
     for size, count in _SIZES.items():
