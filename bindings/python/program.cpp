@@ -4,6 +4,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
+
 #include "bind.h"
 #include "program/program.h"
 
@@ -34,6 +36,26 @@ std::vector<pto::Tensor> tensors_of(nb::handle list, const char* what) {
   }
   return out;
 }
+
+// The bytes each writable tensor spans, saved: a kernel's first call runs again from its inputs
+// when its program rounds otherwise (python/ptocpu/engine/compile.py).
+class Snapshot {
+ public:
+  explicit Snapshot(const std::vector<pto::Tensor>& tensors) {
+    for (const pto::Tensor& t : tensors) {
+      if (!t.defined() || t.read_only()) continue;
+      const auto [lo, hi] = t.byte_span();
+      saved_.push_back({const_cast<std::byte*>(lo), std::vector<std::byte>(lo, hi)});
+    }
+  }
+
+  void restore() const {
+    for (const auto& [at, bytes] : saved_) std::memcpy(at, bytes.data(), bytes.size());
+  }
+
+ private:
+  std::vector<std::pair<std::byte*, std::vector<std::byte>>> saved_;
+};
 
 }  // namespace
 
@@ -105,9 +127,15 @@ void bind_program(nb::module_& m) {
            nb::arg("inputs"), nb::arg("spans") = false,
            "Runs on the kernel's tensor arguments; with spans, returns per op run (op, start ns, end ns, bytes, "
            "inputs, outputs, UB use or None, platform, tile shape)")
+      .def_prop_ro("keeps_fp32", [](const Program& p) { return p.keeps_fp32; },
+                   "A fused chain keeps an AutoCast result in fp32 where the eager first call rounded it")
       .def("describe", &Program::describe)
       .def_prop_ro("nodes", &Program::node_count)
       .def_prop_ro("name", [](const Program& p) { return p.name; });
+  nb::class_<Snapshot>(m, "_Snapshot", "The bytes of some tensors, to put back later")
+      .def("__init__", [](Snapshot* self, nb::handle tensors) { new (self) Snapshot(tensors_of(tensors, "snapshot")); },
+           nb::arg("tensors"))
+      .def("restore", &Snapshot::restore, "Writes the saved bytes back");
   m.def("_tracing", [] { return Tracer::active() != nullptr; }, "True while a kernel body is being traced on this thread");
 }
 

@@ -78,6 +78,7 @@ struct Chain {
   const Platform* platform = nullptr;  // AutoCast rows are the platform's
   int nodes = 0;
   bool took_assemble = false;  // the chain stores into the assemble after it
+  bool keeps_fp32 = false;     // an op reads a value AutoCast kept in fp32 (Program::keeps_fp32)
 
   int buffers() const { return static_cast<int>(fused->inputs.size() + fused->ops.size()); }
 
@@ -162,6 +163,8 @@ void append(Chain& c, const Node& n, const elementwise::Kernel& k) {
     if (pending != c.unrounded.end() && !autocast.contains(pending->second)) {
       f.ops.push_back({&copy_fp32, 1, {op.in[j], 0, 0}, pending->second});
       op.in[j] = c.buffers() - 1;
+    } else if (pending != c.unrounded.end()) {
+      c.keeps_fp32 = true;
     }
   }
   f.ops.push_back(op);
@@ -229,6 +232,7 @@ class Compiler {
         continue;
       }
       for (size_t a : aliases) out.push_back(std::move(list[a]));
+      p_.keeps_fp32 |= fused && chain.keeps_fp32;
       if (fused) out.push_back({std::move(fused), nullptr});
       i = j + (chain.took_assemble ? 1 : 0);
     }

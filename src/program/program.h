@@ -149,6 +149,9 @@ struct Program {
   int depth = 0;  // the deepest loop nesting
   // Declared tensors a body rebound with move(): their final value is copied back into the input.
   std::vector<std::pair<int, Ref>> copy_back;
+  // A fused chain keeps an AutoCast op's result in fp32 for a later op, where eager execution
+  // (the traced first call) rounded it: the program's results may differ from that call's.
+  bool keeps_fp32 = false;
 
   std::string describe() const;  // nodes and loops, one per line (tests and `ptocpu run --explain`)
   size_t node_count() const;

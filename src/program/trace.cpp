@@ -413,8 +413,11 @@ void Tracer::taint(const std::string& why) {
 
 namespace {
 
-// A tensor's shape, strides and dtype without its memory.
-Tensor metadata(const Tensor& t) { return Tensor::from_blob(nullptr, t.shape(), t.strides(), t.dtype(), nullptr); }
+// A tensor's shape, strides, valid shape and dtype without its memory (plans read the valid shape:
+// an op over a tile's valid part iterates over that part).
+Tensor metadata(const Tensor& t) {
+  return Tensor::from_blob(nullptr, t.shape(), t.strides(), t.dtype(), nullptr).with_valid_shape(t.valid_shape());
+}
 
 // The trace's tensors let go of the memory they saw (refs say where things are; constants stay),
 // and nodes that only made views of known memory (view, t[...]) are aliases: their outputs are

@@ -144,10 +144,69 @@ def test_bf16_chain_of_three_adds_rounds_once_compiled_and_per_op_eager(monkeypa
     assert np.array_equal(eager.view(np.uint16), per_op.view(np.uint16))
     monkeypatch.delenv("PTOCPU_EAGER")
 
-    for _ in range(2):  # traced (eager rounding), then the program
+    for _ in range(2):  # traced, then run again as the program from the saved inputs; then the program
         out = np.zeros_like(a)
         bf16_adds(a, b, c, d, out)
-    assert np.array_equal(out.view(np.uint16), once.view(np.uint16))
+        assert np.array_equal(out.view(np.uint16), once.view(np.uint16))
+
+
+def test_first_call_of_an_in_place_autocast_chain_starts_from_the_saved_inputs():
+    @pypto.frontend.jit
+    def accumulate(acc: pypto.Tensor(), x: pypto.Tensor()):  # acc = (acc + x) * x, in place
+        pypto.assemble(pypto.mul(pypto.add(acc, x), x), [0, 0], acc)
+
+    rng = np.random.default_rng(9)
+    start = rng.normal(0, 1, (8, 64)).astype(np.float16)
+    x = rng.normal(0, 3, (8, 64)).astype(np.float16)
+    f32 = start.astype(np.float32), x.astype(np.float32)
+    once = ((f32[0] + f32[1]) * f32[1]).astype(np.float16)
+    assert not np.array_equal(once, ((f32[0] + f32[1]).astype(np.float16).astype(np.float32) * f32[1])
+                              .astype(np.float16))
+    for _ in range(2):
+        acc = start.copy()
+        accumulate(acc, x)  # once, not twice: the program ran from acc's saved bytes
+        assert np.array_equal(acc.view(np.uint16), once.view(np.uint16))
+
+
+def test_a_body_that_moves_its_output_keeps_the_eager_first_call():
+    @pypto.frontend.jit
+    def moved(a: pypto.Tensor(), b: pypto.Tensor(), out: pypto.Tensor()):
+        out.move(pypto.mul(pypto.add(a, b), b))
+
+    rng = np.random.default_rng(10)
+    a, b = (rng.normal(0, s, (8, 64)).astype(ml_dtypes.bfloat16) for s in (1.0, 0.01))
+    f32 = a.astype(np.float32), b.astype(np.float32)
+    per_op = ((f32[0] + f32[1]).astype(ml_dtypes.bfloat16).astype(np.float32) * f32[1]).astype(ml_dtypes.bfloat16)
+    out = np.zeros_like(a)
+    moved(a, b, out)
+    assert np.array_equal(out.view(np.uint16), per_op.view(np.uint16))
+
+
+def test_chains_over_tail_tiles_fuse_over_their_valid_part():
+    """upstream's st/interface/test_verify_frontend_jit.py: 64 x 64 views over a [72, 144] fp16
+    tensor; the tail tiles' chains fuse over their valid parts and round once, as the full ones."""
+    @pypto.frontend.jit
+    def chain(x: pypto.Tensor(), y: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(32, 32)
+        for i in pypto.loop(2):
+            for j in pypto.loop(3):
+                a = pypto.view(x, [64, 64], [i * 64, j * 64])
+                b = pypto.view(y, [64, 64], [i * 64, j * 64])
+                pypto.assemble(((a * (a + b)) - b) * b, [i * 64, j * 64], out)
+
+    rng = np.random.default_rng(11)
+    x, y = (rng.uniform(0, 1, (72, 144)).astype(np.float16) for _ in range(2))
+    fx, fy = x.astype(np.float32), y.astype(np.float32)
+    once = (((fx * (fx + fy)) - fy) * fy).astype(np.float16)
+    for _ in range(2):
+        out = np.zeros_like(x)
+        chain(x, y, out)
+        assert np.array_equal(out.view(np.uint16), once.view(np.uint16))
+    (program,) = programs(chain)
+    lines = [line.strip() for line in program.describe().splitlines()]
+    assert not [line for line in lines if line.startswith(("add(", "mul(", "sub("))]  # every op in a chain
+    fused = {line.split(" over ")[1].split(" (")[0] for line in lines if line.startswith("fused add+mul+sub+mul")}
+    assert {"[64, 16]", "[8, 16]"} <= fused
 
 
 def test_a_native_op_ends_the_fp32_chain():

@@ -27,6 +27,7 @@ class _State(threading.local):
 
 
 _state = _State()
+_AUTOCAST_DTYPES = (_core.DT_FP16, _core.DT_BF16)  # the dtypes AutoCast rows hold
 
 
 def loop_event(event: str, count: int = 0) -> None:
@@ -81,17 +82,25 @@ class Kernels:
         program = self.programs.get(key)
         if program is not None:
             return run(program, tensors)
+        # The first call runs eagerly, rounding after every op; where its program keeps AutoCast
+        # chains in fp32 (only fp16 / bf16 ops do), the call runs again as the program from the
+        # saved inputs, so that every call gives the device's rounding.
+        snapshot = _core._Snapshot(tensors) if any(t.dtype in _AUTOCAST_DTYPES for t in tensors) else None
         tracer = begin(self.name, tensors)
         try:
             result = body()
         except BaseException:
             end(tracer, "")
             raise
-        program, reason = end(tracer, f"kernel {self.name}", moved())
+        current = moved()
+        program, reason = end(tracer, f"kernel {self.name}", current)
         if program is None:
             self.eager_reason = reason
-        else:
-            self.programs[key] = program
+            return result
+        self.programs[key] = program
+        if snapshot is not None and program.keeps_fp32 and all(v is None for v in current):
+            snapshot.restore()
+            program.run(tensors)  # (a trace recording keeps the eager call's spans)
         return result
 
 
