@@ -368,6 +368,9 @@ pto::Args convert_all(const pto::OpDef& op, const Bound& b) {
     values.push_back(b.slots[i].is_valid() ? convert(params[i], b.slots[i], op.name.c_str()) : default_value(params[i]));
   pto::Args a(std::move(values));
   a.overload = b.overload;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].dynamic_allowed && b.slots[i].is_valid() && !params[i].dynamic_allowed(a))
+      refuse_dynamic(params[i], b.slots[i], op.name.c_str());
   return a;
 }
 
@@ -666,14 +669,20 @@ bool whole_key(nb::handle key) {
 }
 
 // `t[key] = value`: a Tensor() without storage assigned whole (`q = pypto.tensor()` then
-// `q[:] = pypto.matmul(...)`) is rebound to value, PyPTO's move; otherwise the setitem op.
+// `q[:] = pypto.matmul(...)`) is rebound to value, PyPTO's move; otherwise the setitem op. A
+// kernel's dynamic tensor assigned a static value whole is static afterwards: PyPTO moves the value
+// into it (`a[:] = pypto.view(a, [129, 128], [0, 0])`, then a is an operand like the view).
 nb::object setitem_dunder(nb::handle self, nb::args args, const std::function<nb::object()>& op) {
-  if (args.size() == 2 && nb::isinstance<pto::Tensor>(args[1]) && !nb::cast<const pto::Tensor&>(self).defined() &&
-      whole_key(args[0])) {
+  const bool whole = args.size() == 2 && nb::isinstance<pto::Tensor>(args[1]) && whole_key(args[0]);
+  if (whole && !nb::cast<const pto::Tensor&>(self).defined()) {
     self.attr("move")(args[1]);
     return nb::none();
   }
-  return op();
+  nb::object result = op();
+  if (whole && nb::hasattr(self, "_dynamic_dims") && !nb::hasattr(args[1], "_dynamic_dims") &&
+      nb::cast<const pto::Tensor&>(args[1]).shape() == nb::cast<const pto::Tensor&>(self).shape())
+    nb::delattr(self, "_dynamic_dims");
+  return result;
 }
 
 // What an int32 element read by t[i, j] becomes: SymbolicScalar, which lang/operators.py registers

@@ -43,6 +43,8 @@ enum class ParamKind : uint8_t {
                    // among them is an ArgumentError, a missing one takes its default (matmul's extend_params)
 };
 
+class Args;
+
 struct Param {
   const char* name;
   ParamKind kind;
@@ -67,6 +69,10 @@ struct Param {
   // it are static) is refused, as PyPTO refuses it: with these words when the op has its own
   // (PyPTO's), else with the general message (bindings/python/ops.cpp).
   const char* dynamic_refusal = nullptr;
+  // Set on a Memory parameter (which is not refused otherwise): a dynamic tensor there is refused
+  // with dynamic_refusal's words unless this says the call's other arguments allow it (reshape:
+  // only inplace=True without a valid_shape takes a dynamic shape).
+  bool (*dynamic_allowed)(const Args&) = nullptr;
 };
 
 // A (tensor, offsets) pair: one part of assemble's list form.

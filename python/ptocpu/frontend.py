@@ -20,7 +20,7 @@ from .engine import config, debug
 from .engine.golden import is_array as _is_array
 from .error import as_fe_error
 from .lang.enums import NamedIntEnum
-from .lang.kernel_source import refusal
+from .lang.kernel_source import located, refusal
 from .lang.options import section_values
 from .lang.tensor_spec import check_argument as _check_annotation, dynamic_dims_of
 
@@ -129,6 +129,17 @@ def _write_back_moved(tensors: list) -> None:
             _core.assemble(whole if whole.shape == kept.shape else argument, [0] * argument.ndim, kept)
 
 
+def _name_arguments(arguments: dict) -> list:
+    """A tensor argument without a name of its own is named after its parameter for the call, as
+    PyPTO names a kernel's input tensors (`a.name == "a"` in the body). Returns the tensors named."""
+    named = []
+    for name, value in arguments.items():
+        if isinstance(value, _core.Tensor) and not value.name:
+            value.name = name
+            named.append(value)
+    return named
+
+
 def _mark_dynamic(arguments: dict, parameters) -> list:
     """Marks the tensors given for parameters annotated with dynamic dims (pypto.DYNAMIC, DYN, -1):
     as in PyPTO, where such a dim has no size while the kernel is built, operators refuse them as
@@ -186,6 +197,7 @@ class _Kernel:
         conv = _core._get_conv_tile_shapes()
         scoped = False
         marked: list = []
+        named: list = []
         try:
             try:
                 bound = self.signature().bind(*args, **kwargs)
@@ -194,6 +206,7 @@ class _Kernel:
             for name, value in bound.arguments.items():  # the arguments first, as PyPTO's runtime
                 bound.arguments[name] = self.convert(self.signature().parameters[name], value)
             marked = _mark_dynamic(bound.arguments, self.signature().parameters)
+            named = _name_arguments(bound.arguments)
             refusal = self.refusal()
             if refusal is not None:
                 raise refusal
@@ -208,6 +221,11 @@ class _Kernel:
             try:
                 result = self.compiled.call(key, [t for t, _ in tensors], lambda: self.func(*bound.args, **bound.kwargs),
                                             lambda: [t if _address(t) != _address(kept) else None for t, kept in tensors])
+            except Exception as e:
+                parser_error = None if self.options.get("new_ir", True) else located(self.func, e)
+                if parser_error is None:
+                    raise
+                raise parser_error from None
             finally:
                 _core._exit_kernel()
             _write_back_moved(tensors)  # (a compiled run writes moved values itself: nothing moved here)
@@ -216,7 +234,9 @@ class _Kernel:
             raise as_fe_error(e) from None
         finally:
             for t in marked:
-                del t._dynamic_dims
+                vars(t).pop("_dynamic_dims", None)  # (a whole assignment in the body may have taken it)
+            for t in named:
+                del t.name
             if scoped:
                 config.pop()
             _core.set_platform(platform)

@@ -324,6 +324,25 @@ Tensor reshape(const Tensor& input, const std::vector<int64_t>& shape, const std
   if (inplace && input.partially_valid())
     fail<ArgumentError>(op, ": input has valid shape ", shape_to_string(input.valid_shape()), " inside shape ",
                         shape_to_string(input.shape()), "; a partly valid tensor (a view) may only be reshaped with inplace=False");
+  if (valid_shape && !inplace) {
+    // Upstream reshapes the valid part (docs/ops/reshape.md#valid-parts): a valid_shape holding just
+    // the input's valid elements gets them in row-major order, even where the shapes hold more.
+    const Shape& valid = *valid_shape;
+    const bool counts_differ = std::ranges::none_of(shape, [](int64_t d) { return d < 0; }) &&
+                               shape_numel(shape) != shape_numel(input.shape());
+    if ((input.partially_valid() || counts_differ) && valid.size() == shape.size() &&
+        shape_numel(valid) == shape_numel(input.valid_shape())) {
+      checks::check_extent(op, "shape", shape, false);
+      check_valid_shape(op, valid, shape);
+      Tensor data = input.valid_part();
+      if (!view_strides(data, valid)) {
+        Tensor copy = Tensor::empty(data.shape(), data.dtype());
+        copy_block(copy, data);
+        data = copy;
+      }
+      return padded_copy(shape, data.as_strided(valid, *view_strides(data, valid), 0));
+    }
+  }
   const Shape out_shape = resolve_shape(op, shape, input.shape(), !inplace);
   checks::check_extent(op, "shape", out_shape, false);
   if (valid_shape) check_valid_shape(op, *valid_shape, out_shape);
@@ -693,7 +712,12 @@ void families::add_layout(std::vector<OpDef>& table) {
 
   table.push_back(OpDef{
       .name = "reshape",
-      .params = {{"input", ParamKind::Memory},
+      .params = {{.name = "input",
+                  .kind = ParamKind::Memory,
+                  .dynamic_refusal = "reshape() requires integer shape when using non-inplace reshape: a dim of a "
+                                     "dynamic tensor has no size while the kernel is built; use inplace=True for "
+                                     "dynamic shapes",
+                  .dynamic_allowed = [](const Args& a) { return a.flag(3) && a.is_none(2); }},
                  {"shape", ParamKind::IntList},
                  {"valid_shape", ParamKind::IntList, "None"},
                  {"inplace", ParamKind::Bool, "False", true}},

@@ -104,6 +104,29 @@ def test_reshape_valid_shape_and_partly_valid_inputs():
     assert out.tolist() == [[0.0, 1.0], [0.0, 3.0], [4.0, 0.0]] and not out.partially_valid
 
 
+def test_reshape_moves_a_valid_part_into_the_valid_block():
+    # upstream's st/frontend/test_reshape_copy_out.py: a tile viewed past the tensor's end, reshaped
+    # with a valid_shape of its valid elements, and back to the tile shape after an op.
+    data = np.arange(4 * 3 * 5, dtype=np.float32).reshape(4, 3, 5)
+    tile = ptocpu.view(ptocpu.asarray(data), [4, 8, 5], [0, 0, 0], valid_shape=[4, 3, 5])
+    rows = ptocpu.reshape(tile, [32, 5], valid_shape=[12, 5])
+    assert rows.shape == (32, 5) and rows.valid_shape == (12, 5)
+    np.testing.assert_array_equal(rows.numpy()[:12], data.reshape(12, 5))
+    assert not rows.numpy()[12:].any()  # the padding
+    squared = ptocpu.mul(rows, rows)  # the valid part: [12, 5]
+    back = ptocpu.reshape(squared, [4, 8, 5], valid_shape=[4, 3, 5])
+    assert back.shape == (4, 8, 5) and back.valid_shape == (4, 3, 5)
+    np.testing.assert_array_equal(back.numpy()[:, :3], data ** 2)
+    assert not back.numpy()[:, 3:].any()
+    # a transposed valid part is read in its logical order
+    t = ptocpu.view(ptocpu.asarray(np.ascontiguousarray(data[0].T)).transpose(0, 1), [3, 6], [0, 0],
+                    valid_shape=[3, 5])
+    np.testing.assert_array_equal(ptocpu.reshape(t, [16], valid_shape=[15]).numpy()[:15], data[0].ravel())
+    # element counts of neither rule: refused
+    with pytest.raises(ptocpu.ArgumentError, match="does not hold the 60 elements"):
+        ptocpu.reshape(data, [4, 8, 5], valid_shape=[4, 2, 5])
+
+
 def test_reshape_flattens_with_minus_one_and_handles_empty_and_0d():
     x = np.zeros((4, 3, 2, 2), np.float32)
     assert ptocpu.reshape(x, [-1]).shape == (48,)  # the docstring's example

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import ptocpu as pypto
-from ptocpu.error import FeError
+from ptocpu.error import FeError, ParserError
 
 
 def run_program(*torch_tensors):
@@ -193,6 +193,96 @@ def test_jit_operators_refuse_a_dynamic_argument_and_compute_on_its_views():
     with pytest.raises(FeError):
         _exp_of_dynamic(t, np.zeros((2, 8), np.float32))
     assert not hasattr(t, "_dynamic_dims") and pypto.exp(t).shape == (2, 8)
+
+
+# python/pypto/operation.py reshape: a shape computed from a DYNAMIC dim is a SymbolicScalar while
+# the kernel is built, so only inplace=True (without valid_shape) takes it.
+
+@pypto.frontend.jit
+def _reshape_dynamic(q: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC, pypto.STATIC], pypto.DT_FP32),
+                     out: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], pypto.DT_FP32), inplace: bool, valid: bool):
+    pypto.set_vec_tile_shapes(8, 8)
+    shape = [q.shape[0] * q.shape[1], q.shape[2]]
+    flat = pypto.reshape(q, shape, valid_shape=shape if valid else None, inplace=inplace)
+    for i in pypto.loop(q.shape[0]):
+        rows = pypto.view(flat, [q.shape[1], q.shape[2]], [i * q.shape[1], 0])
+        pypto.assemble(pypto.exp(rows), [i * q.shape[1], 0], out)
+
+
+def test_jit_reshape_of_a_dynamic_tensor_only_in_place():
+    q = torch.rand(2, 4, 8)
+    out = torch.zeros(8, 8)
+    for inplace, valid in ((False, False), (False, True), (True, True)):
+        with pytest.raises(FeError, match=r"reshape\(\) requires integer shape when using non-inplace reshape"):
+            _reshape_dynamic(q, out, inplace, valid)
+    assert not out.any()
+    _reshape_dynamic(q, out, True, False)
+    torch.testing.assert_close(out, torch.exp(q.reshape(8, 8)))
+
+
+def _error_of(call) -> str:
+    try:
+        call()
+    except pypto.Error as e:
+        return str(e)
+    return ""
+
+
+def test_jit_arguments_are_named_and_a_whole_assignment_makes_a_dynamic_tensor_static():
+    """upstream's st/ir/test_compile_pipeline.py: the body checks its tensors' names, then assigns a
+    static view of a DYN tensor to it whole and uses it as an operand."""
+    @pypto.frontend.jit
+    def kernel(a: pypto.Tensor([pypto.DYN, 8]), out: pypto.Tensor([pypto.DYN, 8])):
+        assert (a.name, out.name) == ("a", "out")
+        pypto.set_vec_tile_shapes(4, 8)
+        assert "requires integer" in _error_of(lambda: pypto.assemble(a, [0, 0], out))  # still dynamic
+        a[:] = pypto.view(a, [6, 8], [0, 0])
+        pypto.assemble(a + 1.0, [0, 0], out)
+
+    a = torch.arange(48, dtype=torch.float32).reshape(6, 8)
+    out = torch.zeros(6, 8)
+    kernel(a, out)
+    torch.testing.assert_close(out, a + 1)
+    named = pypto.asarray(a.numpy())
+    kernel(named, out)
+    assert named.name == "" and not hasattr(named, "_dynamic_dims")  # both only for the call
+    own = pypto.asarray(a.numpy()).to_tensor("mine")
+
+    @pypto.frontend.jit
+    def keeps(x: pypto.Tensor()):
+        assert x.name == "mine"
+
+    keeps(own)
+
+
+def test_new_ir_false_kernel_errors_name_their_statement(capsys):
+    @pypto.frontend.jit(new_ir=False)
+    def flatten(a: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], pypto.DT_FP16),
+                out: pypto.Tensor([pypto.STATIC], pypto.DT_FP16)):
+        pypto.set_vec_tile_shapes(32, 32)
+        out.move(pypto.reshape(a,
+                               [a.shape[0] * a.shape[1]]))
+
+    with pytest.raises(ParserError) as caught:
+        flatten(torch.rand(4, 8, dtype=torch.float16), torch.zeros(32, dtype=torch.float16))
+    assert isinstance(caught.value, pypto.ArgumentError)  # still ptocpu's class
+    node = caught.value.node
+    assert node.lineno == flatten.__wrapped__.__code__.co_firstlineno + 4 and node.end_lineno == node.lineno + 1
+    printed = capsys.readouterr().out
+    assert f"error: {__file__}:{node.lineno}:{node.col_offset + 1}: ArgumentError: reshape() requires" in printed
+    lines = printed.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.endswith("out.move(pypto.reshape(a,"))
+    assert lines[first + 1].strip() == "^" * len("out.move(pypto.reshape(a,")
+    assert lines[first + 2].endswith("[a.shape[0] * a.shape[1]]))")
+    assert lines[first + 3].strip() == "^" * len("[a.shape[0] * a.shape[1]]))")
+
+    @pypto.frontend.jit  # the IR front end raises the error as it is
+    def flatten_ir(a: pypto.Tensor([pypto.DYNAMIC, pypto.STATIC], pypto.DT_FP16)):
+        pypto.reshape(a, [a.shape[0] * a.shape[1]])
+
+    with pytest.raises(FeError) as caught:
+        flatten_ir(torch.rand(4, 8, dtype=torch.float16))
+    assert not isinstance(caught.value, ParserError) and "error:" not in capsys.readouterr().out
 
 
 # --- jit annotation checks ----------------------------------------------------------------------

@@ -11,6 +11,9 @@ PyPTO has two front ends, chosen by jit's `new_ir` (default True):
   `for`-`else`, and rebinding a tensor parameter's name (write into it with `x[:] = ...` or
   `x.move(...)`).
 Functions defined inside a kernel are helpers: their bodies are not checked here.
+
+The parser also evaluates the kernel statement by statement: an error raised while a new_ir=False
+kernel runs is reported at the statement that raised it (`located`), as PyPTO's parser reports it.
 """
 from __future__ import annotations
 
@@ -19,9 +22,9 @@ import inspect
 import textwrap
 from typing import Callable, Optional
 
-from ..error import ParserError, PyptoGeneralError
+from ..error import ParserError, PyptoGeneralError, as_fe_error
 
-__all__ = ["refusal"]
+__all__ = ["refusal", "located"]
 
 _PARSER_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.For, ast.If, ast.Assert, ast.Delete,
                       ast.Pass, ast.FunctionDef)
@@ -70,10 +73,17 @@ def _bound_names(target: ast.AST):
 
 def _kernel_ast(func: Callable) -> Optional[ast.FunctionDef]:
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(inspect.unwrap(func))))
+        source = inspect.getsource(inspect.unwrap(func))
+        tree = ast.parse(textwrap.dedent(source))
     except (OSError, TypeError, SyntaxError):
         return None  # no source to read (made by exec, a builtin): nothing to refuse
     ast.increment_lineno(tree, func.__code__.co_firstlineno - 1)
+    indent = len(source) - len(source.lstrip(" \t"))  # what dedent took off every line: columns as in the file
+    for node in ast.walk(tree):
+        if hasattr(node, "col_offset"):
+            node.col_offset += indent
+            if getattr(node, "end_col_offset", None) is not None:
+                node.end_col_offset += indent
     return next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
 
 
@@ -140,3 +150,62 @@ def refusal(func: Callable, signature: inspect.Signature, name: str, new_ir: boo
     if new_ir:
         return _ir_refusal(func, signature, name)
     return _parser_refusal(func, signature, is_tensor)
+
+
+_CONTEXT_LINES = 2  # source lines shown before and after the one that failed
+
+
+def _statement_at(kernel: ast.FunctionDef, line: int) -> Optional[ast.AST]:
+    """The innermost statement of the kernel spanning `line` (an expression statement: its
+    expression, the node PyPTO's evaluator names)."""
+    found = None
+    for stmt, _, _ in _walk(kernel.body):
+        if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            found = stmt
+    return found.value if isinstance(found, ast.Expr) else found
+
+
+def _render(path: str, node: ast.AST, message: str) -> str:
+    """"error: file:line:col: message", the lines around it and carets under the failing part."""
+    try:
+        with open(path, encoding="utf-8") as source:
+            lines = source.read().splitlines()
+    except OSError:
+        lines = []
+    first, last = node.lineno, node.end_lineno or node.lineno
+    shown = range(max(1, first - _CONTEXT_LINES), min(len(lines), last + _CONTEXT_LINES) + 1)
+    width = len(str(shown.stop))
+    out = [f"error: {path}:{first}:{node.col_offset + 1}: {message}"]
+    for number in shown:
+        text = lines[number - 1]
+        out.append(f"{str(number).rjust(width)} | {text}")
+        if first <= number <= last:
+            start = node.col_offset if number == first else len(text) - len(text.lstrip())
+            end = (node.end_col_offset or len(text)) if number == last else len(text)
+            out.append(" " * (width + 3 + start) + "^" * max(1, end - start))
+    return "\n".join(out) + "\n"
+
+
+def located(func: Callable, error: BaseException) -> Optional[BaseException]:
+    """`error`, raised while the new_ir=False kernel `func` ran, as PyPTO's parser reports it: the
+    source of the statement that raised it printed with carets, and a ParserError (also of error's
+    own class) whose `node` is that statement. None when no statement of func raised it."""
+    if not isinstance(error, Exception) or isinstance(error, ParserError):
+        return None
+    code = inspect.unwrap(func).__code__
+    line = None
+    tb = error.__traceback__
+    while tb is not None:  # the innermost call of the kernel's own code
+        if tb.tb_frame.f_code is code:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    kernel = _kernel_ast(func) if line is not None else None
+    node = _statement_at(kernel, line) if kernel is not None else None
+    if node is None:
+        return None
+    print(_render(code.co_filename, node, f"{type(error).__name__}: {error}"))
+    converted = as_fe_error(error, ParserError)
+    if converted is error:  # a class that cannot be combined
+        converted = ParserError(node, error)
+    converted.node = node
+    return converted
