@@ -16,13 +16,19 @@ namespace {
 
 // loop(stop) / loop(start, stop, step=1, /, name=..., idx_name=..., unroll_list=...,
 // submit_before_loop=...): a range of ints (the keywords only name or schedule device loops).
+// PyPTO's loop reads the keywords it knows and ignores the rest (its own tests pass unroll_List=):
+// so does this one, with a warning.
 nb::object loop(nb::args args, nb::kwargs kwargs) {
   nb::handle step_kw;
   for (auto [key, value] : kwargs) {
     const std::string name = nb::str(key).c_str();
     if (name == "step") step_kw = value;
-    else if (name != "name" && name != "idx_name" && name != "unroll_list" && name != "submit_before_loop")
-      throw nb::type_error(("loop() got an unexpected keyword argument '" + name + "'").c_str());
+    else if (name != "name" && name != "idx_name" && name != "unroll_list" && name != "submit_before_loop" &&
+             name != "parallel") {
+      const std::string text = "loop: keyword '" + name + "' is not one PyPTO's loop reads (name, idx_name, "
+                               "unroll_list, submit_before_loop, parallel); it is ignored, as PyPTO ignores it";
+      if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) < 0) throw nb::python_error();
+    }
   }
   const size_t n = args.size();
   if (n < 1 || n > 3 || (n == 3 && step_kw.is_valid()) || (n == 1 && step_kw.is_valid()))

@@ -136,6 +136,8 @@ void bind_program(nb::module_& m) {
       .def("__init__", [](Snapshot* self, nb::handle tensors) { new (self) Snapshot(tensors_of(tensors, "snapshot")); },
            nb::arg("tensors"))
       .def("restore", &Snapshot::restore, "Writes the saved bytes back");
+  m.def("_set_trace_budget", &pto::program::set_trace_budget, nb::arg("bytes"),
+        "Bytes of the tensors a body makes that a trace keeps alive before the body stays eager; returns the old value");
   m.def("_tracing", [] { return Tracer::active() != nullptr; }, "True while a kernel body is being traced on this thread");
 }
 

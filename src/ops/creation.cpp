@@ -29,11 +29,14 @@ void check_size(const char* op, const char* param, const Shape& size, const OpLi
   checks::check_extent(op, param, size, true);
 }
 
-// TileShape has the output's rank; UB: the output tile.
+// TileShape has at least the output's rank: the device's tiling loops (TiledFull, TiledRange) read
+// one tile dim per output dim from the front and ignore the rest; UB: the output tile.
 void check_output_tile(const char* op, const Shape& shape, DType dt) {
-  const Shape& tile = get_vec_tile_shapes();
-  if (tile.empty()) return;
-  tiling::check_rank(op, tile, static_cast<int>(shape.size()), "output");
+  const Shape& set = get_vec_tile_shapes();
+  if (set.empty()) return;
+  const int rank = static_cast<int>(shape.size());
+  tiling::check_min_rank(op, set, rank, "output");
+  const Shape tile(set.begin(), set.begin() + rank);
   tiling::check_ub(op, tile, {{"output tile", shape, dtype_size(dt)}});
 }
 
@@ -310,7 +313,7 @@ void families::add_creation(std::vector<OpDef>& table) {
   const DTypeSet randoms{D::FP32, D::FP16, D::BF16};
   const Param size{.name = "size", .kind = ParamKind::IntList, .variadic = true};
   const Param optional_dtype{"dtype", ParamKind::DType, "None", true};
-  const char* constant_tile = "TileShape has the output's rank; UB: the output tile";
+  const char* constant_tile = "TileShape has at least the output's rank (its leading dims tile it); UB: the output tile";
 
   table.push_back(OpDef{
       .name = "full",
@@ -342,7 +345,7 @@ void families::add_creation(std::vector<OpDef>& table) {
                  {"step", ParamKind::Scalar, "1", false, nullptr, "int | float"}},
       .overloads = {{{"end", ParamKind::Scalar, nullptr, false, nullptr, "int | float"}}},
       .doc_page = "docs/ops/arange.md",
-      .tile_rule = "TileShape is 1-D; UB: the output tile. The tile also sets where the fp32 additions restart",
+      .tile_rule = "TileShape's first dim tiles the output (further dims are ignored); UB: the output tile. The tile also sets where the fp32 additions restart",
       .limits = platform_rows(ranges, ranges, ranges, ranges, 1, 1, 1, 1),
       .run = run_arange,
   });

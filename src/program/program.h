@@ -180,7 +180,8 @@ class Tracer {
   void loop_next();
   void loop_end();
   // The body let tensor values reach Python (Tensor.numpy() and the like): its control flow may
-  // depend on them, so the trace cannot stand for other calls.
+  // depend on them, so the trace cannot stand for other calls. The trace stops recording and lets
+  // go of every tensor it kept (an eager body may make many more).
   void taint(const std::string& why);
   const std::string& tainted() const { return tainted_; }
 
@@ -188,11 +189,18 @@ class Tracer {
   std::unique_ptr<Program> finish(const std::vector<Tensor>& moved);
 
  private:
+  void check_budget();  // taints the trace past the byte budget (set_trace_budget)
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string tainted_;
   Tracer* previous_ = nullptr;
 };
+
+// A trace keeps every tensor the body makes alive until it ends (their bytes must not be reused
+// under another name). Past this many bytes it gives up (the body stays eager) rather than hold
+// them all; the previous value is returned. Default 4 GiB.
+int64_t set_trace_budget(int64_t bytes);
 
 // ---- compiling -----------------------------------------------------------------------------------
 

@@ -2,9 +2,11 @@
 // node whose tensor arguments are resolved to (root, byte offset, geometry); pypto.loop's
 // iterations that differ only by fixed byte and integer steps fold into one Loop.
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <map>
 #include <sstream>
+#include <string>
 
 #include "program/program.h"
 #include "ptocpu/error.h"
@@ -243,6 +245,7 @@ struct Tracer::Impl {
   std::vector<Span> input_spans;
   std::map<const std::byte*, Span> made_spans;
   std::vector<Tensor> keep;  // every tensor seen stays alive: its bytes cannot be reused by another
+  int64_t kept_bytes = 0;    // of the tensors the body made
   std::vector<LoopRecord> loops;
   std::vector<Step> top;
 
@@ -257,6 +260,7 @@ struct Tracer::Impl {
     if (lo != hi) {
       if (kind == RootKind::Input) input_spans.push_back({lo, hi, r});
       else made_spans[lo] = {lo, hi, r};
+      if (kind != RootKind::Input) kept_bytes += hi - lo;
     }
     keep.push_back(t);
     return r;
@@ -313,7 +317,21 @@ Tracer::~Tracer() { t_active = previous_; }
 
 Tracer* Tracer::active() { return t_active; }
 
+namespace {
+std::atomic<int64_t> g_trace_budget{int64_t(4) << 30};
+}  // namespace
+
+int64_t set_trace_budget(int64_t bytes) { return g_trace_budget.exchange(bytes); }
+
+void Tracer::check_budget() {
+  const int64_t budget = g_trace_budget.load();
+  if (impl_->kept_bytes > budget)
+    taint("the trace would keep more than " + std::to_string(budget >> 20) +
+          " MiB of the tensors the body makes alive (a program needs them all at once)");
+}
+
 void Tracer::record(const OpDef& op, const Args& args, const Outputs& outputs) {
+  if (!tainted_.empty()) return;
   if (op.name == "setitem" && args.is_tensor(2)) {
     // A block assignment is an assemble (upstream's __setitem__ is one): recorded as such, its
     // loops fold and run in parallel like assemble's and a chain before it writes into its target.
@@ -338,16 +356,20 @@ void Tracer::record(const OpDef& op, const Args& args, const Outputs& outputs) {
     node->outputs.push_back(impl_->add_root(RootKind::Produced, out));
   }
   impl_->current().push_back({std::move(node), nullptr});
+  check_budget();
 }
 
 void Tracer::created(const Tensor& t) {
+  if (!tainted_.empty()) return;
   auto node = std::make_unique<Node>();
   node->depth = impl_->depth();
   node->created = impl_->add_root(RootKind::Created, t);
   impl_->current().push_back({std::move(node), nullptr});
+  check_budget();
 }
 
 void Tracer::loop_begin(int64_t count) {
+  if (!tainted_.empty()) return;
   LoopRecord record;
   record.count = count;
   record.iterations.emplace_back();
@@ -355,12 +377,13 @@ void Tracer::loop_begin(int64_t count) {
 }
 
 void Tracer::loop_next() {
+  if (!tainted_.empty()) return;
   if (!impl_->loops.empty() && !impl_->loops.back().iterations.back().empty())
     impl_->loops.back().iterations.emplace_back();
 }
 
 void Tracer::loop_end() {
-  if (impl_->loops.empty()) return;
+  if (!tainted_.empty() || impl_->loops.empty()) return;
   LoopRecord record = std::move(impl_->loops.back());
   impl_->loops.pop_back();
   auto& its = record.iterations;
@@ -408,7 +431,9 @@ void Tracer::loop_end() {
 }
 
 void Tracer::taint(const std::string& why) {
-  if (tainted_.empty()) tainted_ = why;
+  if (!tainted_.empty()) return;
+  tainted_ = why;
+  impl_ = std::make_unique<Impl>();  // what was recorded, and the tensors it kept, go
 }
 
 namespace {
@@ -439,6 +464,7 @@ void forget_data(std::vector<Step>& steps) {
 }  // namespace
 
 std::unique_ptr<Program> Tracer::finish(const std::vector<Tensor>& moved) {
+  if (!tainted_.empty()) throw std::logic_error("trace: a tainted trace has no program (" + tainted_ + ")");
   while (!impl_->loops.empty()) loop_end();
   Program& p = *impl_->program;
   p.steps = std::move(impl_->top);

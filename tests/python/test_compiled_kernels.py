@@ -209,6 +209,28 @@ def test_chains_over_tail_tiles_fuse_over_their_valid_part():
     assert {"[64, 16]", "[8, 16]"} <= fused
 
 
+def test_a_body_making_more_than_the_trace_budget_stays_eager(capsys):
+    @pypto.frontend.jit
+    def many_tiles(a: pypto.Tensor(), out: pypto.Tensor()):
+        pypto.set_vec_tile_shapes(64, 256)
+        for i in pypto.loop(16):
+            tile = pypto.view(a, [64, 256], [i * 64, 0])
+            pypto.assemble(pypto.exp(pypto.mul(tile, 0.5)), [i * 64, 0], out)
+
+    a = np.random.default_rng(12).normal(0, 1, (1024, 256)).astype(np.float32)
+    previous = pypto._core._set_trace_budget(1 << 20)  # 16 tiles x 2 intermediates x 64 KiB = 2 MiB
+    try:
+        for _ in range(2):
+            out = np.zeros_like(a)
+            many_tiles(a, out)
+            np.testing.assert_allclose(out, np.exp(a * 0.5), rtol=1e-6)
+    finally:
+        pypto._core._set_trace_budget(previous)
+    assert not programs(many_tiles)
+    assert "runs eagerly: the trace would keep more than 1 MiB of the tensors the body makes alive" in \
+        capsys.readouterr().err
+
+
 def test_a_native_op_ends_the_fp32_chain():
     """fp16 div runs natively (not AutoCast): the add's value is rounded to fp16 before it."""
     @pypto.frontend.jit

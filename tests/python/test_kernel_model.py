@@ -429,11 +429,16 @@ def test_loop_yields_ints():
     ((0, 3), {"step": 0}, pypto.ArgumentError, r"^loop: step must not be 0"),
     ((), {}, TypeError, r"loop\(\) takes"),
     ((1, 2, 3, 4), {}, TypeError, r"loop\(\) takes"),
-    ((3,), {"unrolled": True}, TypeError, r"unexpected keyword argument 'unrolled'"),
 ])
 def test_loop_errors(args, kwargs, error, pattern):
     with pytest.raises(error, match=pattern):
         pypto.loop(*args, **kwargs)
+
+
+def test_loop_ignores_keywords_pypto_does_not_read_with_a_warning():
+    # upstream's st/operator/test_page_attention.py passes unroll_List= (PyPTO's loop ignores it)
+    with pytest.warns(UserWarning, match=r"loop: keyword 'unroll_List' is not one PyPTO's loop reads"):
+        assert list(pypto.loop(0, 3, 1, name="L", unroll_List={4})) == [0, 1, 2]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -124,6 +124,28 @@ def test_a_function_over_dynamic_dims_runs_its_body_with_each_runs_sizes():
         run_program(torch.zeros(64, 64, dtype=torch.int32), torch.zeros(64, 64))
 
 
+def test_a_function_that_reads_values_runs_its_body_on_each_runs_data():
+    """upstream's st/operator/test_page_attention.py: loop bounds and view offsets read from an INT32
+    tensor (sequence lengths) were zeros when recorded; each run executes the body on its data."""
+    lens = pypto.tensor([2], pypto.DT_INT32, "lens")
+    x = pypto.tensor([2, 8], pypto.DT_FP32, "x")
+    out = pypto.tensor([2, 8], pypto.DT_FP32, "out")
+    with pypto.function("MAIN", lens, x, out):
+        pypto.set_vec_tile_shapes(1, 8)
+        for b in pypto.loop(2):
+            for j in pypto.loop(lens[b]):  # a value read into Python
+                row = pypto.view(x, [1, 1], [b, j])
+                pypto.assemble(row + 1.0, [b, j], out)
+    data = torch.arange(16, dtype=torch.float32).reshape(2, 8)
+    for given in ([3, 5], [8, 1]):
+        result = torch.zeros(2, 8)
+        run_program(torch.tensor(given, dtype=torch.int32), data, result)
+        want = torch.zeros(2, 8)
+        for b, n in enumerate(given):
+            want[b, :n] = data[b, :n] + 1
+        torch.testing.assert_close(result, want, rtol=0, atol=0)
+
+
 def test_a_function_over_dynamic_dims_refuses_them_as_operands_when_it_runs():
     def whole(A, B):  # noqa: N803
         pypto.set_vec_tile_shapes(64, 64)

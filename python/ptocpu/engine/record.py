@@ -11,7 +11,8 @@ Python objects it was given (argument tree and keywords), the platform and tile 
 under, and the objects it returned. A run binds the declared tensors to the caller's data
 (zero-copy) and replays the calls in order: each op runs again on what its argument objects hold
 now, under its recorded platform and tile shape, and its result objects are rebound to the new
-results. Loops and scalars were fixed at record time (they are Python). Tensors the body creates
+results. Loops and scalars were fixed at record time (they are Python), unless the body read tensor
+values into Python: then each run executes the body again on its data. Tensors the body creates
 start zero-filled again on every run; declared tensors that the body rebound with `move` have
 their final value copied back. After the run the declared tensors are the placeholders again: no
 caller memory is kept.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import linecache
 import sys
 import threading
@@ -242,11 +244,18 @@ def _copy_moved(declared: _core.Tensor, given: _core.Tensor) -> None:
     _core.assemble(whole if whole.shape == given.shape else declared, [0] * declared.ndim, given)
 
 
+@functools.lru_cache(maxsize=16)
+def _with_statements(source: str) -> list:
+    """The with statements of a module's source (parsed once per source: a test file enters its
+    functions many times)."""
+    return [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.With)]
+
+
 class _Body:
     """The body of the `with pypto.function(...)` statement running in `frame`, from its source, as
-    module-level code over a snapshot of the names the frame sees when the statement starts (so it
-    reads and assigns names as the body itself does). Each run executes it on a copy of that
-    snapshot."""
+    module-level code over a snapshot of the names the frame sees (when the statement starts for
+    dynamic dims; when it ends for a body that read values), so it reads and assigns names as the
+    body itself does. Each run executes it on a copy of that snapshot."""
 
     def __init__(self, frame, name: str, program: "Program"):
         filename = frame.f_code.co_filename
@@ -254,8 +263,8 @@ class _Body:
         line = frame.f_lineno
         statement = None
         if source:
-            statements = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.With)
-                          and n.lineno <= line <= max(n.lineno, n.body[0].lineno - 1)]
+            statements = [n for n in _with_statements(source)
+                          if n.lineno <= line <= max(n.lineno, n.body[0].lineno - 1)]
             statement = max(statements, key=lambda n: (n.lineno, n.col_offset), default=None)
         if statement is None:
             raise _fe(RuntimeError(f"pypto.function {name!r} declares tensors with dynamic dims, so each run executes "
@@ -350,7 +359,15 @@ class function:  # noqa: N801 — PyPTO's name
         if self._tracer is not None:
             moved = {id(step.tensor) for step in self.program.steps if isinstance(step, _Move)}
             current = None if exc is not None else [t if id(t) in moved else None for t in self.tensors]
-            self.program.compiled, _ = _compile.end(self._tracer, f"function {self.name}", current)
+            self.program.compiled, reason = _compile.end(self._tracer, f"function {self.name}", current)
+            if reason:
+                # Values read at record time (zeros) steered its loops and views; a replay would
+                # repeat that path, so each run executes the body on its data instead. (Its names
+                # are read now, not at the start: reading a frame's locals keeps them alive.)
+                try:
+                    self.program.body = _Body(sys._getframe(1), self.name, self.program)
+                except Exception:  # noqa: BLE001 -- no source to run again: the body is replayed
+                    self.program.body = None
         self._handling.__exit__(exc_type, exc, tb)
         platform, tile, cube, conv = self._saved
         _core.set_platform(platform)
