@@ -171,9 +171,12 @@ void check_cube_tile(const Plan& p) {
   if (kl1_min % k0 != 0) bad("min(kAL1, kBL1) must be a multiple of kL0");
   if (p.scaled && k0 % 64 != 0) bad("scaled_mm needs kL0 a multiple of 64");
 
-  // The buffers: tiles padded to the cube's fractal (16 elements; 32 for 1-byte operands), the
-  // accumulator 4 bytes per element (fp32, int32 for int8).
+  // The buffers: tiles clipped to the product's M, K, N (the device's tiling loops move at most
+  // what is left of the matrix: min(tile, extent - offset)), padded to the cube's fractal (16
+  // elements; 32 for 1-byte operands); the accumulator 4 bytes per element (fp32, int32 for int8).
   if (platform.l0a_bytes == 0) return;
+  const int64_t cm0 = std::min(m0, p.m), cm1 = std::min(m1, p.m), ck0 = std::min(k0, p.k), cka1 = std::min(ka1, p.k),
+                ckb1 = std::min(kb1, p.k), cn0 = std::min(n0, p.n), cn1 = std::min(n1, p.n);
   const int64_t fa = checks::cube_fractal(sa), fb = checks::cube_fractal(sb), fc = std::max(fa, fb);
   // formula(): the bytes' terms, for the message only.
   const auto need = [&](const char* buffer, int64_t bytes, int64_t limit, const auto& formula) {
@@ -188,19 +191,19 @@ void check_cube_tile(const Plan& p) {
       return s.str();
     };
   };
-  need("L0A", round_up(m0, fa) * round_up(k0, fa) * sa, platform.l0a_bytes,
-       str("align(mL0) ", round_up(m0, fa), " * align(kL0) ", round_up(k0, fa), " * ", sa, " bytes"));
-  need("L0B", round_up(n0, fb) * round_up(k0, fb) * sb, platform.l0b_bytes,
-       str("align(nL0) ", round_up(n0, fb), " * align(kL0) ", round_up(k0, fb), " * ", sb, " bytes"));
-  need("L0C", round_up(m0, fc) * round_up(n0, fc) * 4, platform.l0c_bytes,
-       str("align(mL0) ", round_up(m0, fc), " * align(nL0) ", round_up(n0, fc), " * 4 bytes"));
-  need("L1", round_up(m1, fa) * round_up(ka1, fa) * sa + round_up(n1, fb) * round_up(kb1, fb) * sb, platform.l1_bytes,
-       str("align(mL1) ", round_up(m1, fa), " * align(kAL1) ", round_up(ka1, fa), " * ", sa, " + align(nL1) ",
-           round_up(n1, fb), " * align(kBL1) ", round_up(kb1, fb), " * ", sb, " bytes"));
+  need("L0A", round_up(cm0, fa) * round_up(ck0, fa) * sa, platform.l0a_bytes,
+       str("align(mL0) ", round_up(cm0, fa), " * align(kL0) ", round_up(ck0, fa), " * ", sa, " bytes"));
+  need("L0B", round_up(cn0, fb) * round_up(ck0, fb) * sb, platform.l0b_bytes,
+       str("align(nL0) ", round_up(cn0, fb), " * align(kL0) ", round_up(ck0, fb), " * ", sb, " bytes"));
+  need("L0C", round_up(cm0, fc) * round_up(cn0, fc) * 4, platform.l0c_bytes,
+       str("align(mL0) ", round_up(cm0, fc), " * align(nL0) ", round_up(cn0, fc), " * 4 bytes"));
+  need("L1", round_up(cm1, fa) * round_up(cka1, fa) * sa + round_up(cn1, fb) * round_up(ckb1, fb) * sb, platform.l1_bytes,
+       str("align(mL1) ", round_up(cm1, fa), " * align(kAL1) ", round_up(cka1, fa), " * ", sa, " + align(nL1) ",
+           round_up(cn1, fb), " * align(kBL1) ", round_up(ckb1, fb), " * ", sb, " bytes"));
   if (p.ext.bias_tensor.defined())
-    need("bias table", n0 * 4, platform.bias_table_bytes, str("nL0 ", n0, " * 4 bytes"));
+    need("bias table", cn0 * 4, platform.bias_table_bytes, str("nL0 ", cn0, " * 4 bytes"));
   if (p.ext.scale_tensor.defined())
-    need("fixpipe buffer", n0 * 8, platform.fixpipe_bytes, str("nL0 ", n0, " * 8 bytes"));
+    need("fixpipe buffer", cn0 * 8, platform.fixpipe_bytes, str("nL0 ", cn0, " * 8 bytes"));
 }
 
 // bias_tensor / scale_tensor: [.., 1, N], ND; 2-D, or of the product's rank with batch dims equal to

@@ -562,29 +562,42 @@ CAPACITY = [
 def test_each_cube_buffer_capacity_is_a_tile_error(platform, dtype, tile, extend, buffer, need, limit):
     ptocpu.set_platform(platform)
     ptocpu.set_cube_tile_shapes(*tile)
-    a, b = tensor(np.ones((16, 64), NP[dtype])), tensor(np.ones((64, 16), NP[dtype]))
+    (_, m), (_, k), (_, n) = tile  # a product as large as the L1 tiles: nothing is clipped
+    a, b = tensor(np.ones((m, k), NP[dtype])), tensor(np.ones((k, n), NP[dtype]))
     params = {}
     out = D.DT_INT32 if dtype == D.DT_INT8 else D.DT_FP32
     if "bias" in extend:
-        params["bias_tensor"] = tensor(np.ones((1, 16), NP[extend["bias"]]))
+        params["bias_tensor"] = tensor(np.ones((1, n), NP[extend["bias"]]))
     if "scale_tensor" in extend:
-        params["scale_tensor"] = tensor(np.ones((1, 16), np.uint64))
+        params["scale_tensor"] = tensor(np.ones((1, n), np.uint64))
         out = D.DT_FP16
     with pytest.raises(ptocpu.TileError, match=f"needs {need} bytes of {buffer} .* but platform {platform} has {limit}$"):
         ptocpu.matmul(a, b, out, extend_params=params)
     # The same tile passes every rule but the platform's capacity: cpu has none.
     ptocpu.set_platform("cpu")
-    assert ptocpu.matmul(a, b, out, extend_params=params).shape == (16, 16)
+    assert ptocpu.matmul(a, b, out, extend_params=params).shape == (m, n)
+
+
+def test_capacity_counts_tiles_clipped_to_the_product():
+    # upstream's st/operator/flash_attention_mha: m=[128, 512], k=[256, 512] over 64-row products
+    ptocpu.set_platform("ascend950")
+    ptocpu.set_cube_tile_shapes([128, 512], [256, 512], [64, 64])
+    p, v = tensor(np.ones((64, 64), ml_dtypes.bfloat16)), tensor(np.ones((64, 64), ml_dtypes.bfloat16))
+    np.testing.assert_array_equal(ptocpu.matmul(p, v, D.DT_FP32).numpy(), np.full((64, 64), 64.0, np.float32))
+    big = tensor(np.ones((512, 512), ml_dtypes.bfloat16))  # the whole tile: 512 KiB of A alone, plus B
+    with pytest.raises(ptocpu.TileError, match=r"needs 589824 bytes of L1 \(align\(mL1\) 512 \* align\(kAL1\) 512 \* 2 "
+                                               r"\+ align\(nL1\) 64 \* align\(kBL1\) 512 \* 2 bytes\)"):
+        ptocpu.matmul(big, tensor(np.ones((512, 64), ml_dtypes.bfloat16)), D.DT_FP32)
 
 
 def test_capacity_uses_32_element_fractals_for_1_byte_operands():
     ptocpu.set_platform("atlas_a2")
     # int8: align32(mL0 = 272) * align32(kL0 = 224) * 1 = 288 * 224 = 64512 fits; 288 rows of fp16 would not.
     ptocpu.set_cube_tile_shapes([272, 272], [224, 224], [32, 32])
-    ptocpu.matmul(tensor(np.ones((16, 64), np.int8)), tensor(np.ones((64, 16), np.int8)), D.DT_INT32)
+    ptocpu.matmul(tensor(np.ones((272, 224), np.int8)), tensor(np.ones((224, 32), np.int8)), D.DT_INT32)
     ptocpu.set_cube_tile_shapes([304, 304], [224, 224], [32, 32])
     with pytest.raises(ptocpu.TileError, match="needs 71680 bytes of L0A \\(align\\(mL0\\) 320 \\* align\\(kL0\\) 224"):
-        ptocpu.matmul(tensor(np.ones((16, 64), np.int8)), tensor(np.ones((64, 16), np.int8)), D.DT_INT32)
+        ptocpu.matmul(tensor(np.ones((304, 224), np.int8)), tensor(np.ones((224, 32), np.int8)), D.DT_INT32)
 
 
 def test_platform_table_reports_the_cube_buffers():
