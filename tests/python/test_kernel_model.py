@@ -326,6 +326,15 @@ def test_assemble_writes_into_numpy_and_torch_and_views():
     assert base[2, 2] == 3 and base[4, 4] == 3 and base.sum() == 12
 
 
+def test_assemble_method_targets_the_tensor_it_is_called_on():
+    # upstream's st/test_assemble.py: out.assemble(add_tensor, [0, offset])
+    out = pypto.tensor([2, 4], pypto.DT_FP32)
+    assert out.assemble(np.full((2, 2), 5, np.float32), [0, 2]) is None
+    np.testing.assert_array_equal(out.numpy(), [[0, 0, 5, 5], [0, 0, 5, 5]])
+    with pytest.raises(pypto.TileError, match="outside out shape"):
+        out.assemble(np.ones((2, 2), np.float32), [0, 3])
+
+
 def test_assemble_keyword_forms_and_parallel():
     out = np.zeros((2, 4), np.float32)
     pypto.assemble(input=np.ones((1, 2), np.float32), offsets=[1, 2], out=out)

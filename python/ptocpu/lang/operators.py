@@ -1,5 +1,5 @@
 """Tensor operators whose PyPTO definition is more than one op call with the operands as they come
-(docs/ops/matmul.md#the--operator, docs/tensors.md#indexing). Installed on the Tensor class when
+(docs/ops/matmul.md#the--operator, docs/tensors.md#indexing, docs/kernel_model.md#assemble). Installed on the Tensor class when
 ptocpu is imported."""
 from __future__ import annotations
 
@@ -24,7 +24,14 @@ def _matmul_operator(self: _core.Tensor, other) -> _core.Tensor:
     return _core.matmul(self, mat2, out_dtype)
 
 
+def _assemble_method(self: _core.Tensor, input: _core.Tensor, offsets) -> None:
+    """`out.assemble(input, offsets)`: PyPTO's method form of `assemble(input, offsets, out)` (the
+    tensor it is called on is the target, not the source)."""
+    _core.assemble(input, offsets, self)
+
+
 def install() -> None:
     # t[i, j] of a DT_INT32 tensor is a SymbolicScalar, as PyPTO's GetTensorData (docs/tensors.md#indexing)
     _core._set_int32_element_type(SymbolicScalar)
     _core.Tensor.__matmul__ = _matmul_operator
+    _core.Tensor.assemble = _assemble_method
