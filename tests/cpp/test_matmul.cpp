@@ -108,8 +108,9 @@ TEST(Matmul, Errors) {
                                "no cube tile shape is set");
   pto::set_cube_tile_shapes({16, 16}, {16, 16}, {1040, 1040});
   pto::MatmulOptions o;
-  o.extend.bias_tensor = small_ints({1, 16}, pto::DType::FP32, 0);
-  expect_error<pto::TileError>([&] { pto::matmul(f, f.as_strided({32, 16}, {1, 32}, 0), pto::DType::FP32, o); },
+  o.extend.bias_tensor = small_ints({1, 1040}, pto::DType::FP32, 0);
+  const pto::Tensor wide = small_ints({32, 1040}, pto::DType::FP16, 0);  // N as large as nL0: nothing clipped
+  expect_error<pto::TileError>([&] { pto::matmul(f, wide, pto::DType::FP32, o); },
                                "needs 4160 bytes of bias table (nL0 1040 * 4 bytes) but platform atlas_a2 has 1024");
   pto::reset_cube_tile_shapes();
 }

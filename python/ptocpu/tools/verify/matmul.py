@@ -197,7 +197,8 @@ def _matmul_rule_cases(rng, platform: str) -> Iterator[Case]:
     yield Case("matmul", platform, "DT_FP16", "error: no cube tile",
                lambda: _expect_error(lambda: ptocpu.matmul(f16, f16.T, ptocpu.DT_FP32), ptocpu.TileError,
                                      "no cube tile shape is set"))
-    # One tile per buffer that only that buffer refuses (fp16 operands [16, 64] x [64, 16]).
+    # One tile per buffer that only that buffer refuses, over fp16 operands as large as its L1 tiles
+    # (the checks count tiles clipped to the product).
     for buffer, tile, extend in (
             ("L0A", ([144, 144], [256, 256], [128, 128]), None),
             ("L0B", ([16, 16], [256, 256], [144, 144]), None),
@@ -206,9 +207,10 @@ def _matmul_rule_cases(rng, platform: str) -> Iterator[Case]:
             ("bias table", ([16, 16], [16, 16], [1040, 1040]), "bias")):
         def capacity(buffer=buffer, tile=tile, extend=extend):
             ptocpu.set_cube_tile_shapes(*tile)
-            params = {"bias_tensor": np.ones((1, 16), np.float32)} if extend else None
+            (_, m), (_, k), (_, n) = tile
+            params = {"bias_tensor": np.ones((1, n), np.float32)} if extend else None
             try:
-                return _expect_error(lambda: ptocpu.matmul(np.ones((16, 64), np.float16), np.ones((64, 16), np.float16),
+                return _expect_error(lambda: ptocpu.matmul(np.ones((m, k), np.float16), np.ones((k, n), np.float16),
                                                            ptocpu.DT_FP32, extend_params=params),
                                      ptocpu.TileError, f"bytes of {buffer} (")
             finally:
