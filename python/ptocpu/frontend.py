@@ -19,10 +19,11 @@ from .engine import compile as _compile
 from .engine import config, debug
 from .engine.golden import is_array as _is_array
 from .error import as_fe_error
+from .lang.convert import fp4_argument
 from .lang.enums import NamedIntEnum
 from .lang.kernel_source import located, refusal
 from .lang.options import section_values
-from .lang.tensor_spec import check_argument as _check_annotation, dynamic_dims_of
+from .lang.tensor_spec import check_argument as _check_annotation, declared_dtype, dynamic_dims_of
 
 __all__ = ["jit", "function", "RunMode", "JIT_OPTIONS"]
 
@@ -175,6 +176,7 @@ class _Kernel:
         if _is_array(value) or (tensor_param and isinstance(value, (list, tuple))):
             value = _to_tensor(self.name, param.name, value)
         if tensor_param:
+            value = fp4_argument(value, declared_dtype(param.annotation))  # packed FP4 bytes, as PyPTO reads them
             check_tensor_argument(f"jit: kernel {self.name} parameter {param.name!r}", self._position(param), value,
                                   param.annotation)
         return value

@@ -25,12 +25,17 @@ constexpr const char* kTransposedBmm = "transposed_batchmatmul";
 
 // ---- the dtype tables (docs/ops/matmul.md#dtypes) ------------------------------------------------
 
+bool is_fp8(D d) { return d == D::FP8E4M3 || d == D::FP8E5M2; }
+// scaled_mm's operands: fp8 and FP4 E2M1 (two values per byte on the device; one per byte here).
+bool is_mx_input(D d) { return is_fp8(d) || d == D::FP4_E2M1; }
+
 // One input dtype: the right operand's dtypes, the output dtypes of a plain product (every input
 // also quantises to DT_INT8 with a scale, and DT_INT8 dequantises to DT_FP16), the bias dtypes on
 // ascend950 (and cpu) and on Atlas A2 / A3 (empty: the input is not offered there).
 struct DTypeRow {
   D input;
   DTypeSet mat2, out, bias_950, bias_a2a3;
+  bool scaled_only = false;  // an input of scaled_mm alone (its MX scales), not of matmul
 };
 constexpr DTypeRow kDTypeRows[] = {
     {D::FP16, {D::FP16}, {D::FP16, D::FP32}, {D::FP16, D::FP32}, {D::FP16, D::FP32}},
@@ -40,6 +45,7 @@ constexpr DTypeRow kDTypeRows[] = {
     {D::FP8E5M2, {D::FP8E5M2, D::FP8E4M3}, {D::FP16, D::BF16, D::FP32}, {D::FP16, D::BF16, D::FP32}, {}},
     {D::FP8E4M3, {D::FP8E5M2, D::FP8E4M3}, {D::FP16, D::BF16, D::FP32}, {D::FP16, D::BF16, D::FP32}, {}},
     {D::HF8, {D::HF8}, {D::FP16, D::BF16, D::FP32}, {D::FP16, D::BF16, D::FP32}, {}},
+    {D::FP4_E2M1, {D::FP4_E2M1}, {D::FP16, D::BF16, D::FP32}, {D::FP16, D::BF16, D::FP32}, {}, true},
 };
 
 const DTypeRow* row_of(D input) {
@@ -48,14 +54,14 @@ const DTypeRow* row_of(D input) {
   return nullptr;
 }
 
-DTypeSet inputs(bool a2a3) {
+// matmul's inputs on the platforms (a2a3: Atlas A2 / A3), or scaled_mm's (scaled).
+DTypeSet inputs(bool a2a3, bool scaled = false) {
   DTypeSet s;
   for (const DTypeRow& r : kDTypeRows)
-    if (!a2a3 || !r.bias_a2a3.empty()) s = s.with({r.input});
+    if ((!a2a3 || !r.bias_a2a3.empty()) && (scaled ? is_mx_input(r.input) : !r.scaled_only)) s = s.with({r.input});
   return s;
 }
 
-bool is_fp8(D d) { return d == D::FP8E4M3 || d == D::FP8E5M2; }
 
 // The fixpipe converts with a scale: any input to DT_INT8 (quant), DT_INT8 to DT_FP16 (dequant).
 bool fixpipe_pair(D input, D out) { return out == D::INT8 || (input == D::INT8 && out == D::FP16); }
@@ -462,6 +468,11 @@ Tensor scaled_mm(const Tensor& mat_a, const Tensor& mat_b, DType out_dtype, cons
   if (options.extend.bias_tensor.defined() && p.batch.size() != 1 && options.extend.bias_tensor.ndim() != 2)
     fail<ArgumentError>(kScaledMm, ": bias_tensor rank ", options.extend.bias_tensor.ndim(), " must be 2 for a ",
                         p.batch.size() + 2, "-D product");
+  // The device packs two FP4 values per byte along an operand's inner (last) axis.
+  for (const auto& [name, x] : {std::pair{"mat_a", &p.a}, std::pair{"mat_b", &p.b}})
+    if (x->dtype() == D::FP4_E2M1 && x->shape(x->ndim() - 1) % 2 != 0)
+      fail<ArgumentError>(kScaledMm, ": ", name, " shape ", shape_to_string(x->shape()), " is DT_FP4_E2M1 with an odd "
+                          "inner axis; FP4 operands pack two values per byte along it, so it must be even");
   const Tensor sa = mx_scales(p, "scale_a", scale_a, !options.scale_a_trans, p.m);
   const Tensor sb = mx_scales(p, "scale_b", scale_b, options.scale_b_trans, p.n);
   Tensor out = Tensor::empty(output_shape_of(p), out_dtype);
@@ -561,7 +572,7 @@ void families::add_matmul(std::vector<OpDef>& table) {
       },
       .bytes = bytes_of_valid_parts,
   });
-  const DTypeSet fp8{D::FP8E4M3, D::FP8E5M2};
+  const DTypeSet mx = inputs(false, true);
   table.push_back(OpDef{
       .name = kScaledMm,
       .params = {{"mat_a", ParamKind::Tensor},
@@ -577,7 +588,7 @@ void families::add_matmul(std::vector<OpDef>& table) {
                  extend_param},
       .doc_page = "docs/ops/scaled_mm.md",
       .tile_rule = "as matmul, and kL0 a multiple of 64",
-      .limits = platform_rows(fp8, fp8, {}, {}, 2, 4, 2, 4),
+      .limits = platform_rows(mx, mx, {}, {}, 2, 4, 2, 4),
       .run = [](const OpDef&, const Args& a) -> Outputs {
         return {scaled_mm(a.tensor(0), a.tensor(1), a.dtype(2), a.tensor(3), a.tensor(4), scaled_options(a))};
       },

@@ -17,7 +17,8 @@ from helpers import assert_fp32_sum, op_table
 D = ptocpu
 NP = {D.DT_FP16: np.float16, D.DT_BF16: ml_dtypes.bfloat16, D.DT_FP32: np.float32, D.DT_INT8: np.int8,
       D.DT_INT32: np.int32, D.DT_FP8E4M3: ml_dtypes.float8_e4m3fn, D.DT_FP8E5M2: ml_dtypes.float8_e5m2,
-      D.DT_INT64: np.int64, D.DT_UINT64: np.uint64, D.DT_FP8E8M0: ml_dtypes.float8_e8m0fnu}
+      D.DT_INT64: np.int64, D.DT_UINT64: np.uint64, D.DT_FP8E8M0: ml_dtypes.float8_e8m0fnu,
+      D.DT_FP4_E2M1: ml_dtypes.float4_e2m1fn}
 FLOATS = (D.DT_FP16, D.DT_BF16, D.DT_FP32, D.DT_FP8E4M3, D.DT_FP8E5M2)
 PLATFORMS = ("cpu", "ascend950", "atlas_a3", "atlas_a2")
 # The page's tables: input -> (mat2 dtypes, out dtypes of a plain product, bias dtypes on 950 / A2-A3).
@@ -409,7 +410,7 @@ def test_bias_dtypes_per_platform(platform):
 
 def test_scaled_mm_and_transposed_batchmatmul_rows():
     assert op_table("atlas_a2", "scaled_mm")["offered"] is False
-    assert op_table("ascend950", "scaled_mm")["dtypes"] == "DT_FP8E4M3, DT_FP8E5M2"
+    assert op_table("ascend950", "scaled_mm")["dtypes"] == "DT_FP8E4M3, DT_FP8E5M2, DT_FP4_E2M1"
     with ptocpu.platform("atlas_a3"):
         with pytest.raises(ptocpu.UnsupportedError, match="scaled_mm: not offered on platform atlas_a3"):
             ptocpu.scaled_mm(None, None, None, None, None)
@@ -644,7 +645,8 @@ def mx_reference(a, b, sa, sb):
     return (a.astype(np.float64) * 2.0 ** (ea - 127)) @ (b.astype(np.float64) * 2.0 ** (eb - 127))
 
 
-@pytest.mark.parametrize("a_dtype,b_dtype", [(D.DT_FP8E4M3, D.DT_FP8E4M3), (D.DT_FP8E5M2, D.DT_FP8E4M3)])
+@pytest.mark.parametrize("a_dtype,b_dtype", [(D.DT_FP8E4M3, D.DT_FP8E4M3), (D.DT_FP8E5M2, D.DT_FP8E4M3),
+                                             (D.DT_FP4_E2M1, D.DT_FP4_E2M1)])
 def test_scaled_mm_scales_each_block_of_32(a_dtype, b_dtype):
     rng = np.random.default_rng(21)
     m, k, n = 16, 160, 24
@@ -679,6 +681,51 @@ def test_scaled_mm_errors():
     ptocpu.set_cube_tile_shapes([16, 16], [32, 64], [32, 32])
     with pytest.raises(ptocpu.TileError, match="scaled_mm needs kL0 a multiple of 64"):
         ptocpu.scaled_mm(e4(16, 128), e4(128, 32), D.DT_BF16, e8(16, 2, 2), e8(2, 32, 2))
+
+
+def test_scaled_mm_fp4_rules():
+    fp4 = lambda *s: tensor(np.ones(s, ml_dtypes.float4_e2m1fn))  # noqa: E731
+    e8 = lambda *s: tensor(np.full(s, 127, np.uint8).view(ml_dtypes.float8_e8m0fnu))  # noqa: E731
+    e4 = lambda *s: tensor(np.ones(s, ml_dtypes.float8_e4m3fn))  # noqa: E731
+    with pytest.raises(ptocpu.ArgumentError, match=r"mat_b shape \[128, 31\] is DT_FP4_E2M1 with an odd inner axis"):
+        ptocpu.scaled_mm(fp4(16, 128), fp4(128, 31), D.DT_FP32, e8(16, 2, 2), e8(2, 31, 2))
+    with pytest.raises(ptocpu.DTypeError, match="must be equal \\(only the two fp8 dtypes mix\\)"):
+        ptocpu.scaled_mm(fp4(16, 128), e4(128, 32), D.DT_FP32, e8(16, 2, 2), e8(2, 32, 2))
+    with pytest.raises(ptocpu.DTypeError, match="matmul: input dtype DT_FP4_E2M1 is not supported"):
+        ptocpu.matmul(fp4(16, 128), fp4(128, 32), D.DT_FP32)  # FP4 is scaled_mm's alone
+
+
+def test_jit_reads_packed_fp4_bytes_as_pypto_does():
+    # upstream's ut/interface/test_fp4_packed_shape.py and st/operation/matmul/test_scaled_mm_mxfp4.py
+    codes = np.arange(16, dtype=np.uint8)  # every E2M1 code
+    packed = torch.from_numpy((codes[None, :8] | (codes[None, 8:] << 4)).repeat(2, 0))  # [2, 8] bytes
+
+    @ptocpu.frontend.jit
+    def unpack(x: ptocpu.Tensor([], D.DT_FP4_E2M1), out: ptocpu.Tensor([], D.DT_FP32)):
+        assert x.dtype == D.DT_FP4_E2M1 and x.shape == (2, 16)
+        out[:] = ptocpu.cast(x, D.DT_FP32)
+
+    out = torch.zeros(2, 16)
+    unpack(packed, out)
+    want = np.empty(16, np.float32)  # low nibble first
+    want[0::2], want[1::2] = codes[:8].view(ml_dtypes.float4_e2m1fn), codes[8:].view(ml_dtypes.float4_e2m1fn)
+    np.testing.assert_array_equal(out.numpy(), np.tile(want, (2, 1)))
+
+    @ptocpu.frontend.jit
+    def write(x: ptocpu.Tensor([], D.DT_FP4_E2M1)):
+        ptocpu.assemble(ptocpu.view(x, [1, 16], [1, 0]), [0, 0], x)
+
+    with pytest.raises(ptocpu.ArgumentError, match="read-only"):
+        write(packed)  # the unpacked copy cannot reach the caller's bytes
+
+    @ptocpu.frontend.jit
+    def pairs(x: ptocpu.Tensor([], D.DT_FP4_E2M1X2), out: ptocpu.Tensor([], D.DT_UINT8)):
+        assert x.dtype == D.DT_FP4_E2M1X2 and x.shape == (2, 8)
+        out[:] = ptocpu.view(x, dtype=D.DT_UINT8)
+
+    copied = torch.zeros(2, 8, dtype=torch.uint8)
+    pairs(packed, copied)
+    assert torch.equal(copied, packed)
 
 
 def test_transposed_batchmatmul():

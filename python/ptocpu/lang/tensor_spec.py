@@ -19,7 +19,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 from .. import _core
 from .enums import DYN, DYNAMIC, StatusType
 
-__all__ = ["Spec", "spec_of", "attach", "is_dynamic_declaration", "shape_of", "dtype_of", "dynamic_dims_of", "check_argument", "ordinal"]
+__all__ = ["Spec", "spec_of", "attach", "is_dynamic_declaration", "shape_of", "dtype_of", "dynamic_dims_of", "declared_dtype",
+           "check_argument", "ordinal"]
 
 def _is_unknown(dim: Any) -> bool:
     from .symbolic import SymbolicExpr
@@ -109,6 +110,18 @@ def ordinal(n: int) -> str:
     """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st."""
     suffix = "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+def declared_dtype(annotation) -> Optional[_core.DType]:
+    """The dtype a tensor annotation declares, or None when it takes any dtype."""
+    if annotation is _core.Tensor:
+        return None
+    spec: Optional[Spec] = getattr(annotation, "_spec", None)
+    if spec is not None:
+        return spec.dtype
+    if _core._is_placeholder(annotation) or getattr(annotation, "_any_dtype", False):
+        return None
+    return annotation.dtype
 
 
 def check_argument(where: str, position: int, value: _core.Tensor, annotation) -> None:

@@ -224,9 +224,11 @@ def _scaled_mm_cases(rng, quick) -> Iterator[Case]:
     for platform in PLATFORMS:
         for a_dt in _platform_dtypes(platform, "scaled_mm"):
             for out in ("DT_FP32", "DT_BF16"):
-                def run(a_dt=a_dt, out=out):
+                b_dt = a_dt if a_dt == "DT_FP4_E2M1" else "DT_FP8E4M3"  # FP4 pairs with FP4 only
+
+                def run(a_dt=a_dt, b_dt=b_dt, out=out):
                     m, k, n = 16, 160, 24
-                    a, b = _integers(rng, (m, k), a_dt), _integers(rng, (k, n), "DT_FP8E4M3")
+                    a, b = _integers(rng, (m, k), a_dt), _integers(rng, (k, n), b_dt)
                     k64 = (k + 63) // 64
                     sa = rng.integers(124, 131, (m, k64, 2)).astype(np.uint8)
                     sb = rng.integers(124, 131, (k64, n, 2)).astype(np.uint8)
@@ -239,7 +241,7 @@ def _scaled_mm_cases(rng, quick) -> Iterator[Case]:
                     finally:
                         ptocpu._core._reset_cube_tile_shapes()
                     return _compare([(got, exact.astype(np.float32).astype(_np(out)), exact)])
-                yield Case("scaled_mm", platform, a_dt, f"x DT_FP8E4M3 -> {out}, [16, 160] x [160, 24], integers", run)
+                yield Case("scaled_mm", platform, a_dt, f"x {b_dt} -> {out}, [16, 160] x [160, 24], integers", run)
         if _platform_dtypes(platform, "scaled_mm"):
             one = np.ones((16, 128), ml_dtypes.float8_e4m3fn)
             def scale_shape(one=one):
