@@ -230,6 +230,26 @@ def test_large_blocks_rows_and_threads(dt, alpha):
         assert_same_bits(view, want)
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int32, np.int8])
+@pytest.mark.parametrize("positions", [1, 4, 8, 9])
+def test_tall_short_lines_with_few_positions(dt, positions):
+    """The last dim of a tall matrix taking a few columns (the short-line path up to 8 positions),
+    duplicates included, a strided source and a strided target, every thread count."""
+    dt = np.dtype(dt)
+    rng = np.random.default_rng(positions)
+    x = random_values(rng, (5003, 16), dt)
+    index = rng.integers(0, 16, size=positions)
+    index[-1] = index[0]  # a duplicate
+    src = random_values(rng, (5003, 2 * positions), dt)[:, ::2]
+    for threads in (1, 2, 3):
+        ptocpu.set_num_threads(threads)
+        assert_same_bits(ptocpu.index_add(x, 1, index, src, alpha=3), ref.index_add(x, 1, index, src, 3))
+        target = random_values(rng, (5003, 32), dt)
+        want = ref.index_add(target[:, :16].copy(), -1, index, src, 1)
+        ptocpu.index_add_(ptocpu.asarray(target)[:, :16], -1, index, src)  # rows of 16 at a stride of 32
+        assert_same_bits(target[:, :16], want)
+
+
 @given(st.data())
 def test_hypothesis_device_rule(data):
     name = data.draw(st.sampled_from(["DT_FP16", "DT_BF16", "DT_FP32", "DT_INT16", "DT_UINT8"]))
