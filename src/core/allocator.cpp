@@ -100,6 +100,52 @@ class BlockCache {
   size_t cached_ = 0;
 };
 
+// The small blocks (4 KiB to 64 KiB) this thread freed last, reused for requests of the same
+// size: a loop of small ops allocates the same sizes over and over, and glibc's malloc of a block
+// past its small-object range first consolidates its fast bins (a 4K-element add spent ~11% of its
+// call in malloc / free). At most kRecent blocks per thread; they are freed when the thread ends.
+constexpr size_t kRecentMin = size_t(4) << 10, kRecentMax = size_t(64) << 10;
+constexpr int kRecent = 8;
+
+// Readable while the thread ends (trivially destructible): true once its cache is gone.
+thread_local bool t_recent_gone = false;
+
+class RecentBlocks {
+ public:
+  void* take(size_t bytes) {
+    for (int i = count_ - 1; i >= 0; --i)
+      if (blocks_[i].bytes == bytes) {
+        void* p = blocks_[i].p;
+        blocks_[i] = blocks_[--count_];
+        return p;
+      }
+    return nullptr;
+  }
+  bool put(void* p, size_t bytes) {
+    if (count_ == kRecent) return false;
+    blocks_[count_++] = {p, bytes};
+    return true;
+  }
+  ~RecentBlocks() {
+    for (int i = 0; i < count_; ++i) std::free(blocks_[i].p);
+    t_recent_gone = true;
+  }
+
+ private:
+  struct Block {
+    void* p;
+    size_t bytes;
+  };
+  Block blocks_[kRecent] = {};
+  int count_ = 0;
+};
+
+thread_local RecentBlocks t_recent;
+
+void free_small(void* p, size_t bytes) {
+  if (t_recent_gone || !t_recent.put(p, bytes)) std::free(p);
+}
+
 // memset of a large block on all threads (each touches its own part first).
 void zero_fill(void* p, size_t bytes) {
   constexpr size_t kChunk = size_t(2) << 20;
@@ -118,9 +164,13 @@ void zero_fill(void* p, size_t bytes) {
 
 std::shared_ptr<void> allocate_storage(size_t bytes, bool zero) {
   if (bytes < kLargeBlock) {
-    void* p = std::aligned_alloc(64, round_up(std::max<size_t>(bytes, 64), 64));
+    const size_t size = round_up(std::max<size_t>(bytes, 64), 64);
+    const bool recent = size >= kRecentMin && size <= kRecentMax;
+    void* p = recent && !t_recent_gone ? t_recent.take(size) : nullptr;
+    if (!p) p = std::aligned_alloc(64, size);
     if (!p) throw OutOfMemory(bytes);
     if (zero) std::memset(p, 0, bytes);
+    if (recent) return std::shared_ptr<void>(p, [size](void* q) { free_small(q, size); });
     return std::shared_ptr<void>(p, std::free);
   }
   size_t block = round_up(bytes, kHugePage);

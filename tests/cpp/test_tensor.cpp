@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <thread>
 
 #include "ptocpu/ptocpu.h"
 #include "ptocpu/scalar.h"
@@ -55,6 +57,24 @@ TEST(Tensor, SizesThatOverflowInt64AreRefusedBeforeAllocating) {
   EXPECT_THROW(pto::Tensor::empty({-1, 3}, pto::DType::FP32), pto::ArgumentError);
   EXPECT_EQ(pto::Tensor::empty({0, int64_t(1) << 62, int64_t(1) << 62}, pto::DType::FP32).numel(), 0);
   EXPECT_EQ(pto::checked_nbytes({3, 4}, 2, "t"), 24);
+}
+
+TEST(Tensor, SmallBlocksAreReusedAndZerosAreZeroAgain) {
+  // A freed 16 KiB block comes back for the next request of its size (this thread's recent
+  // blocks); zeros() clears what the previous tensor left there, and live tensors never share one.
+  const void* freed = nullptr;
+  {
+    pto::Tensor t = pto::Tensor::empty({4096}, pto::DType::FP32);
+    std::fill_n(t.data_as<float>(), 4096, 7.0f);
+    freed = t.data();
+  }
+  pto::Tensor z = pto::Tensor::zeros({4096}, pto::DType::FP32);
+  EXPECT_EQ(z.data(), freed);
+  EXPECT_TRUE(std::all_of(z.data_as<float>(), z.data_as<float>() + 4096, [](float v) { return v == 0.0f; }));
+  pto::Tensor other = pto::Tensor::empty({4096}, pto::DType::FP32);
+  EXPECT_NE(other.data(), z.data());
+  // Blocks freed on another thread stay with that thread's cache or go back to malloc.
+  std::thread([] { pto::Tensor t = pto::Tensor::empty({8192}, pto::DType::INT8); }).join();
 }
 
 TEST(Tensor, OverlapUsesTheByteSpan) {
