@@ -34,9 +34,7 @@ void check_size(const char* op, const char* param, const Shape& size, const OpLi
 void check_output_tile(const char* op, const Shape& shape, DType dt) {
   const Shape& set = get_vec_tile_shapes();
   if (set.empty()) return;
-  const int rank = static_cast<int>(shape.size());
-  tiling::check_min_rank(op, set, rank, "output");
-  const Shape tile(set.begin(), set.begin() + rank);
+  const Shape tile = tiling::leading_tile(op, set, static_cast<int>(shape.size()), "output");
   tiling::check_ub(op, tile, {{"output tile", shape, dtype_size(dt)}});
 }
 

@@ -93,9 +93,7 @@ void check_tile(const OpDef& op, const Shape& out_shape, DType out_dtype, const 
   const char* name = op.name.c_str();
   const int rank = static_cast<int>(out_shape.size());
   if (rank == 0) return;  // a 0-d result takes no tile
-  // As the device's tiling loops: one tile dim per output dim, from the front; more are ignored.
-  tiling::check_min_rank(name, set, rank, "output");
-  const Shape tile(set.begin(), set.begin() + rank);
+  const Shape tile = tiling::leading_tile(name, set, rank, "output");
   // One tile per tensor input (a broadcast input's tile is clipped to its own extent) and one output tile.
   std::vector<tiling::Buffer> buffers;
   static const char* const kInputTiles[] = {"input tile", "other tile", "third input tile", "fourth input tile"};

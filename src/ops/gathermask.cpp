@@ -33,12 +33,12 @@ Pattern validate_gathermask(const Tensor& x, int64_t mode) {
                         ", not divisible by ", p.step, " as pattern_mode ", mode, " requires");
   const Shape& tile = get_vec_tile_shapes();
   if (!tile.empty()) {
-    tiling::check_min_rank(kOp, tile, r, "output");
+    const Shape in_tile = tiling::leading_tile(kOp, tile, r, "output");
     if (tile.back() % p.step != 0)
       fail<TileError>(kOp, ": tile shape ", shape_to_string(tile), " has a last dim of ", tile.back(),
                       ", not divisible by ", p.step, " as pattern_mode ", mode, " requires");
     // The first r tile dims tile x; the last one is in x's lanes, the output tile has 1/step of them.
-    Shape in_tile(tile.begin(), tile.begin() + r), out_tile = in_tile, out_shape = x.shape();
+    Shape out_tile = in_tile, out_shape = x.shape();
     out_tile[r - 1] = in_tile[r - 1] / p.step;
     out_shape[r - 1] = last / p.step;
     tiling::check_ub(kOp, in_tile, {{"input tile", x.shape(), x.itemsize()},

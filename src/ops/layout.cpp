@@ -309,6 +309,15 @@ constexpr DTypeSet kUnpackChips{D::UINT8, D::INT8, D::UINT16, D::INT16, D::UINT3
 constexpr std::array<DTypeSet, kNumPlatforms> kUnpackTargets{DTypeSet::all(), kUnpackChips, kUnpackChips,
                                                              kUnpackChips};
 
+// input's elements in row-major order as `shape`: a view with `strides` (view_strides' answer),
+// or a contiguous copy when it had none.
+Tensor view_or_copy(const Tensor& input, const Shape& shape, const std::optional<Strides>& strides) {
+  if (strides) return input.as_strided(shape, *strides, 0);
+  Tensor copy = Tensor::empty(input.shape(), input.dtype());
+  copy_block(copy, input);
+  return copy.as_strided(shape, contiguous_strides(shape), 0);
+}
+
 }  // namespace
 
 // ---- the ops -----------------------------------------------------------------------------------
@@ -334,13 +343,8 @@ Tensor reshape(const Tensor& input, const std::vector<int64_t>& shape, const std
         shape_numel(valid) == shape_numel(input.valid_shape())) {
       checks::check_extent(op, "shape", shape, false);
       check_valid_shape(op, valid, shape);
-      Tensor data = input.valid_part();
-      if (!view_strides(data, valid)) {
-        Tensor copy = Tensor::empty(data.shape(), data.dtype());
-        copy_block(copy, data);
-        data = copy;
-      }
-      return padded_copy(shape, data.as_strided(valid, *view_strides(data, valid), 0));
+      const Tensor data = input.valid_part();
+      return padded_copy(shape, view_or_copy(data, valid, view_strides(data, valid)));
     }
   }
   const Shape out_shape = resolve_shape(op, shape, input.shape(), !inplace);
@@ -351,14 +355,7 @@ Tensor reshape(const Tensor& input, const std::vector<int64_t>& shape, const std
     fail<ArgumentError>(op, ": input shape ", shape_to_string(input.shape()), " with strides ", shape_to_string(input.strides()),
                         " cannot be viewed as shape ", shape_to_string(out_shape),
                         "; inplace=True shares the input's memory, inplace=False copies");
-  Tensor out;
-  if (strides) {
-    out = input.as_strided(out_shape, *strides, 0);
-  } else {
-    Tensor copy = Tensor::empty(input.shape(), input.dtype());
-    copy_block(copy, input);
-    out = copy.as_strided(out_shape, contiguous_strides(out_shape), 0);
-  }
+  const Tensor out = view_or_copy(input, out_shape, strides);
   return valid_shape ? out.with_valid_shape(*valid_shape) : out;
 }
 

@@ -62,7 +62,6 @@ DTypeSet inputs(bool a2a3, bool scaled = false) {
   return s;
 }
 
-
 // The fixpipe converts with a scale: any input to DT_INT8 (quant), DT_INT8 to DT_FP16 (dequant).
 bool fixpipe_pair(D input, D out) { return out == D::INT8 || (input == D::INT8 && out == D::FP16); }
 

@@ -24,6 +24,9 @@ int64_t buffer_bytes(const Shape& tile, const Buffer& buffer);
 void check_rank(const char* op, const Shape& tile, int rank, const char* of_what);
 // TileError unless rank(tile) >= rank (ops that tile with the first `rank` dims).
 void check_min_rank(const char* op, const Shape& tile, int rank, const char* of_what);
+// As the device's tiling loops read a tile shape: one dim per output dim from the front, the rest
+// ignored. The first `rank` dims of `tile` (a TileError, as check_min_rank, when it has fewer).
+Shape leading_tile(const char* op, const Shape& tile, int rank, const char* of_what);
 
 // Starts this thread's record of an op's UB use (last_ub_use); add each buffer with note_ub_buffer.
 void begin_ub_use(const char* op, int64_t limit);

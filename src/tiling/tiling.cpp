@@ -63,6 +63,11 @@ void check_min_rank(const char* op, const Shape& tile, int rank, const char* of_
                     " has rank ", rank, "; set_vec_tile_shapes needs at least one dim per ", of_what, " dim");
 }
 
+Shape leading_tile(const char* op, const Shape& tile, int rank, const char* of_what) {
+  check_min_rank(op, tile, rank, of_what);
+  return Shape(tile.begin(), tile.begin() + rank);
+}
+
 void check_ub(const char* op, const Shape& tile, std::span<const Buffer> buffers) {
   const Platform& platform = current_platform();
   if (platform.ub_bytes == 0) return;

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import linecache
 import sys
 import threading
@@ -244,13 +243,6 @@ def _copy_moved(declared: _core.Tensor, given: _core.Tensor) -> None:
     _core.assemble(whole if whole.shape == given.shape else declared, [0] * declared.ndim, given)
 
 
-@functools.lru_cache(maxsize=16)
-def _with_statements(source: str) -> list:
-    """The with statements of a module's source (parsed once per source: a test file enters its
-    functions many times)."""
-    return [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.With)]
-
-
 class _Body:
     """The body of the `with pypto.function(...)` statement running in `frame`, from its source, as
     module-level code over a snapshot of the names the frame sees (when the statement starts for
@@ -263,8 +255,8 @@ class _Body:
         line = frame.f_lineno
         statement = None
         if source:
-            statements = [n for n in _with_statements(source)
-                          if n.lineno <= line <= max(n.lineno, n.body[0].lineno - 1)]
+            statements = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.With)
+                          and n.lineno <= line <= max(n.lineno, n.body[0].lineno - 1)]
             statement = max(statements, key=lambda n: (n.lineno, n.col_offset), default=None)
         if statement is None:
             raise _fe(RuntimeError(f"pypto.function {name!r} declares tensors with dynamic dims, so each run executes "
