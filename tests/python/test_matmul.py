@@ -112,6 +112,41 @@ def test_int8_is_exact_at_the_extremes():
                        torch._int_mm(torch.from_numpy(a[:32]), torch.from_numpy(b)))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_int8_repeated_shapes_stay_exact(threads):
+    # A shape's first call and its later ones may take different int8 kernels (a CPU with a tile
+    # unit compiles one per shape, docs/ops/matmul.md#speed): each call of each layout is exact,
+    # with the bias summed into the products, transposed operands, padded rows and two threads
+    # running one shape's blocks at once.
+    rng = np.random.default_rng(15)
+    a = rng.integers(-128, 128, (600, 1100)).astype(np.int8)
+    b = rng.integers(-128, 128, (1100, 700)).astype(np.int8)
+    a[0], b[:, 0] = -128, -128
+    bias = rng.integers(-2 ** 30, 2 ** 30, (1, 300)).astype(np.int32)
+    padded = tensor(np.pad(a, ((0, 0), (0, 60))))[:, :1100]
+    cases = [  # (call, exact result)
+        (lambda: ptocpu.matmul(tensor(a[:64, :128]), tensor(b[:128, :64]), D.DT_INT32), exact_product(a[:64, :128], b[:128, :64])),
+        (lambda: ptocpu.matmul(tensor(a), tensor(b), D.DT_INT32), exact_product(a, b)),
+        (lambda: ptocpu.matmul(padded, tensor(b), D.DT_INT32), exact_product(a, b)),
+        (lambda: ptocpu.matmul(tensor(a[:, :90].T), tensor(b[:90, :300]), D.DT_INT32, a_trans=True,
+                               extend_params={"bias_tensor": tensor(bias)}),
+         exact_product(a[:, :90], b[:90, :300]) + bias),
+        (lambda: ptocpu.matmul(tensor(a[:, :90]), tensor(b[:90, :300]), D.DT_INT32,
+                               extend_params={"bias_tensor": tensor(bias)}),
+         exact_product(a[:, :90], b[:90, :300]) + bias),
+        (lambda: ptocpu.matmul(tensor(a[:40, :96]), tensor(b[:96, :200].T), D.DT_INT32, b_trans=True),
+         exact_product(a[:40, :96], b[:96, :200])),
+    ]
+    saved = ptocpu.get_num_threads()
+    try:
+        ptocpu.set_num_threads(threads)
+        for call, want in cases:
+            for _ in range(3):
+                np.testing.assert_array_equal(call().numpy(), want.astype(np.int32))
+    finally:
+        ptocpu.set_num_threads(saved)
+
+
 def test_int8_without_vnni_gives_the_same_bits():
     # Below AVX-512 (the kernel tuning's ISA cap) int8 products take fp32 GEMMs over K pieces of
     # 1024 whose sums are exact: the same int32 results, with and without bias, ReLU and a scale.
