@@ -263,9 +263,17 @@ PTO_EW_CONVERSIONS(bool)
 #undef PTO_EW_CONVERSIONS
 
 namespace {
-PTO_SIMD_CLONES void look_up_range(uint16_t* __restrict out, const uint16_t* __restrict in, const uint16_t* __restrict table,
-                                   int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = table[in[i]];
+// Four codes a step, read and written as one 64-bit word: GCC vectorised the plain loop into
+// element-by-element vector inserts, twice as slow as scalar loads (bf16 exp of 16M: 10 ms).
+void look_up_range(uint16_t* __restrict out, const uint16_t* __restrict in, const uint16_t* __restrict table, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    uint64_t codes, results = 0;
+    std::memcpy(&codes, in + i, sizeof codes);
+    for (int k = 0; k < 4; ++k) results |= uint64_t{table[(codes >> (16 * k)) & 0xFFFF]} << (16 * k);
+    std::memcpy(out + i, &results, sizeof results);
+  }
+  for (; i < n; ++i) out[i] = table[in[i]];
 }
 }  // namespace
 
