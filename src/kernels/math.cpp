@@ -381,6 +381,43 @@ void power(double* out, const double* base, double exponent, int64_t n) {
   run(PTO_BUILDS(pow, u10, d, d8, d4), out, base, n, exponent);
 }
 
+// sigmoid in one pass over the registers: 1 / (1 + e^-x), each step rounded as the three-step
+// composition rounds it, through the same SLEEF exp build, so the bits are the same (4K fp32 on one
+// thread: 2.5 -> 1.9 us; the three passes over each block cost more than the exp).
+namespace {
+#if PTO_X86
+struct SigmoidZmm {
+  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const { return 1.0f / (Sleef_finz_expf16_u10avx512f(-x) + 1.0f); }
+  PTO_TARGET_AVX512 __m512d operator()(__m512d x) const { return 1.0 / (Sleef_finz_expd8_u10avx512f(-x) + 1.0); }
+};
+struct SigmoidYmm {
+  PTO_TARGET_AVX2 __m256 operator()(__m256 x) const { return 1.0f / (Sleef_finz_expf8_u10avx2(-x) + 1.0f); }
+  PTO_TARGET_AVX2 __m256d operator()(__m256d x) const { return 1.0 / (Sleef_finz_expd4_u10avx2(-x) + 1.0); }
+};
+#endif
+template <class T, bool Fma>
+T sigmoid_scalar(T x) {
+  T e;
+  if constexpr (std::is_same_v<T, float>) e = Fma ? Sleef_finz_expf1_u10purecfma(-x) : Sleef_cinz_expf1_u10purec(-x);
+  else e = Fma ? Sleef_finz_expd1_u10purecfma(-x) : Sleef_cinz_expd1_u10purec(-x);
+  return T(1) / (e + T(1));
+}
+
+template <class T>
+void sigmoid_of(T* out, const T* in, int64_t n) {
+#if PTO_X86
+  run(SigmoidZmm{}, SigmoidYmm{}, sigmoid_scalar<T, true>, sigmoid_scalar<T, false>, out, in, n);
+#else
+  run(nullptr, nullptr, sigmoid_scalar<T, true>, sigmoid_scalar<T, false>, out, in, n);
+#endif
+}
+
+}  // namespace
+
+void sigmoid(float* out, const float* in, int64_t n) { sigmoid_of(out, in, n); }
+
+void sigmoid(double* out, const double* in, int64_t n) { sigmoid_of(out, in, n); }
+
 void integral(Rounding r, float* out, const float* in, int64_t n) { round_to_integral(r, out, in, n); }
 
 void integral(Rounding r, double* out, const double* in, int64_t n) { round_to_integral(r, out, in, n); }

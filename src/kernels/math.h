@@ -32,6 +32,9 @@ void evaluate(Fn fn, double* out, const double* in, int64_t n);
 // out[i] = pow(base[i], exponent); out may be base.
 void power(float* out, const float* base, float exponent, int64_t n);
 void power(double* out, const double* base, double exponent, int64_t n);
+// out[i] = 1 / (1 + e^-in[i]), each step rounded (upstream's composition); out may be in.
+void sigmoid(float* out, const float* in, int64_t n);
+void sigmoid(double* out, const double* in, int64_t n);
 
 // out[i] = in[i] rounded to an integral value as `r` says (GCC does not vectorise floor / ceil /
 // trunc in its ISA clones: these are written per instruction set); out may be in.
@@ -97,12 +100,6 @@ struct Log1pCompensate {
     return u == T(1) ? x : u == std::numeric_limits<T>::infinity() ? u : ln_u * (x / (u - T(1)));
   }
 };
-struct Negate {
-  template <class T> static T apply(T, T x) { return -x; }
-};
-struct OneOverOnePlus {
-  template <class T> static T apply(T e, T) { return T(1) / (e + T(1)); }
-};
 }  // namespace step
 
 // expm1 as the device computes it: exp(x) - 1, no correction for small |x|.
@@ -117,7 +114,10 @@ struct LogBase : AroundLibrary<void, Fn::Log, step::DivideByLnBase<Base>> {};
 struct Log1p : AroundLibrary<step::OnePlus, Fn::Log, step::Log1pCompensate> {};
 
 // sigmoid as upstream composes it: 1 / (1 + exp(-x)), each step rounded.
-struct Sigmoid : AroundLibrary<step::Negate, Fn::Exp, step::OneOverOnePlus> {};
+struct Sigmoid : SameType {
+  template <class T> static constexpr bool takes = kFloat<T>;
+  template <class T> static void apply_block(T* out, const T* in, int64_t n) { sigmoid(out, in, n); }
+};
 
 // cbrt as upstream composes it: copysign(pow(|x|, 1/3 rounded to the compute type), x).
 struct Cbrt : SameType {
