@@ -101,6 +101,12 @@ constexpr bool tabulated() {
 }
 // Elements per thread for the vector math library's functions (erf: about 2 ns an element, so 2K is 4 us).
 inline constexpr int64_t kVectorMathMinChunk = int64_t(1) << 11;
+template <class F>
+constexpr int64_t block_min_chunk() {
+  if constexpr (requires { F::kMinChunk; })
+    if (F::kMinChunk > 0) return F::kMinChunk;
+  return kVectorMathMinChunk;
+}
 
 template <class Rows>
 bool run_by_table(Rows& rows, const Tensor& in, const Tensor& out) {
@@ -145,7 +151,7 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
       if constexpr (N == 1 && decltype(rows)::kBlockForm && tabulated<F>())
         if (run_by_table(rows, *inputs[0], out)) return;
       kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), static_cast<int>(N));
-      if constexpr (decltype(rows)::kBlockForm) loop.min_chunk = kVectorMathMinChunk;
+      if constexpr (decltype(rows)::kBlockForm) loop.min_chunk = block_min_chunk<F>();
       kernels::ew::run_rows(loop, &decltype(rows)::row, &rows, nullptr, &decltype(rows)::batch);
     } else {
       fail<Error>("internal: elementwise functor has no ", dtype_name(compute), " form");
