@@ -25,7 +25,7 @@ namespace pto::kernels::ew {
 
 // Elements per block: 2 KiB of fp32 per operand, so a block's operands stay in L1.
 inline constexpr int64_t kBlock = 512;
-inline constexpr int64_t kPrefetchRowBytes = int64_t(64) << 10;  // Rows::row prefetches rows from here up
+inline constexpr int64_t kPrefetchFromBytes = int64_t(1) << 20;  // Rows::prefetch: outputs from here up
 inline constexpr int kMaxOperands = 8;  // inputs + outputs (a compiled program's fused loops have several)
 inline constexpr int kMaxDims = 16;     // op ranks stop at 8; broadcasting adds none
 
@@ -103,6 +103,13 @@ struct Rows {
   // cost about 100 ns a row of 64 fp32).
   bool stream = false;
 
+  // Whether row() asks for the next block's input lines ahead: set for outputs of at least
+  // kPrefetchFromBytes. A smaller call's data sits in the caches, where a prefetch per line cost more
+  // than the add it served (a 4K-element fp32 add spent 12 % of its call on them); a larger one's comes
+  // from memory, where they pay even on rows as short as 16 KiB (atan2 of [4096, 4096] by a broadcast
+  // row: 8.1 ms with them, 25 ms without).
+  bool prefetch = true;
+
   static void row(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n) {
     const auto& self = *static_cast<const Rows*>(ctx);
     alignas(64) Tin buffers[N][kBlock];
@@ -124,13 +131,10 @@ struct Rows {
       // alone keep too few lines in flight, most of all under a slow functor (sin of 16M fp32 from
       // memory: 10.3 -> 5.5 ms; add 7.0 -> 6.7 ms). Inputs only: prefetching the output's lines as
       // well slowed bf16, and so did an input updated in place (axpy_'s y; 16M fp32: 4.3 -> 5.2 ms).
-      // Dense rows only (element strides up to 8 bytes); a broadcast (stride 0) stays in L1. Rows
-      // under kPrefetchRowBytes go without: a prefetch per line cost more than the add it served
-      // (a 4K-element fp32 add spent 12 % of its call on them), and so short a stream the hardware
-      // prefetchers follow.
-      if (j + m + kBlock <= n)
+      // Dense rows only (element strides up to 8 bytes); a broadcast (stride 0) stays in L1.
+      if (self.prefetch && j + m + kBlock <= n)
         for (int k = 1; k <= N; ++k)
-          if (ptrs[k] != ptrs[0] && strides[k] > 0 && strides[k] <= 8 && n * strides[k] >= kPrefetchRowBytes)
+          if (ptrs[k] != ptrs[0] && strides[k] > 0 && strides[k] <= 8)
             prefetch_bytes(ptrs[k] + (j + m) * strides[k], kBlock * strides[k]);
       for (int k = 0; k < N; ++k)
         if (strides[k + 1] != 0) in[k] = self.load[k](ptrs[k + 1] + j * strides[k + 1], strides[k + 1], m, buffers[k]);

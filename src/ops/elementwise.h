@@ -143,6 +143,7 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
         return std::is_same_v<typename decltype(o)::type, Tout>;
       });
       if (!rows.store) fail<Error>("internal: no store of the compute type into ", dtype_name(out.dtype()));
+      rows.prefetch = out.numel() * static_cast<int64_t>(out.itemsize()) >= kernels::ew::kPrefetchFromBytes;
       // Streamed: a large contiguous output that no input shares (an in-place update has read the
       // line it writes, so it has no write-allocate read to save; streaming it measured slower).
       rows.stream = PTO_HAVE_STREAM_LINES && DTypeSet::all().contains(out.dtype()) && out.is_contiguous() &&
