@@ -128,6 +128,22 @@ const T* cols_of(const View& b, int64_t c0) {
   return b.trans ? p + c0 * b.ld : p + c0;
 }
 
+// Per-thread scratch: accumulators of a block and a split-K / int8 piece; the tile unit's
+// scratchpad and its products when a bias is added to them.
+struct Scratch {
+  std::vector<float> piece;
+  std::vector<std::byte> acc, tile_pad;
+  std::vector<float> row, scales;
+  std::vector<int32_t> products;
+};
+thread_local Scratch t_scratch;
+
+template <class T>
+T* grown(std::vector<T>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+  return v.data();
+}
+
 void sgemm(const View& a, int64_t r0, const View& b, int64_t c0, int64_t m, int64_t n, int64_t k0, int64_t k,
            float beta, float* c, int64_t ldc) {
   // K offset k0: along A's columns and B's rows.
@@ -162,10 +178,8 @@ class TileUnitInt8 {
     dnnl::memory weights(compiled->pd.weights_desc(), unit->engine_, const_cast<int8_t*>(b));
     dnnl::memory dst(compiled->pd.dst_desc(), unit->engine_, c);
     // Each thread brings its own scratchpad (packed tiles of B): threads run one primitive at once.
-    thread_local std::vector<std::byte> scratch;
-    const dnnl::memory::desc scratch_desc = compiled->pd.scratchpad_desc();
-    if (scratch.size() < scratch_desc.get_size()) scratch.resize(scratch_desc.get_size());
-    dnnl::memory scratchpad(scratch_desc, unit->engine_, scratch.data());
+    const dnnl::memory::desc pad = compiled->pd.scratchpad_desc();
+    dnnl::memory scratchpad(pad, unit->engine_, grown(t_scratch.tile_pad, static_cast<int64_t>(pad.get_size())));
     [[maybe_unused]] const OneThreadPerCall one;
     compiled->primitive.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst},
                                          {DNNL_ARG_SCRATCHPAD, scratchpad}});
@@ -232,9 +246,8 @@ void s8gemm(const View& a, int64_t r0, const View& b, int64_t c0, int64_t m, int
     if (TileUnitInt8::run({m, n, k, a.ld, b.ld, ldc, a.trans, b.trans}, ap, bp, c)) return;
   } else {
     // oneDNN's sum post-op adds in fp32: the products go to scratch and are added here, exactly.
-    thread_local std::vector<int32_t> products;
-    if (products.size() < static_cast<size_t>(m * n)) products.resize(static_cast<size_t>(m * n));
-    if (TileUnitInt8::run({m, n, k, a.ld, b.ld, n, a.trans, b.trans}, ap, bp, products.data())) {
+    int32_t* const products = grown(t_scratch.products, m * n);
+    if (TileUnitInt8::run({m, n, k, a.ld, b.ld, n, a.trans, b.trans}, ap, bp, products)) {
       for (int64_t r = 0; r < m; ++r)
         for (int64_t j = 0; j < n; ++j)  // (wrapping as the GEMM's int32 sums do)
           c[r * ldc + j] = static_cast<int32_t>(static_cast<uint32_t>(c[r * ldc + j]) +
@@ -246,20 +259,6 @@ void s8gemm(const View& a, int64_t r0, const View& b, int64_t c0, int64_t m, int
   [[maybe_unused]] const OneThreadPerCall one;
   dnnl_gemm_s8s8s32(a.trans ? 'T' : 'N', b.trans ? 'T' : 'N', 'F', m, n, k, 1.0f, ap, a.ld, 0, bp, b.ld, 0, beta, c,
                     ldc, &zero);
-}
-
-// Per-thread scratch: accumulators of a block and a split-K / int8 piece.
-struct Scratch {
-  std::vector<float> piece;
-  std::vector<std::byte> acc;
-  std::vector<float> row, scales;
-};
-thread_local Scratch t_scratch;
-
-template <class T>
-T* grown(std::vector<T>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
-  return v.data();
 }
 
 float per_channel_scale(const Column& s, int64_t batch, int64_t col) {
