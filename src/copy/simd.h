@@ -6,7 +6,9 @@
 //   variant with kernel_tuning().isa at run time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -50,6 +52,26 @@ struct KernelTuning {
   Isa isa;
 };
 const KernelTuning& kernel_tuning();
+
+// Copies a run of up to a few hundred bytes with fixed-size moves instead of a library call, which
+// costs more than the copy for a short row (8 fp32: 32 bytes): whole 32-byte moves and one last move
+// overlapping the one before it; shorter runs the same way at 16, 8, 4 and 2 bytes. dst and src
+// must not overlap.
+[[gnu::always_inline]] inline void copy_short(void* dst, const void* src, size_t bytes) {
+  auto* d = static_cast<std::byte*>(dst);
+  const auto* s = static_cast<const std::byte*>(src);
+  const auto in_moves = [&](auto width) {
+    constexpr size_t w = decltype(width)::value;
+    for (size_t i = 0; i + w < bytes; i += w) std::memcpy(d + i, s + i, w);
+    std::memcpy(d + bytes - w, s + bytes - w, w);
+  };
+  if (bytes >= 32) in_moves(std::integral_constant<size_t, 32>{});
+  else if (bytes >= 16) in_moves(std::integral_constant<size_t, 16>{});
+  else if (bytes >= 8) in_moves(std::integral_constant<size_t, 8>{});
+  else if (bytes >= 4) in_moves(std::integral_constant<size_t, 4>{});
+  else if (bytes >= 2) in_moves(std::integral_constant<size_t, 2>{});
+  else if (bytes == 1) *d = *s;
+}
 
 // Asks for the cache lines at p, p + 64, ... below p + bytes (reads; the kernels' prefetch ahead).
 inline void prefetch_bytes(const void* p, int64_t bytes) {

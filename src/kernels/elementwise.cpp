@@ -88,6 +88,7 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch,
     for (int d = 0; d < dims - 1; ++d) off += at[d] * loop.strides[k][d];
     return off;
   };
+
   const bool prefetch = dims > 1 && len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
   if (prefetch) {
     std::copy(idx, idx + dims, ahead);
@@ -107,9 +108,20 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch,
     if (col == 0 && per_batch > 1 && end - at >= 2 * len) {  // whole short rows
       std::byte* batch_ptrs[kBlock * kMaxOperands];
       int64_t rows = 0;
-      for (; rows < per_batch && end - at >= len; ++rows, at += len, next_row(idx)) {
-        for (int k = 0; k < loop.operands; ++k) batch_ptrs[rows * kMaxOperands + k] = data[k] + offset(idx, k);
-        prefetch_ahead(at);
+      // Runs of rows along the innermost outer dim, each operand's rows a fixed step apart.
+      const int outer = dims - 2;
+      while (rows < per_batch && end - at >= len) {
+        const int64_t run = std::min({per_batch - rows, (end - at) / len, loop.shape[outer] - idx[outer]});
+        for (int k = 0; k < loop.operands; ++k) {
+          std::byte* p = data[k] + offset(idx, k);
+          const int64_t step = loop.strides[k][outer];
+          for (int64_t r = 0; r < run; ++r, p += step) batch_ptrs[(rows + r) * kMaxOperands + k] = p;
+        }
+        for (int64_t r = 0; r < run; ++r) prefetch_ahead(at + r * len);
+        rows += run;
+        at += run * len;
+        idx[outer] += run - 1;
+        next_row(idx);
       }
       batch(ctx, batch_ptrs, inner, len, rows);
       continue;

@@ -95,6 +95,7 @@ struct Rows {
   std::array<LoadFn<Tin>, N> load;
   StoreFn<Tout> store;
   bool out_native = false;  // the output's storage type is Tout: contiguous rows are written in place
+  std::array<bool, N> in_native{};  // input k's storage type is Tin: its contiguous rows are read in place
 
   // Set for a contiguous output of at least kernel_tuning().stream_bytes (docs/kernels.md#streaming-stores)
   // when kStreams: each block is computed (and stored to its dtype) in L1, then streamed out; the
@@ -152,22 +153,46 @@ struct Rows {
   }
 
   // Rows too short to be worth a call each (a strided view's rows of a few elements): loaded one
-  // after another into the block buffers, worked as one block, stored back row by row.
+  // after another into the block buffers, worked as one block, stored back row by row. An operand
+  // whose rows lie back to back (a contiguous one beside a strided one) is loaded or stored as one run.
   static void batch(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n, int64_t rows) {
     const auto& self = *static_cast<const Rows*>(ctx);
     alignas(64) Tin buffers[N][kBlock];
     alignas(64) Tout out_buffer[kBlock];
+    const auto back_to_back = [&](int k) {
+      const int64_t row_bytes = n * strides[k];
+      for (int64_t r = 1; r < rows; ++r)
+        if (ptrs[r * kMaxOperands + k] != ptrs[k] + r * row_bytes) return false;
+      return true;
+    };
     const Tin* in[N];
     for (int k = 0; k < N; ++k) {
+      if (back_to_back(k + 1)) {
+        in[k] = self.load[k](ptrs[k + 1], strides[k + 1], n * rows, buffers[k]);
+        continue;
+      }
       in[k] = buffers[k];
+      // Rows of Tin are copied with inline moves: a library call per row cost more than its bytes.
+      const bool copied = self.in_native[k] && strides[k + 1] == static_cast<int64_t>(sizeof(Tin));
       for (int64_t r = 0; r < rows; ++r) {
         Tin* at = buffers[k] + r * n;
-        const Tin* got = self.load[k](ptrs[r * kMaxOperands + k + 1], strides[k + 1], n, at);
-        if (got != at) std::memcpy(at, got, static_cast<size_t>(n) * sizeof(Tin));
+        const std::byte* row = ptrs[r * kMaxOperands + k + 1];
+        const Tin* got = copied ? reinterpret_cast<const Tin*>(row) : self.load[k](row, strides[k + 1], n, at);
+        if (got != at) copy_short(at, got, n * sizeof(Tin));
       }
     }
     block(out_buffer, in, n * rows);
-    for (int64_t r = 0; r < rows; ++r) self.store(out_buffer + r * n, ptrs[r * kMaxOperands], strides[0], n);
+    const bool out_rows = self.out_native && strides[0] == static_cast<int64_t>(sizeof(Tout));
+    if (back_to_back(0)) {
+      if (out_rows && kStreams && self.stream)
+        stream_copy_tuned(ptrs[0], reinterpret_cast<const std::byte*>(out_buffer), n * rows * strides[0]);
+      else
+        self.store(out_buffer, ptrs[0], strides[0], n * rows);
+    } else if (out_rows) {
+      for (int64_t r = 0; r < rows; ++r) copy_short(ptrs[r * kMaxOperands], out_buffer + r * n, n * sizeof(Tout));
+    } else {
+      for (int64_t r = 0; r < rows; ++r) self.store(out_buffer + r * n, ptrs[r * kMaxOperands], strides[0], n);
+    }
   }
 
   static constexpr bool kBlockForm = has_block_form<F, Tout, Tin>(std::make_index_sequence<N>{});

@@ -137,11 +137,15 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
     if constexpr (F::template takes<Tin>) {
       using Tout = typename F::template out<Tin>;
       kernels::ew::Rows<F, Tout, Tin, static_cast<int>(N)> rows;
-      for (size_t k = 0; k < N; ++k) rows.load[k] = kernels::ew::loader<Tin>(inputs[k]->dtype());
+      const auto stores_as = [](DType dtype, auto type) {
+        return visit_dtype(dtype, [](auto o) { return std::is_same_v<typename decltype(o)::type, decltype(type)>; });
+      };
+      for (size_t k = 0; k < N; ++k) {
+        rows.load[k] = kernels::ew::loader<Tin>(inputs[k]->dtype());
+        rows.in_native[k] = stores_as(inputs[k]->dtype(), Tin{});
+      }
       rows.store = kernels::ew::storer<Tout>(out.dtype());
-      rows.out_native = visit_dtype(out.dtype(), [](auto o) {
-        return std::is_same_v<typename decltype(o)::type, Tout>;
-      });
+      rows.out_native = stores_as(out.dtype(), Tout{});
       if (!rows.store) fail<Error>("internal: no store of the compute type into ", dtype_name(out.dtype()));
       rows.prefetch = out.numel() * static_cast<int64_t>(out.itemsize()) >= kernels::ew::kPrefetchFromBytes;
       // Streamed: a large contiguous output that no input shares (an in-place update has read the

@@ -706,3 +706,37 @@ def test_streamed_outputs_match_the_references(dtype):
     finally:
         ptocpu._core._set_kernel_tuning()
         ptocpu.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.float16, ml_dtypes.bfloat16, np.float32, np.int64, np.float64])
+@pytest.mark.parametrize("n", [1, 3, 5, 8, 12, 33, 64])
+def test_short_rows_go_in_batches(dtype, n):
+    """Rows of up to 64 elements are worked many to a block (docs/kernels.md#elementwise): a padded
+    operand's rows one by one, a contiguous operand's as one run; runs of rows cross the outer dims
+    (shape [5, 7, n]); a strided target (atomic_add into a block of wider rows) is written row by row.
+    Byte lengths of every size class hit the short copies' tails."""
+    rng = np.random.default_rng(n)
+    shape = (5, 7, n)
+    wide = lambda: rng.integers(-50, 50, (5, 7, n + 5)).astype(dtype)
+    a_full, b, row = wide(), rng.integers(-50, 50, shape).astype(dtype), rng.integers(-50, 50, (1, 1, n)).astype(dtype)
+    a = a_full[..., :n]  # padded rows
+    exact = np.float32 if np.dtype(dtype).kind == "f" or dtype is ml_dtypes.bfloat16 else np.int64
+    want = (a.astype(exact) + b.astype(exact)).astype(dtype)  # small integers: exact, one rounding
+    previous = ptocpu.get_num_threads()
+    try:
+        for tuning in (0, None):  # streamed (threshold 0) and the default
+            ptocpu._core._set_kernel_tuning(*([] if tuning is None else [tuning]))
+            for threads in (1, 2):
+                ptocpu.set_num_threads(threads)
+                same(ptocpu.add(ptocpu.asarray(a), ptocpu.asarray(b)), want)
+                same(ptocpu.add(ptocpu.asarray(b), ptocpu.asarray(a)), want)
+                same(ptocpu.maximum(ptocpu.asarray(a), ptocpu.asarray(row)), np.maximum(a, row))  # a row broadcast
+                same(ptocpu.lt(ptocpu.asarray(a), ptocpu.asarray(b)), a < b)  # a bool output
+                target = a_full.copy()
+                ptocpu.atomic_add(b, [0, 0, 2], target)  # rows of n into rows of n + 5
+                expect = a_full.copy()
+                expect[..., 2:2 + n] = (a_full[..., 2:2 + n].astype(exact) + b.astype(exact)).astype(dtype)
+                same(target, expect)
+    finally:
+        ptocpu._core._set_kernel_tuning()
+        ptocpu.set_num_threads(previous)
