@@ -170,14 +170,22 @@ def test_int8_without_vnni_gives_the_same_bits():
         ptocpu._core._set_kernel_tuning(-1, None)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
 @pytest.mark.parametrize("a_trans", [False, True])
 @pytest.mark.parametrize("b_trans", [False, True])
-def test_transposed_operands_are_read_in_place(a_trans, b_trans):
+def test_transposed_operands_are_read_in_place(a_trans, b_trans, dtype):
+    """fp32 operands are read in place, except B when both are transposed: it is copied to row-major
+    first (src/kernels/matmul.cpp run()); batches, one of them broadcast, take the same rule."""
     rng = np.random.default_rng(11)
-    a = ints(rng, (40, 24) if a_trans else (24, 40), np.float16)
-    b = ints(rng, (33, 40) if b_trans else (40, 33), np.float16)
+    a = ints(rng, (40, 24) if a_trans else (24, 40), dtype)
+    b = ints(rng, (33, 40) if b_trans else (40, 33), dtype)
     got = ptocpu.matmul(tensor(a), tensor(b), D.DT_FP32, a_trans=a_trans, b_trans=b_trans)
     np.testing.assert_array_equal(got.numpy(), exact_product(a, b, a_trans, b_trans).astype(np.float32))
+    a3 = np.stack([a, a[::-1].copy()])
+    b3 = b[None]  # one matrix for both batches
+    got = ptocpu.matmul(tensor(a3), tensor(b3), D.DT_FP32, a_trans=a_trans, b_trans=b_trans)
+    for i in range(2):
+        np.testing.assert_array_equal(got.numpy()[i], exact_product(a3[i], b, a_trans, b_trans).astype(np.float32))
 
 
 def test_strided_and_valid_shape_views():
