@@ -88,7 +88,6 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch,
     for (int d = 0; d < dims - 1; ++d) off += at[d] * loop.strides[k][d];
     return off;
   };
-
   const bool prefetch = dims > 1 && len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
   if (prefetch) {
     std::copy(idx, idx + dims, ahead);
