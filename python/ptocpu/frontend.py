@@ -56,6 +56,16 @@ def _check_options(options: dict) -> dict:
 
 
 def _to_tensor(kernel: str, param: str, obj) -> _core.Tensor:
+    if type(obj).__module__.startswith("torch"):
+        # Reading a torch tensor's layout and taking its DLPack capsule are plain torch calls: no
+        # torch function mode (`ptocpu test`'s npu-to-cpu mode among them) has a say in them, and
+        # passing each call through a mode's Python costs more than the conversion.
+        with sys.modules["torch"]._C.DisableTorchFunction():
+            return _convert(kernel, param, obj)
+    return _convert(kernel, param, obj)
+
+
+def _convert(kernel: str, param: str, obj) -> _core.Tensor:
     if type(obj).__module__.startswith("torch") and hasattr(obj, "is_contiguous") and not obj.is_contiguous():
         # PyPTO's runtime takes torch tensors as they lie in memory: contiguous ones only
         raise as_fe_error(_core.ArgumentError(
@@ -169,22 +179,20 @@ class _Kernel:
     def signature(self) -> inspect.Signature:
         if self._signature is None:
             self._signature = _evaluated_signature(self.func, self._scope, f"jit: kernel {self.name}")
+            tensors = [p.name for p in self._signature.parameters.values() if _is_tensor_annotation(p.annotation)]
+            # each tensor parameter's place among them, from 1 (PyPTO's messages count those)
+            self._positions = {name: i for i, name in enumerate(tensors, 1)}
         return self._signature
 
     def convert(self, param: inspect.Parameter, value: Any) -> Any:
-        tensor_param = _is_tensor_annotation(param.annotation)
-        if _is_array(value) or (tensor_param and isinstance(value, (list, tuple))):
+        position = self._positions.get(param.name)
+        if _is_array(value) or (position is not None and isinstance(value, (list, tuple))):
             value = _to_tensor(self.name, param.name, value)
-        if tensor_param:
+        if position is not None:
             value = fp4_argument(value, declared_dtype(param.annotation))  # packed FP4 bytes, as PyPTO reads them
-            check_tensor_argument(f"jit: kernel {self.name} parameter {param.name!r}", self._position(param), value,
+            check_tensor_argument(f"jit: kernel {self.name} parameter {param.name!r}", position, value,
                                   param.annotation)
         return value
-
-    def _position(self, param: inspect.Parameter) -> int:
-        """param's place among the tensor parameters, from 1 (PyPTO's messages count those)."""
-        tensors = [p.name for p in self.signature().parameters.values() if _is_tensor_annotation(p.annotation)]
-        return tensors.index(param.name) + 1
 
     def refusal(self) -> Optional[BaseException]:
         """What PyPTO's parser refuses in this kernel's source (found once), or None."""

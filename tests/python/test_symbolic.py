@@ -70,6 +70,27 @@ def test_known_arithmetic_is_cpp_integer_arithmetic():
         a % pypto.symbolic_scalar(0)
 
 
+@pytest.mark.parametrize("op", ["+", "-", "*", "==", "!=", "<", "<=", ">", ">="])
+def test_known_operands_of_every_kind_give_python_values_and_pypto_kinds(op):
+    # The short way for known operands (loop values, valid-shape dims, ints) against Python's ints:
+    # the value as Python computes it (comparisons 0 / 1), a SymbolicScalar, and an expression as
+    # soon as a named scalar takes part.
+    import operator
+
+    from ptocpu.lang.symbolic import KnownDim
+    fn = {"+": operator.add, "-": operator.sub, "*": operator.mul, "==": operator.eq, "!=": operator.ne,
+          "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op]
+    makers = {"int": int, "immediate": pypto.symbolic_scalar, "named": lambda v: pypto.symbolic_scalar("k", v),
+              "dim": KnownDim, "loop": lambda v: next(iter(pypto.loop(v, v + 1)))}
+    for (ka, make_a), (kb, make_b) in itertools.product(makers.items(), repeat=2):
+        if ka == "int" and kb == "int":
+            continue
+        for a, b in itertools.product((-3, 0, 5), repeat=2):
+            result = fn(make_a(a), make_b(b))
+            assert type(result) is SymbolicScalar and int(result) == int(fn(a, b)), (ka, kb, a, b)
+            assert result.is_expression() == ("named" in (ka, kb)), (ka, kb)
+
+
 def test_an_unknown_has_no_value_on_the_cpu():
     # test_symbolic_scalar.py: an unknown is not concrete; where a value is needed PyPTO raises
     (n,) = syms("n")

@@ -43,7 +43,8 @@ def eager_forced(debug_options: Optional[dict] = None) -> bool:
 
 
 def _tensor_key(t: _core.Tensor) -> tuple:
-    return (t.shape, t.strides, t.dtype, t.valid_shape, t.is_contiguous())
+    # (valid_shape's entries are KnownDims, whose == builds a symbolic scalar: plain ints hash and compare faster)
+    return (t.shape, t.strides, t.dtype, tuple(map(int, t.valid_shape)), t.is_contiguous())
 
 
 def signature(values: List[Any]) -> Optional[Hashable]:

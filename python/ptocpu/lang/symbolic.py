@@ -151,8 +151,23 @@ def _combine(op: str, *values):
     return SymbolicExpr((op, *[_node_of(v) for v in values]))
 
 
+# Index arithmetic on known scalars (loop values, ints) is the common case in a kernel body: it
+# takes a short way, with the result _combine would give.
+_KNOWN_BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "==": operator.eq, "!=": operator.ne,
+                 "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
 def _binary(op: str, reflected: bool = False) -> Callable:
+    known = _KNOWN_BINARY.get(op)
+
     def method(self, other):
+        if known is not None and type(other) in _KNOWN_TYPES and type(self) in _KNOWN_TYPES:
+            result = int.__new__(SymbolicScalar, known(int(other), int(self)) if reflected
+                                 else known(int(self), int(other)))
+            result.name = ""
+            result._kind = ("immediate" if getattr(self, "_kind", "immediate") == "immediate"
+                            and getattr(other, "_kind", "immediate") == "immediate" else "expression")
+            return result
         other = _operand(other)
         if other is None:
             return NotImplemented
@@ -262,6 +277,9 @@ class KnownDim(SymbolicScalar):
         return int.__new__(cls, value)
 
     __repr__ = __str__ = int.__repr__
+
+
+_KNOWN_TYPES = frozenset((int, SymbolicScalar, KnownDim))  # (bool, numpy ints: the long way)
 
 
 class SymbolicExpr(_ScalarOps):

@@ -128,28 +128,35 @@ def check_argument(where: str, position: int, value: _core.Tensor, annotation) -
     """A kernel's tensor argument against its annotation, as PyPTO's front end checks it: the
     number of dims and the dims written as ints (ArgumentError), then the dtype when the
     annotation gives one (DTypeError). `where` leads the message ("jit: kernel k parameter 'x'"),
-    `position` counts the tensor parameters from 1."""
+    `position` counts the tensor parameters from 1. (Messages are built only on failure: every
+    call of a kernel runs this.)"""
     if annotation is _core.Tensor:
         return
     spec: Optional[Spec] = getattr(annotation, "_spec", None)
     if spec is not None:
-        dims, dtype, shown = spec.dims, spec.dtype, spec.shown()
+        dims, dtype = spec.dims, spec.dtype
     elif _core._is_placeholder(annotation):  # Tensor(): a tensor of any shape and dtype
         return
     else:  # Tensor(shape, dtype) with int dims; Tensor([], dtype) takes any shape; no dtype: any dtype
         dims = list(annotation.shape) or None
         dtype = None if getattr(annotation, "_any_dtype", False) else annotation.dtype
-        shown = str(list(annotation.shape))
-    lead = f"{where} (the {ordinal(position)} input tensor)"
+
+    def lead() -> str:
+        return f"{where} (the {ordinal(position)} input tensor)"
+
+    def shown() -> str:
+        return spec.shown() if spec is not None else str(list(annotation.shape))
+
     if dims is not None:
         fixed = [d for d in dims if d is not Ellipsis]
         open_rank = len(fixed) < len(dims)
         if value.ndim < len(fixed) or (not open_rank and value.ndim != len(fixed)):
-            raise _core.ArgumentError(f"{lead}: the number of dimensions of shape {list(value.shape)} does not match "
-                                      f"the number of dimensions of its definition {shown}")
-        if any(d is not None and value.shape[i] != d for i, d in enumerate(fixed)):
-            raise _core.ArgumentError(f"{lead}: shape {list(value.shape)} does not match the shape of its "
-                                      f"definition {shown}")
+            raise _core.ArgumentError(f"{lead()}: the number of dimensions of shape {list(value.shape)} does not "
+                                      f"match the number of dimensions of its definition {shown()}")
+        shape = value.shape
+        if any(d is not None and shape[i] != d for i, d in enumerate(fixed)):
+            raise _core.ArgumentError(f"{lead()}: shape {list(value.shape)} does not match the shape of its "
+                                      f"definition {shown()}")
     if dtype is not None and value.dtype != dtype:
-        raise _core.DTypeError(f"{lead}: dtype {value.dtype.name} does not match the dtype of its definition "
+        raise _core.DTypeError(f"{lead()}: dtype {value.dtype.name} does not match the dtype of its definition "
                                f"{dtype.name}")

@@ -158,6 +158,10 @@ def _install_npu_on_cpu() -> None:
         """Device strings "npu" / "npu:N" given to any torch call mean the CPU."""
 
         def __torch_function__(self, func, types_, args=(), kwargs=None):
+            # Most calls (every tensor method and property in the process) name no device: they
+            # pass straight through.
+            if not kwargs and str not in map(type, args) and not (len(args) > 1 and _is_index(args[1])):
+                return func(*args)
             args = tuple("cpu" if _is_npu(a) else a for a in args)
             kwargs = {k: ("cpu" if _is_npu(v) or (k == "device" and _is_index(v)) else v)
                       for k, v in (kwargs or {}).items()}
