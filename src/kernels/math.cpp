@@ -5,7 +5,6 @@
 #include <sleef.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -223,27 +222,6 @@ void round_to_integral(Rounding r, T* out, const T* in, int64_t n) {
   }
 }
 
-// c[First] + c[First + 1] u + ... over Count coefficients by Estrin's scheme: the lower half plus
-// the upper half times u^half (half a power of two, powers[k] = u^(2^k)), so that the chain of
-// dependent steps is log2(Count) multiply-adds long instead of Horner's Count (the vectorised
-// loops below waited on Horner's latency).
-template <size_t First, size_t Count, class T, size_t N>
-[[gnu::always_inline]] inline T estrin(const T (&c)[N], const T (&powers)[4]) {
-  static_assert(First + Count <= N && Count <= 16);
-  if constexpr (Count == 1) {
-    return c[First];
-  } else {
-    constexpr size_t half = std::bit_ceil(Count) / 2;
-    return estrin<First, half>(c, powers) + estrin<First + half, Count - half>(c, powers) * powers[std::countr_zero(half)];
-  }
-}
-template <class T, size_t N>
-[[gnu::always_inline]] inline T estrin(const T (&c)[N], T u) {
-  const T u2 = u * u, u4 = u2 * u2;
-  const T powers[4] = {u, u2, u4, u4 * u4};
-  return estrin<0, N>(c, powers);
-}
-
 // fp32 tanh (docs/ops/hyperbolic.md#semantics). SLEEF 3.5's fp32 tanh costs 1.4 ns an element on
 // AVX-512, its exp 0.3 ns (torch's tanh 0.3 ns): tanh is composed from that exp, split where the
 // device splits it, each side within 1 ulp of the correctly rounded result (checked once over
@@ -281,57 +259,116 @@ PTO_SIMD_CLONES void tanh_from_exp(float* out, const float* in, const float* __r
   }
 }
 
-// fp32 erf (docs/ops/erf.md#semantics). SLEEF 3.5's fp32 erf costs 2 ns an element on AVX-512;
-// composed from its fp32 exp, each piece within 1 ulp of the correctly rounded result (checked
-// once over every fp32 value; tests/python/test_math.py checks the values around each boundary):
-//  * |x| < 0.84375: x + x Q(x^2) in fp64, Q a least-squares fit of erf(x) / x - 1 (relative
-//    error 1.3e-10), one rounding;
-//  * |x| >= 0.84375: 1 - e^-x^2 G(|x|) in fp64 with G a fit of erfc(x) e^x^2 (relative error
-//    3.9e-9; x - 2.421875 as its variable) and x^2 = hi + lo split exactly, e^-hi from the fp32
-//    exp: its 1-ulp error moves the result by at most 0.47 ulp (erfc / erf is at most 0.3 there);
-//  * |x| >= 4: +-1 (erf(3.92) already rounds to 1).
-constexpr float kErfSplit = 0.84375f, kErfClamp = 4.0f;
-constexpr double kErfSmall[] = {0.12837916696923185,  -0.37612637154253903,  0.11283752043957575,
-                                -0.026862792581752358, 0.005210185714977401, -0.0008255934831965051,
-                                8.893430921134231e-05};
-constexpr double kErfcCenter = 2.421875;
-constexpr double kErfcScaled[] = {0.21677087013028074,    -0.07839526895556956,   0.02690730630035308,
-                                  -0.008819368972940894,  0.002774092075554791,   -0.0008405677807654821,
-                                  0.00024576198206118334, -6.970729821106596e-05, 1.9644428771670604e-05,
-                                  -5.284704279546129e-06, 1.125194454664985e-06,  -2.8242376271051463e-07,
-                                  1.454277225935428e-07,  -3.6021323538201534e-08};
+// fp32 erf (docs/ops/erf.md#semantics): one degree-5 polynomial per interval of |x|, its
+// coefficients looked up per lane from 16-entry tables (a register-wide permute on AVX-512, two
+// on AVX2), so that a lane does one polynomial's work. SLEEF 3.5's fp32 erf costs 2 ns an element
+// on AVX-512, and a composition around its exp left the exp alone at half torch's erf. Interval 0,
+// |x| < 0.84375: x + x Q(x^2) with Q a fit of erf(x) / x - 1 (relative error for tiny x); intervals
+// 1..15 split [0.84375, 3.92) evenly: erf(c) rounded + R(x - c) about each midpoint c; from 3.92
+// on, +-1 (erf(3.92) rounds to 1). Least-squares fits far below fp32's error, every step an fp32
+// multiply or add in the same order on every build (no FMA), so every build gives the same bits;
+// checked once over every fp32 value below 4: within 1 ulp of the correctly rounded result.
+constexpr int kErfDegree = 5;
+constexpr float kErfSmallEnd = 0.84375f, kErfEnd = 3.92000008f, kErfInverseWidth = 4.87606668f;
+struct alignas(64) ErfTable {
+  float v[16];
+};
+constexpr ErfTable kErfCenter = {{0.0f, 0.946291685f, 1.15137506f, 1.35645831f, 1.56154168f,
+                                  1.76662505f, 1.97170842f, 2.17679167f, 2.38187504f, 2.58695841f,
+                                  2.79204178f, 2.99712515f, 3.20220828f, 3.40729165f, 3.61237502f,
+                                  3.81745839f}};
+constexpr ErfTable kErfValue = {{0.0f, 0.81918782f, 0.896536648f, 0.944929779f, 0.972780347f,
+                                 0.987523913f, 0.994703352f, 0.997919202f, 0.999244153f,
+                                 0.999746323f, 0.999921381f, 0.999977529f, 0.99999404f,
+                                 0.999998569f, 0.999999702f, 0.99999994f}};
+constexpr ErfTable kErfCoefficient[kErfDegree + 1] = {
+    {{0.128379166f, 6.36273301e-09f, -1.01141406e-08f, -5.95436722e-09f, 7.4689126e-09f,
+      2.90144211e-08f, 1.22962964e-08f, -1.82657054e-08f, 7.52096785e-09f, -6.92590607e-09f,
+      -9.71270442e-09f, -2.33798527e-08f, 2.30523778e-08f, -1.49085562e-08f, -2.64133835e-08f,
+      -7.52086216e-09f}},
+    {{-0.376125753f, 0.4608486f, 0.299727291f, 0.179210007f, 0.0985067561f, 0.0497780144f,
+      0.0231247488f, 0.00987607893f, 0.00387757062f, 0.00139959622f, 0.000464422948f,
+      0.000141674769f, 3.97319491e-05f, 1.02436461e-05f, 2.4279359e-06f, 5.29039198e-07f}},
+    {{0.112827651f, -0.436097085f, -0.345099658f, -0.243092403f, -0.153823555f, -0.0879396498f,
+      -0.0455953442f, -0.0214980058f, -0.0092356801f, -0.00362053374f, -0.0012965888f,
+      -0.000424566475f, -0.000127207852f, -3.48945869e-05f, -8.76771901e-06f, -2.01870444e-06f}},
+    {{-0.0268046949f, 0.121498793f, 0.164981917f, 0.160091862f, 0.1272984f, 0.0869782194f,
+      0.0522258505f, 0.0279061329f, 0.0133732827f, 0.00577779394f, 0.00225873315f, 0.000801153714f,
+      0.000258345739f, 7.58593596e-05f, 2.03089421e-05f, 4.9622472e-06f}},
+    {{0.00505496981f, 0.087853767f, 0.0203351546f, -0.02718357f, -0.0478365533f, -0.0473795831f,
+      -0.0362688303f, -0.0232458152f, -0.012899003f, -0.00630643638f, -0.00274527702f,
+      -0.00107137032f, -0.000376629294f, -0.00011967805f, -3.4464927e-05f, -9.01330895e-06f}},
+    {{-0.000633927237f, -0.0693889856f, -0.0585714392f, -0.0330944061f, -0.00824335776f,
+      0.00736971153f, 0.0128807295f, 0.0118091973f, 0.00823195465f, 0.0047638854f, 0.00237303367f,
+      0.00103688648f, 0.000401934201f, 0.000139249547f, 4.33405476e-05f, 1.21646644e-05f}}};
 
-// |x| clamped to [kErfSplit, kErfClamp] (NaN: the clamp): where the erfc form is evaluated.
-inline float erfc_argument(float ax) {
-  return arith::pick(ax < kErfClamp, arith::pick(ax > kErfSplit, ax, kErfSplit), kErfClamp);
+// The interval of 0 <= ax < kErfEnd.
+inline int erf_interval(float ax) {
+  if (ax < kErfSmallEnd) return 0;
+  return std::min(static_cast<int>((ax - kErfSmallEnd) * kErfInverseWidth) + 1, 15);
 }
 
-// -hi, hi = fl(c^2) with c = erfc_argument(|x|).
-PTO_SIMD_CLONES void erf_exp_arguments(float* __restrict arg, const float* in, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float c = erfc_argument(std::fabs(in[i]));
-    arg[i] = -(c * c);
+float erf_scalar(float x) {
+  const float ax = std::fabs(x);
+  if (!(ax < kErfEnd)) return ax == ax ? std::copysign(1.0f, x) : x;
+  const int k = erf_interval(ax);
+  const float u = k == 0 ? ax * ax : ax - kErfCenter.v[k];
+  float p = kErfCoefficient[kErfDegree].v[k];
+  for (int j = kErfDegree - 1; j >= 0; --j) p = p * u + kErfCoefficient[j].v[k];
+  return std::copysign(k == 0 ? ax + ax * p : kErfValue.v[k] + p, x);
+}
+
+#if PTO_X86
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*().
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+struct ErfZmm {
+  PTO_TARGET_AVX512 static __m512 at(const ErfTable& t, __m512i k) { return _mm512_permutexvar_ps(k, _mm512_load_ps(t.v)); }
+  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const {
+    const __m512 ax = _mm512_abs_ps(x);
+    const __mmask16 small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(kErfSmallEnd), _CMP_LT_OQ);
+    const __m512 scaled = _mm512_mul_ps(_mm512_sub_ps(ax, _mm512_set1_ps(kErfSmallEnd)), _mm512_set1_ps(kErfInverseWidth));
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512i k = _mm512_add_epi32(_mm512_cvttps_epi32(scaled), one);  // (lanes past kErfEnd or NaN: any, unused)
+    k = _mm512_min_epi32(_mm512_max_epi32(k, one), _mm512_set1_epi32(15));
+    k = _mm512_mask_mov_epi32(k, small, _mm512_setzero_si512());
+    const __m512 u = _mm512_mask_blend_ps(small, _mm512_sub_ps(ax, at(kErfCenter, k)), _mm512_mul_ps(ax, ax));
+    __m512 p = at(kErfCoefficient[kErfDegree], k);
+    for (int j = kErfDegree - 1; j >= 0; --j) p = _mm512_add_ps(_mm512_mul_ps(p, u), at(kErfCoefficient[j], k));
+    __m512 r = _mm512_mask_blend_ps(small, _mm512_add_ps(at(kErfValue, k), p), _mm512_add_ps(ax, _mm512_mul_ps(ax, p)));
+    r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, _mm512_set1_ps(kErfEnd), _CMP_LT_OQ), _mm512_set1_ps(1.0f), r);
+    const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
+    r = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(r), sign));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), r, x);
   }
-}
-
-// out from in and e = e^-hi; out may be in. The forms are computed and one picked (vectorised).
-PTO_SIMD_CLONES void erf_from_exp(float* out, const float* in, const float* __restrict e, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float xf = in[i], ax = std::fabs(xf);
-    const double x = xf, t = x * x;
-    const double q = estrin(kErfSmall, t);
-    const float small = static_cast<float>(x + x * q);
-    // the same c again (cheaper than storing it): c^2 - hi is exact in fp64
-    const float cf = erfc_argument(ax);
-    const double c = cf, lo = c * c - static_cast<double>(cf * cf), u = c - kErfcCenter;
-    const double g = estrin(kErfcScaled, u);
-    const double erfc = static_cast<double>(e[i]) * (1.0 - lo) * g;
-    const float large = static_cast<float>(std::copysign(1.0 - erfc, x));
-    const float one = std::copysign(1.0f, xf);
-    out[i] = arith::pick(ax < kErfSplit, small,
-                         arith::pick(ax < kErfClamp, large, arith::pick(ax >= kErfClamp, one, kNaN<float>)));
+};
+#pragma GCC diagnostic pop
+struct ErfYmm {
+  // t.v[k] per lane: entries 0..7 and 8..15 permuted, the upper picked where k > 7
+  PTO_TARGET_AVX2 static __m256 at(const ErfTable& t, __m256i k, __m256 upper) {
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_load_ps(t.v), k),
+                            _mm256_permutevar8x32_ps(_mm256_load_ps(t.v + 8), k), upper);
   }
-}
+  PTO_TARGET_AVX2 __m256 operator()(__m256 x) const {
+    const __m256 sign_bit = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
+    const __m256 ax = _mm256_andnot_ps(sign_bit, x);
+    const __m256 small = _mm256_cmp_ps(ax, _mm256_set1_ps(kErfSmallEnd), _CMP_LT_OQ);
+    const __m256 scaled = _mm256_mul_ps(_mm256_sub_ps(ax, _mm256_set1_ps(kErfSmallEnd)), _mm256_set1_ps(kErfInverseWidth));
+    const __m256i one = _mm256_set1_epi32(1);
+    __m256i k = _mm256_add_epi32(_mm256_cvttps_epi32(scaled), one);
+    k = _mm256_min_epi32(_mm256_max_epi32(k, one), _mm256_set1_epi32(15));
+    k = _mm256_andnot_si256(_mm256_castps_si256(small), k);
+    const __m256 upper = _mm256_castsi256_ps(_mm256_cmpgt_epi32(k, _mm256_set1_epi32(7)));
+    const __m256 u = _mm256_blendv_ps(_mm256_sub_ps(ax, at(kErfCenter, k, upper)), _mm256_mul_ps(ax, ax), small);
+    __m256 p = at(kErfCoefficient[kErfDegree], k, upper);
+    for (int j = kErfDegree - 1; j >= 0; --j) p = _mm256_add_ps(_mm256_mul_ps(p, u), at(kErfCoefficient[j], k, upper));
+    __m256 r = _mm256_blendv_ps(_mm256_add_ps(at(kErfValue, k, upper), p), _mm256_add_ps(ax, _mm256_mul_ps(ax, p)), small);
+    r = _mm256_blendv_ps(_mm256_set1_ps(1.0f), r, _mm256_cmp_ps(ax, _mm256_set1_ps(kErfEnd), _CMP_LT_OQ));
+    r = _mm256_or_ps(r, _mm256_and_ps(x, sign_bit));
+    return _mm256_blendv_ps(r, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  }
+};
+#endif
 
 // The fp32 compositions around SLEEF's fp32 exp: args(arg, in, m), then e^arg, then finish(out,
 // in, e, m), a chunk at a time.
@@ -351,7 +388,11 @@ void around_exp(Args args, Finish finish, float* out, const float* in, int64_t n
 
 void evaluate(Fn fn, float* out, const float* in, int64_t n) {
   if (fn == Fn::Tanh) return around_exp(tanh_exp_arguments, tanh_from_exp, out, in, n);
-  if (fn == Fn::Erf) return around_exp(erf_exp_arguments, erf_from_exp, out, in, n);
+#if PTO_X86
+  if (fn == Fn::Erf) return run(ErfZmm{}, ErfYmm{}, erf_scalar, erf_scalar, out, in, n);
+#else
+  if (fn == Fn::Erf) return run(nullptr, nullptr, erf_scalar, erf_scalar, out, in, n);
+#endif
   if (fn == Fn::Sinh || fn == Fn::Cosh || fn == Fn::Asinh || fn == Fn::Acosh || fn == Fn::Erfc) {
     // SLEEF's fp32 forms of these miss part of fp32's range (sinh / cosh overflow from |x| > 88.7,
     // fp32's own limit is 89.4; asinh / acosh give inf past 1.8e19) or its accuracy (erfc is a

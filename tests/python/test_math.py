@@ -288,11 +288,17 @@ def test_tanh_is_within_one_ulp_on_both_sides_of_its_split():
 
 
 def test_erf_is_within_one_ulp_across_its_pieces():
-    # docs/ops/erf.md: fp32 erf is x + x Q(x^2) below |x| = 0.84375, 1 - e^-x^2 G(|x|) up to 4, then +-1;
-    # every fp32 value around the first boundary, every third around the second (either sign), values near 0
+    # docs/ops/erf.md: fp32 erf is x + x Q(x^2) below |x| = 0.84375, one polynomial per interval of 15 equal ones up
+    # to 3.92, then +-1; every fp32 value within 2^12 of each interval boundary (either sign), the last interval and
+    # the step to +-1 every third value, values near 0
     def values(lo, hi, step=1):
         return np.arange(*np.array([lo, hi], F32).view(np.int32), step=step, dtype=np.int32).view(F32)
-    x = np.concatenate([values(0.8, 0.9), values(3.5, 4.5, 3), values(1e-4, 2e-4, 31)])
+
+    def around(edge, reach=1 << 12):
+        bits = int(np.array(edge, F32).view(np.int32))
+        return np.arange(bits - reach, bits + reach, dtype=np.int32).view(F32)
+    edges = 0.84375 + (3.92 - 0.84375) / 15 * np.arange(16)
+    x = np.concatenate([*(around(e) for e in edges), values(3.5, 4.5, 3), values(1e-4, 2e-4, 31)])
     x = np.concatenate([x, -x])
     got = ptocpu.erf(x).numpy()
     assert ulps(got, library(erf64, x, F32)).max() <= 1
