@@ -331,6 +331,16 @@ void bind_tensor(nb::module_& m) {
           return t;
         },
         nb::arg("x").none(), nb::sig(docs::from_dlpack.sig), docs::from_dlpack.text);
+  // A jit kernel's argument: asarray(obj, copy=...) without pinning torch memory. The import lives
+  // for the call: a compiled run keeps none of its tensors, and a body that runs pins them
+  // (_pin_torch_memory) before it can keep one. Pinning costs several torch calls per argument.
+  m.def("_kernel_argument",
+        [](nb::handle obj, nb::handle copy) {
+          return asarray(obj, copy.is_none() ? std::nullopt : std::optional<bool>(copy.ptr() == Py_True), std::nullopt);
+        },
+        nb::arg("obj"), nb::arg("copy").none());
+  m.def("_pin_torch_memory", [](const pto::Tensor& t) { pin_torch_memory(t); },
+        "Makes the torch storage under t non-resizable, as asarray does (docs/tensors.md)");
   m.def("asarray",
         [](nb::handle obj, nb::handle dtype, nb::handle copy) -> nb::object {
           if (!copy.is_none() && !PyBool_Check(copy.ptr()))

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _core
 from .engine import compile as _compile
-from .engine import config, debug
+from .engine import config, debug, trace
 from .engine.golden import is_array as _is_array
 from .error import as_fe_error
 from .lang.convert import fp4_argument
@@ -75,7 +75,10 @@ def _convert(kernel: str, param: str, obj) -> _core.Tensor:
     # a list given for a tensor parameter can only be an input. A torch tensor that requires grad
     # comes in read-only: writing it would bypass autograd (ArgumentError, docs/tensors.md).
     requires_grad = getattr(obj, "requires_grad", False) is True
-    return _core.asarray(obj, copy=False if _is_array(obj) and not requires_grad else None)
+    copy = False if _is_array(obj) and not requires_grad else None
+    if type(obj).__module__.startswith("torch"):  # its memory is pinned only if the body runs (_Kernel.__call__)
+        return _core._kernel_argument(obj, copy)
+    return _core.asarray(obj, copy=copy)
 
 
 def _is_tensor_annotation(annotation) -> bool:
@@ -194,6 +197,12 @@ class _Kernel:
                                   param.annotation)
         return value
 
+    def _program(self, arguments: dict) -> Optional[_core._Program]:
+        """The program compiled for these (converted) arguments' signature, or None: the body runs."""
+        if _compile.eager_forced(self.options.get("debug_options")) or _core._tracing() or trace.active() is not None:
+            return None  # (a trace recording keeps the tensors of each op it records)
+        return self.compiled.programs.get(_compile.signature(list(arguments.values())))
+
     def refusal(self) -> Optional[BaseException]:
         """What PyPTO's parser refuses in this kernel's source (found once), or None."""
         if self._refusal is _UNCHECKED:
@@ -215,6 +224,17 @@ class _Kernel:
                 raise _core.ArgumentError(f"jit: kernel {self.name}: {e}") from None
             for name, value in bound.arguments.items():  # the arguments first, as PyPTO's runtime
                 bound.arguments[name] = self.convert(self.signature().parameters[name], value)
+            program = self._program(bound.arguments)
+            if program is not None:  # nothing of the body's own (its names, marks, option scope) is needed
+                tensors = [t for t in bound.arguments.values() if isinstance(t, _core.Tensor) and not _core._is_placeholder(t)]
+                _core._enter_kernel()
+                try:
+                    return _compile.run(program, tensors)
+                finally:
+                    _core._exit_kernel()
+            for t in bound.arguments.values():  # the body may keep them: torch memory under them stays put
+                if isinstance(t, _core.Tensor):
+                    _core._pin_torch_memory(t)
             marked = _mark_dynamic(bound.arguments, self.signature().parameters)
             named = _name_arguments(bound.arguments)
             refusal = self.refusal()

@@ -111,6 +111,28 @@ def test_f1_torch_memory_a_compiled_kernel_keeps_cannot_grow():
     np.testing.assert_array_equal(out, [1, 2, 3, 4])
 
 
+def test_f1_kernel_arguments_are_pinned_when_the_body_runs_not_by_a_compiled_call():
+    # The body may keep its arguments (a global, a closure): their torch memory must stay put. A
+    # compiled call runs no body and keeps nothing, so it leaves the caller's storage as it was.
+    kept = []
+
+    @pypto.frontend.jit
+    def keep_and_add(x: pypto.Tensor(), out: pypto.Tensor()):
+        kept.append(x)
+        out[:] = x + 1
+
+    first, out = torch.ones(1 << 10), torch.zeros(1 << 10)
+    keep_and_add(first, out)
+    with pytest.raises(RuntimeError, match="not resizable"):
+        first.resize_(1 << 20)
+    assert ptocpu.gathermask(kept[0], 7).numpy().min() == 1.0
+    again, out = torch.full((1 << 10,), 2.0), torch.zeros(1 << 10)
+    keep_and_add(again, out)
+    assert len(kept) == 1 and out.min() == 3.0  # the compiled program ran
+    again.resize_(1 << 20)
+    out.resize_(1 << 20)
+
+
 # --- F2: Tensor.gather / Tensor.gathermask replay in a function ---------------------------------
 
 def record_methods():
