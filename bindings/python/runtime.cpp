@@ -61,6 +61,9 @@ ReleaseGil::~ReleaseGil() {
 
 void bind_runtime(nb::module_& m) {
   nb::module_::import_("atexit").attr("register")(nb::cpp_function(&wait_for_released_calls));
+  m.def("_set_leak_warnings", [](bool on) { nb::set_leak_warnings(on); },
+        "Whether nanobind reports ptocpu objects still alive when the interpreter ends (a host that keeps "
+        "them until after ptocpu's module is torn down turns it off)");
 
   m.def("set_platform",
         [](nb::handle name) {

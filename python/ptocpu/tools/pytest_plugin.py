@@ -42,6 +42,11 @@ def pytest_configure(config):
     if platform:
         os.environ["PTOCPU_PLATFORM"] = platform
     runner.install(platform)
+    # pytest keeps the collected tests -- and the kernels and annotation tensors their closures
+    # hold -- until the interpreter's last teardown, after ptocpu's own module: nanobind would list
+    # them as leaks at exit.
+    from .. import _core
+    _core._set_leak_warnings(False)
     for line in ("soc(name, ...): the chips a PyPTO test targets (upstream's conftest selects by them)",
                  "world_size(n): NPU cards a PyPTO test needs (skipped on the CPU when n > 1)",
                  "duration_estimate(seconds): a PyPTO test's expected run time (ordering only)"):
