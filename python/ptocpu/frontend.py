@@ -226,7 +226,8 @@ class _Kernel:
                 bound.arguments[name] = self.convert(self.signature().parameters[name], value)
             program = self._program(bound.arguments)
             if program is not None:  # nothing of the body's own (its names, marks, option scope) is needed
-                tensors = [t for t in bound.arguments.values() if isinstance(t, _core.Tensor) and not _core._is_placeholder(t)]
+                tensors = [t for t in bound.arguments.values()
+                           if isinstance(t, _core.Tensor) and not _core._is_placeholder(t)]
                 _core._enter_kernel()
                 try:
                     return _compile.run(program, tensors)
