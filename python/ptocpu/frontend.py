@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Hashable, Optional
 
 import numpy as np
 
@@ -61,12 +61,12 @@ def _to_tensor(kernel: str, param: str, obj) -> _core.Tensor:
         # torch function mode (`ptocpu test`'s npu-to-cpu mode among them) has a say in them, and
         # passing each call through a mode's Python costs more than the conversion.
         with sys.modules["torch"]._C.DisableTorchFunction():
-            return _convert(kernel, param, obj)
-    return _convert(kernel, param, obj)
+            return _convert(kernel, param, obj, torch=True)
+    return _convert(kernel, param, obj, torch=False)
 
 
-def _convert(kernel: str, param: str, obj) -> _core.Tensor:
-    if type(obj).__module__.startswith("torch") and hasattr(obj, "is_contiguous") and not obj.is_contiguous():
+def _convert(kernel: str, param: str, obj, torch: bool) -> _core.Tensor:
+    if torch and hasattr(obj, "is_contiguous") and not obj.is_contiguous():
         # PyPTO's runtime takes torch tensors as they lie in memory: contiguous ones only
         raise as_fe_error(_core.ArgumentError(
             f"jit: kernel {kernel} argument {param!r}: not all tensors are contiguous (a torch tensor of shape "
@@ -76,7 +76,7 @@ def _convert(kernel: str, param: str, obj) -> _core.Tensor:
     # comes in read-only: writing it would bypass autograd (ArgumentError, docs/tensors.md).
     requires_grad = getattr(obj, "requires_grad", False) is True
     copy = False if _is_array(obj) and not requires_grad else None
-    if type(obj).__module__.startswith("torch"):  # its memory is pinned only if the body runs (_Kernel.__call__)
+    if torch:  # its memory is pinned only if the body runs (_Kernel.__call__)
         return _core._kernel_argument(obj, copy)
     return _core.asarray(obj, copy=copy)
 
@@ -197,11 +197,11 @@ class _Kernel:
                                   param.annotation)
         return value
 
-    def _program(self, arguments: dict) -> Optional[_core._Program]:
-        """The program compiled for these (converted) arguments' signature, or None: the body runs."""
-        if _compile.eager_forced(self.options.get("debug_options")) or _core._tracing() or trace.active() is not None:
+    def _program(self, key: Optional[Hashable]) -> Optional[_core._Program]:
+        """The program compiled for this signature, or None: the body runs."""
+        if key is None or _core._tracing() or trace.active() is not None:
             return None  # (a trace recording keeps the tensors of each op it records)
-        return self.compiled.programs.get(_compile.signature(list(arguments.values())))
+        return self.compiled.programs.get(key)
 
     def refusal(self) -> Optional[BaseException]:
         """What PyPTO's parser refuses in this kernel's source (found once), or None."""
@@ -224,7 +224,9 @@ class _Kernel:
                 raise _core.ArgumentError(f"jit: kernel {self.name}: {e}") from None
             for name, value in bound.arguments.items():  # the arguments first, as PyPTO's runtime
                 bound.arguments[name] = self.convert(self.signature().parameters[name], value)
-            program = self._program(bound.arguments)
+            eager = _compile.eager_forced(self.options.get("debug_options"))
+            key = None if eager else _compile.signature(list(bound.arguments.values()))
+            program = self._program(key)
             if program is not None:  # nothing of the body's own (its names, marks, option scope) is needed
                 tensors = [t for t in bound.arguments.values()
                            if isinstance(t, _core.Tensor) and not _core._is_placeholder(t)]
@@ -246,8 +248,6 @@ class _Kernel:
             scoped = True
             tensors = [(t, t._whole) for t in bound.arguments.values()
                        if isinstance(t, _core.Tensor) and not _core._is_placeholder(t)]
-            eager = _compile.eager_forced(self.options.get("debug_options"))
-            key = None if eager else _compile.signature(list(bound.arguments.values()))
             _core._enter_kernel()
             try:
                 result = self.compiled.call(key, [t for t, _ in tensors], lambda: self.func(*bound.args, **bound.kwargs),
