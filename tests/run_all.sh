@@ -61,9 +61,12 @@ export PATH="$venv/bin:$PATH"  # python, pip, cmake and ninja below are the envi
 export PIP_CONSTRAINT=$constraints
 python -m pip install -q cmake ninja
 
-step "Python package: pip wheel . (the isolated build of pip install .), installed with its test extra"
+step "Python package and C++ tests (release): pip wheel . (the isolated build of pip install .)"
+# One release build makes the wheel, the C++ suite and the C++ package (component cpp): the same
+# build as `pip install .`, with the tests on and a build folder of its own.
 rm -rf build/ci-wheel
-python -m pip wheel -q --no-deps -w build/ci-wheel .
+python -m pip wheel -q --no-deps -w build/ci-wheel -C build-dir=build/ci-release \
+  -C cmake.define.PTOCPU_BUILD_TESTS=ON .
 wheel=$(echo "$root"/build/ci-wheel/ptocpu-*.whl)
 python -m pip install -q "$wheel[test]"
 # Every package in the environment is pinned (so the constraints are complete), torch is the CPU
@@ -93,17 +96,19 @@ if torch.version.cuda is not None:
 EOF
 python -m pip check
 
-step "C++ tests (release)"
-configure . build/ci-release -DCMAKE_BUILD_TYPE=Release -DPTOCPU_BUILD_TESTS=ON
-cmake --build build/ci-release -j "$jobs"
+step "C++ tests (release), the wheel's build"
 ctest --test-dir build/ci-release --output-on-failure -j "$jobs"
 
 step "C++ consumers: find_package(ptocpu) after install, and add_subdirectory"
-cmake --install build/ci-release --prefix build/ci-prefix >/dev/null
+rm -rf build/ci-prefix
+cmake --install build/ci-release --component cpp --prefix build/ci-prefix >/dev/null
 configure examples/cpp build/ci-consumer -DCMAKE_PREFIX_PATH="$root/build/ci-prefix"
 cmake --build build/ci-consumer -j "$jobs" >/dev/null
 build/ci-consumer/seed_index_select
-configure examples/cpp build/ci-consumer-sub -DPTOCPU_SOURCE_DIR="$root"
+# add_subdirectory compiles the library again; unoptimised (no flags at all), as this checks how
+# the targets fit together, and -O3 would take minutes.
+configure examples/cpp build/ci-consumer-sub -DPTOCPU_SOURCE_DIR="$root" -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG=
 cmake --build build/ci-consumer-sub -j "$jobs" >/dev/null
 build/ci-consumer-sub/seed_index_select >/dev/null
 
