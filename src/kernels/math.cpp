@@ -222,177 +222,151 @@ void round_to_integral(Rounding r, T* out, const T* in, int64_t n) {
   }
 }
 
-// fp32 tanh (docs/ops/hyperbolic.md#semantics). SLEEF 3.5's fp32 tanh costs 1.4 ns an element on
-// AVX-512, its exp 0.3 ns (torch's tanh 0.3 ns): tanh is composed from that exp, split where the
-// device splits it, each side within 1 ulp of the correctly rounded result (checked once over
-// every fp32 value; tests/python/test_math.py checks every value around the split):
-//  * |x| >= 0.55: 1 - 2 / (e^2|x| + 1) in fp64 from the fp32 exp, whose 1-ulp error moves the
-//    result by at most 0.75 ulp there (the factor is 1 / sinh(2|x|)), then one rounding;
-//  * |x| < 0.55: x + x (x^2 P(x^2)) in fp32, P a least-squares fit of (tanh(x) / x - 1) / x^2
-//    (relative error 3.4e-12); the correction is under a tenth of x, so its few ulps of rounding
-//    stay below 0.7 ulp of the result.
-constexpr float kTanhSplit = 0.55f;
-// e^2|x| is taken at |x| <= 10: tanh(10) rounds to 1 in fp32, and e^20 is far from overflow.
-constexpr float kTanhClamp = 10.0f;
-constexpr float kTanhPoly[] = {-0.3333333333225722f,  0.1333333298151855f,    -0.0539680655971624f,
-                               0.021865687340102774f, -0.008826386061006674f, 0.0034054938403152942f,
-                               -0.000966381033585401f};
-
-PTO_SIMD_CLONES void tanh_exp_arguments(float* __restrict arg, const float* in, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float ax = std::fabs(in[i]);
-    arg[i] = 2.0f * arith::pick(ax < kTanhClamp, ax, kTanhClamp);  // NaN: the clamp (its result is NaN)
-  }
-}
-
-// out from in and e = e^2|in|; out may be in. Both forms are computed and one picked (vectorised).
-PTO_SIMD_CLONES void tanh_from_exp(float* out, const float* in, const float* __restrict e, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = in[i], ax = std::fabs(x), t = x * x;
-    float p = kTanhPoly[6];
-    for (int j = 5; j >= 0; --j) p = p * t + kTanhPoly[j];
-    const float small = arith::pick(x == 0.0f, x, x + x * (t * p));  // tanh(-0) = -0
-    // 1 / (e + 1) in fp64 from the fp32 quotient and one Newton step (fp64 division is slow)
-    const double d = static_cast<double>(e[i]) + 1.0, r0 = 1.0f / (e[i] + 1.0f), r = r0 * (2.0 - d * r0);
-    const float large = static_cast<float>(std::copysign(1.0 - 2.0 * r, double(x)));
-    out[i] = arith::pick(ax < kTanhSplit, small, arith::pick(ax >= kTanhSplit, large, kNaN<float>));
-  }
-}
-
-// fp32 erf (docs/ops/erf.md#semantics): one degree-5 polynomial per interval of |x|, its
-// coefficients looked up per lane from 16-entry tables (a register-wide permute on AVX-512, two
-// on AVX2), so that a lane does one polynomial's work. SLEEF 3.5's fp32 erf costs 2 ns an element
-// on AVX-512, and a composition around its exp left the exp alone at half torch's erf. Interval 0,
-// |x| < 0.84375: x + x Q(x^2) with Q a fit of erf(x) / x - 1 (relative error for tiny x); intervals
-// 1..15 split [0.84375, 3.92) evenly: erf(c) rounded + R(x - c) about each midpoint c; from 3.92
-// on, +-1 (erf(3.92) rounds to 1). Least-squares fits far below fp32's error, every step an fp32
-// multiply or add in the same order on every build (no FMA), so every build gives the same bits;
-// checked once over every fp32 value below 4: within 1 ulp of the correctly rounded result.
-constexpr int kErfDegree = 5;
-constexpr float kErfSmallEnd = 0.84375f, kErfEnd = 3.92000008f, kErfInverseWidth = 4.87606668f;
-struct alignas(64) ErfTable {
+// fp32 erf and tanh (docs/ops/erf.md#semantics, docs/ops/hyperbolic.md#semantics), two odd functions
+// that reach +-1: one polynomial per interval of |x|, its coefficients looked up per lane from
+// 16-entry tables (a register-wide permute on AVX-512, two on AVX2), so that a lane does one
+// polynomial's work. Interval 0, |x| < small_end: x + x Q(x^2) with Q a fit of f(x) / x - 1
+// (relative error for tiny x); intervals 1..15 split [small_end, end) evenly: f(c) rounded +
+// R(x - c) about each midpoint c; from `end` on, +-1 (f(end) rounds to 1). Least-squares fits far
+// below fp32's error, every step an fp32 multiply or add in the same order on every build (no
+// FMA), so every build gives the same bits; checked once over every fp32 value below `end`: within
+// 1 ulp of the correctly rounded result. SLEEF 3.5's fp32 erf and tanh cost 2 and 1.4 ns an
+// element on AVX-512, compositions around its exp about 1.3 ns.
+struct alignas(64) Lanes16 {
   float v[16];
 };
-constexpr ErfTable kErfCenter = {{0.0f, 0.946291685f, 1.15137506f, 1.35645831f, 1.56154168f,
-                                  1.76662505f, 1.97170842f, 2.17679167f, 2.38187504f, 2.58695841f,
-                                  2.79204178f, 2.99712515f, 3.20220828f, 3.40729165f, 3.61237502f,
-                                  3.81745839f}};
-constexpr ErfTable kErfValue = {{0.0f, 0.81918782f, 0.896536648f, 0.944929779f, 0.972780347f,
-                                 0.987523913f, 0.994703352f, 0.997919202f, 0.999244153f,
-                                 0.999746323f, 0.999921381f, 0.999977529f, 0.99999404f,
-                                 0.999998569f, 0.999999702f, 0.99999994f}};
-constexpr ErfTable kErfCoefficient[kErfDegree + 1] = {
-    {{0.128379166f, 6.36273301e-09f, -1.01141406e-08f, -5.95436722e-09f, 7.4689126e-09f,
-      2.90144211e-08f, 1.22962964e-08f, -1.82657054e-08f, 7.52096785e-09f, -6.92590607e-09f,
-      -9.71270442e-09f, -2.33798527e-08f, 2.30523778e-08f, -1.49085562e-08f, -2.64133835e-08f,
-      -7.52086216e-09f}},
-    {{-0.376125753f, 0.4608486f, 0.299727291f, 0.179210007f, 0.0985067561f, 0.0497780144f,
-      0.0231247488f, 0.00987607893f, 0.00387757062f, 0.00139959622f, 0.000464422948f,
-      0.000141674769f, 3.97319491e-05f, 1.02436461e-05f, 2.4279359e-06f, 5.29039198e-07f}},
-    {{0.112827651f, -0.436097085f, -0.345099658f, -0.243092403f, -0.153823555f, -0.0879396498f,
-      -0.0455953442f, -0.0214980058f, -0.0092356801f, -0.00362053374f, -0.0012965888f,
-      -0.000424566475f, -0.000127207852f, -3.48945869e-05f, -8.76771901e-06f, -2.01870444e-06f}},
-    {{-0.0268046949f, 0.121498793f, 0.164981917f, 0.160091862f, 0.1272984f, 0.0869782194f,
-      0.0522258505f, 0.0279061329f, 0.0133732827f, 0.00577779394f, 0.00225873315f, 0.000801153714f,
-      0.000258345739f, 7.58593596e-05f, 2.03089421e-05f, 4.9622472e-06f}},
-    {{0.00505496981f, 0.087853767f, 0.0203351546f, -0.02718357f, -0.0478365533f, -0.0473795831f,
-      -0.0362688303f, -0.0232458152f, -0.012899003f, -0.00630643638f, -0.00274527702f,
-      -0.00107137032f, -0.000376629294f, -0.00011967805f, -3.4464927e-05f, -9.01330895e-06f}},
-    {{-0.000633927237f, -0.0693889856f, -0.0585714392f, -0.0330944061f, -0.00824335776f,
-      0.00736971153f, 0.0128807295f, 0.0118091973f, 0.00823195465f, 0.0047638854f, 0.00237303367f,
-      0.00103688648f, 0.000401934201f, 0.000139249547f, 4.33405476e-05f, 1.21646644e-05f}}};
+template <int Degree>
+struct OddTable {
+  static constexpr int kDegree = Degree;
+  float small_end, end, inverse_width;  // inverse_width: 15 / (end - small_end), rounded
+  Lanes16 center, value, coefficient[Degree + 1];
 
-// The interval of 0 <= ax < kErfEnd.
-inline int erf_interval(float ax) {
-  if (ax < kErfSmallEnd) return 0;
-  return std::min(static_cast<int>((ax - kErfSmallEnd) * kErfInverseWidth) + 1, 15);
-}
+  // The interval of 0 <= ax < end.
+  int interval(float ax) const {
+    if (ax < small_end) return 0;
+    return std::min(static_cast<int>((ax - small_end) * inverse_width) + 1, 15);
+  }
+};
 
-float erf_scalar(float x) {
+constexpr OddTable<5> kErf = {
+    0.84375f, 3.92000008f, 4.87606668f,
+    {{0.0f, 0.946291685f, 1.15137506f, 1.35645831f, 1.56154168f, 1.76662505f, 1.97170842f, 2.17679167f,
+      2.38187504f, 2.58695841f, 2.79204178f, 2.99712515f, 3.20220828f, 3.40729165f, 3.61237502f, 3.81745839f}},
+    {{0.0f, 0.81918782f, 0.896536648f, 0.944929779f, 0.972780347f, 0.987523913f, 0.994703352f, 0.997919202f,
+      0.999244153f, 0.999746323f, 0.999921381f, 0.999977529f, 0.99999404f, 0.999998569f, 0.999999702f,
+      0.99999994f}},
+    {{{0.128379166f, 6.36273301e-09f, -1.01141406e-08f, -5.95436722e-09f, 7.4689126e-09f, 2.90144211e-08f,
+       1.22962964e-08f, -1.82657054e-08f, 7.52096785e-09f, -6.92590607e-09f, -9.71270442e-09f, -2.33798527e-08f,
+       2.30523778e-08f, -1.49085562e-08f, -2.64133835e-08f, -7.52086216e-09f}},
+     {{-0.376125753f, 0.4608486f, 0.299727291f, 0.179210007f, 0.0985067561f, 0.0497780144f, 0.0231247488f,
+       0.00987607893f, 0.00387757062f, 0.00139959622f, 0.000464422948f, 0.000141674769f, 3.97319491e-05f,
+       1.02436461e-05f, 2.4279359e-06f, 5.29039198e-07f}},
+     {{0.112827651f, -0.436097085f, -0.345099658f, -0.243092403f, -0.153823555f, -0.0879396498f, -0.0455953442f,
+       -0.0214980058f, -0.0092356801f, -0.00362053374f, -0.0012965888f, -0.000424566475f, -0.000127207852f,
+       -3.48945869e-05f, -8.76771901e-06f, -2.01870444e-06f}},
+     {{-0.0268046949f, 0.121498793f, 0.164981917f, 0.160091862f, 0.1272984f, 0.0869782194f, 0.0522258505f,
+       0.0279061329f, 0.0133732827f, 0.00577779394f, 0.00225873315f, 0.000801153714f, 0.000258345739f,
+       7.58593596e-05f, 2.03089421e-05f, 4.9622472e-06f}},
+     {{0.00505496981f, 0.087853767f, 0.0203351546f, -0.02718357f, -0.0478365533f, -0.0473795831f, -0.0362688303f,
+       -0.0232458152f, -0.012899003f, -0.00630643638f, -0.00274527702f, -0.00107137032f, -0.000376629294f,
+       -0.00011967805f, -3.4464927e-05f, -9.01330895e-06f}},
+     {{-0.000633927237f, -0.0693889856f, -0.0585714392f, -0.0330944061f, -0.00824335776f, 0.00736971153f,
+       0.0128807295f, 0.0118091973f, 0.00823195465f, 0.0047638854f, 0.00237303367f, 0.00103688648f,
+       0.000401934201f, 0.000139249547f, 4.33405476e-05f, 1.21646644e-05f}}}};
+
+// tanh: degree 6 (degree 5 misses by 4 ulps about 1.14); the small interval ends where the device
+// switches from its polynomial to its exp form.
+constexpr OddTable<6> kTanh = {
+    0.550000012f, 9.01091385f, 1.77285814f,
+    {{0.0f, 0.832030475f, 1.39609134f, 1.96015227f, 2.52421331f, 3.08827424f, 3.65233517f, 4.21639585f, 4.78045702f, 5.34451771f, 5.90857887f, 6.47263956f, 7.03670073f, 7.60076141f, 8.16482258f, 8.72888374f}},
+    {{0.0f, 0.681564748f, 0.884503841f, 0.961101472f, 0.987243056f, 0.995853424f, 0.998656094f, 0.999564886f, 0.999859154f, 0.999954402f, 0.999985218f, 0.999995232f, 0.99999845f, 0.999999523f, 0.999999821f, 0.99999994f}},
+    {{{-1.46867969e-17f, 2.42266083e-08f, 1.10535661e-08f, -2.43520972e-08f, -1.52575783e-08f, 1.81193904e-08f, 2.72613612e-08f, -1.7659584e-08f, -1.09423259e-09f, 1.16045156e-08f, 2.82708612e-08f, -6.54367849e-09f, 4.3628976e-09f, -2.3303782e-08f, 1.69481051e-08f, 7.21832416e-09f}},
+     {{-0.333333343f, 0.535470366f, 0.217652649f, 0.0762839541f, 0.0253511835f, 0.00827592611f, 0.00268595316f, 0.000870074495f, 0.000281674118f, 9.11698953e-05f, 2.95071677e-05f, 9.54981533e-06f, 3.09071584e-06f, 1.0002824e-06f, 3.23731882e-07f, 1.04772724e-07f}},
+     {{0.133333236f, -0.364958555f, -0.192514777f, -0.0733165964f, -0.0250277687f, -0.00824160688f, -0.00268234266f, -0.000869695563f, -0.000281634362f, -9.11657044e-05f, -2.95067221e-05f, -9.54976622e-06f, -3.09070992e-06f, -1.0002816e-06f, -3.2373174e-07f, -1.04772681e-07f}},
+     {{-0.0539646521f, 0.0701638684f, 0.0977566317f, 0.0450417064f, 0.0162576102f, 0.00544831995f, 0.00178323162f, 0.000579227286f, 0.000187681857f, 6.07645961e-05f, 1.96682977e-05f, 6.36571531e-06f, 2.06022901e-06f, 6.66776714e-07f, 2.15796163e-07f, 6.98403824e-08f}},
+     {{0.0218180064f, 0.0738586858f, -0.0222748797f, -0.018850252f, -0.0077083963f, -0.00267888419f, -0.000886848371f, -0.000289119227f, -9.37911827e-05f, -3.03777633e-05f, -9.83389327e-06f, -3.18290176e-06f, -1.03014213e-06f, -3.33398674e-07f, -1.07901549e-07f, -3.49213316e-08f}},
+     {{-0.00852467306f, -0.059669394f, -0.00870911777f, 0.00467713363f, 0.00276580895f, 0.00104689365f, 0.000355476543f, 0.000116818235f, 3.79935664e-05f, 1.2315827e-05f, 3.98794873e-06f, 1.29087732e-06f, 4.17802511e-07f, 1.35220247e-07f, 4.37629737e-08f, 1.41634997e-08f}},
+     {{0.00252420432f, 0.00770540629f, 0.0103522493f, 0.000125420658f, -0.000699944852f, -0.000323531771f, -0.000115607982f, -3.85831663e-05f, -1.26102832e-05f, -4.09413451e-06f, -1.32638377e-06f, -4.29413632e-07f, -1.38990458e-07f, -4.49844926e-08f, -1.4559105e-08f, -4.71189443e-09f}}}};
+
+template <const auto& Table>
+float odd_table_scalar(float x) {
   const float ax = std::fabs(x);
-  if (!(ax < kErfEnd)) return ax == ax ? std::copysign(1.0f, x) : x;
-  const int k = erf_interval(ax);
-  const float u = k == 0 ? ax * ax : ax - kErfCenter.v[k];
-  float p = kErfCoefficient[kErfDegree].v[k];
-  for (int j = kErfDegree - 1; j >= 0; --j) p = p * u + kErfCoefficient[j].v[k];
-  return std::copysign(k == 0 ? ax + ax * p : kErfValue.v[k] + p, x);
+  if (!(ax < Table.end)) return ax == ax ? std::copysign(1.0f, x) : x;
+  const int k = Table.interval(ax);
+  const float u = k == 0 ? ax * ax : ax - Table.center.v[k];
+  float p = Table.coefficient[Table.kDegree].v[k];
+  for (int j = Table.kDegree - 1; j >= 0; --j) p = p * u + Table.coefficient[j].v[k];
+  return std::copysign(k == 0 ? ax + ax * p : Table.value.v[k] + p, x);
 }
 
 #if PTO_X86
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*().
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-struct ErfZmm {
-  PTO_TARGET_AVX512 static __m512 at(const ErfTable& t, __m512i k) { return _mm512_permutexvar_ps(k, _mm512_load_ps(t.v)); }
+template <const auto& Table>
+struct OddTableZmm {
+  PTO_TARGET_AVX512 static __m512 at(const Lanes16& t, __m512i k) { return _mm512_permutexvar_ps(k, _mm512_load_ps(t.v)); }
   PTO_TARGET_AVX512 __m512 operator()(__m512 x) const {
     const __m512 ax = _mm512_abs_ps(x);
-    const __mmask16 small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(kErfSmallEnd), _CMP_LT_OQ);
-    const __m512 scaled = _mm512_mul_ps(_mm512_sub_ps(ax, _mm512_set1_ps(kErfSmallEnd)), _mm512_set1_ps(kErfInverseWidth));
+    const __mmask16 small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(Table.small_end), _CMP_LT_OQ);
+    const __m512 scaled = _mm512_mul_ps(_mm512_sub_ps(ax, _mm512_set1_ps(Table.small_end)), _mm512_set1_ps(Table.inverse_width));
     const __m512i one = _mm512_set1_epi32(1);
-    __m512i k = _mm512_add_epi32(_mm512_cvttps_epi32(scaled), one);  // (lanes past kErfEnd or NaN: any, unused)
+    __m512i k = _mm512_add_epi32(_mm512_cvttps_epi32(scaled), one);  // (lanes past `end` or NaN: any, unused)
     k = _mm512_min_epi32(_mm512_max_epi32(k, one), _mm512_set1_epi32(15));
     k = _mm512_mask_mov_epi32(k, small, _mm512_setzero_si512());
-    const __m512 u = _mm512_mask_blend_ps(small, _mm512_sub_ps(ax, at(kErfCenter, k)), _mm512_mul_ps(ax, ax));
-    __m512 p = at(kErfCoefficient[kErfDegree], k);
-    for (int j = kErfDegree - 1; j >= 0; --j) p = _mm512_add_ps(_mm512_mul_ps(p, u), at(kErfCoefficient[j], k));
-    __m512 r = _mm512_mask_blend_ps(small, _mm512_add_ps(at(kErfValue, k), p), _mm512_add_ps(ax, _mm512_mul_ps(ax, p)));
-    r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, _mm512_set1_ps(kErfEnd), _CMP_LT_OQ), _mm512_set1_ps(1.0f), r);
+    const __m512 u = _mm512_mask_blend_ps(small, _mm512_sub_ps(ax, at(Table.center, k)), _mm512_mul_ps(ax, ax));
+    __m512 p = at(Table.coefficient[Table.kDegree], k);
+    for (int j = Table.kDegree - 1; j >= 0; --j) p = _mm512_add_ps(_mm512_mul_ps(p, u), at(Table.coefficient[j], k));
+    __m512 r = _mm512_mask_blend_ps(small, _mm512_add_ps(at(Table.value, k), p), _mm512_add_ps(ax, _mm512_mul_ps(ax, p)));
+    r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, _mm512_set1_ps(Table.end), _CMP_LT_OQ), _mm512_set1_ps(1.0f), r);
     const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
     r = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(r), sign));
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), r, x);
   }
 };
 #pragma GCC diagnostic pop
-struct ErfYmm {
+template <const auto& Table>
+struct OddTableYmm {
   // t.v[k] per lane: entries 0..7 and 8..15 permuted, the upper picked where k > 7
-  PTO_TARGET_AVX2 static __m256 at(const ErfTable& t, __m256i k, __m256 upper) {
+  PTO_TARGET_AVX2 static __m256 at(const Lanes16& t, __m256i k, __m256 upper) {
     return _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_load_ps(t.v), k),
                             _mm256_permutevar8x32_ps(_mm256_load_ps(t.v + 8), k), upper);
   }
   PTO_TARGET_AVX2 __m256 operator()(__m256 x) const {
     const __m256 sign_bit = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
     const __m256 ax = _mm256_andnot_ps(sign_bit, x);
-    const __m256 small = _mm256_cmp_ps(ax, _mm256_set1_ps(kErfSmallEnd), _CMP_LT_OQ);
-    const __m256 scaled = _mm256_mul_ps(_mm256_sub_ps(ax, _mm256_set1_ps(kErfSmallEnd)), _mm256_set1_ps(kErfInverseWidth));
+    const __m256 small = _mm256_cmp_ps(ax, _mm256_set1_ps(Table.small_end), _CMP_LT_OQ);
+    const __m256 scaled = _mm256_mul_ps(_mm256_sub_ps(ax, _mm256_set1_ps(Table.small_end)), _mm256_set1_ps(Table.inverse_width));
     const __m256i one = _mm256_set1_epi32(1);
     __m256i k = _mm256_add_epi32(_mm256_cvttps_epi32(scaled), one);
     k = _mm256_min_epi32(_mm256_max_epi32(k, one), _mm256_set1_epi32(15));
     k = _mm256_andnot_si256(_mm256_castps_si256(small), k);
     const __m256 upper = _mm256_castsi256_ps(_mm256_cmpgt_epi32(k, _mm256_set1_epi32(7)));
-    const __m256 u = _mm256_blendv_ps(_mm256_sub_ps(ax, at(kErfCenter, k, upper)), _mm256_mul_ps(ax, ax), small);
-    __m256 p = at(kErfCoefficient[kErfDegree], k, upper);
-    for (int j = kErfDegree - 1; j >= 0; --j) p = _mm256_add_ps(_mm256_mul_ps(p, u), at(kErfCoefficient[j], k, upper));
-    __m256 r = _mm256_blendv_ps(_mm256_add_ps(at(kErfValue, k, upper), p), _mm256_add_ps(ax, _mm256_mul_ps(ax, p)), small);
-    r = _mm256_blendv_ps(_mm256_set1_ps(1.0f), r, _mm256_cmp_ps(ax, _mm256_set1_ps(kErfEnd), _CMP_LT_OQ));
+    const __m256 u = _mm256_blendv_ps(_mm256_sub_ps(ax, at(Table.center, k, upper)), _mm256_mul_ps(ax, ax), small);
+    __m256 p = at(Table.coefficient[Table.kDegree], k, upper);
+    for (int j = Table.kDegree - 1; j >= 0; --j) p = _mm256_add_ps(_mm256_mul_ps(p, u), at(Table.coefficient[j], k, upper));
+    __m256 r = _mm256_blendv_ps(_mm256_add_ps(at(Table.value, k, upper), p), _mm256_add_ps(ax, _mm256_mul_ps(ax, p)), small);
+    r = _mm256_blendv_ps(_mm256_set1_ps(1.0f), r, _mm256_cmp_ps(ax, _mm256_set1_ps(Table.end), _CMP_LT_OQ));
     r = _mm256_or_ps(r, _mm256_and_ps(x, sign_bit));
     return _mm256_blendv_ps(r, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
   }
 };
 #endif
 
-// The fp32 compositions around SLEEF's fp32 exp: args(arg, in, m), then e^arg, then finish(out,
-// in, e, m), a chunk at a time.
-template <class Args, class Finish>
-void around_exp(Args args, Finish finish, float* out, const float* in, int64_t n) {
-  constexpr int64_t kChunk = 256;
-  alignas(64) float e[kChunk];
-  for (int64_t i = 0; i < n; i += kChunk) {
-    const int64_t m = std::min(kChunk, n - i);
-    args(e, in + i, m);
-    evaluate(Fn::Exp, e, e, m);
-    finish(out + i, in + i, e, m);
-  }
+template <const auto& Table>
+void odd_table(float* out, const float* in, int64_t n) {
+#if PTO_X86
+  run(OddTableZmm<Table>{}, OddTableYmm<Table>{}, odd_table_scalar<Table>, odd_table_scalar<Table>, out, in, n);
+#else
+  run(nullptr, nullptr, odd_table_scalar<Table>, odd_table_scalar<Table>, out, in, n);
+#endif
 }
 
 }  // namespace
 
 void evaluate(Fn fn, float* out, const float* in, int64_t n) {
-  if (fn == Fn::Tanh) return around_exp(tanh_exp_arguments, tanh_from_exp, out, in, n);
-#if PTO_X86
-  if (fn == Fn::Erf) return run(ErfZmm{}, ErfYmm{}, erf_scalar, erf_scalar, out, in, n);
-#else
-  if (fn == Fn::Erf) return run(nullptr, nullptr, erf_scalar, erf_scalar, out, in, n);
-#endif
+  if (fn == Fn::Tanh) return odd_table<kTanh>(out, in, n);
+  if (fn == Fn::Erf) return odd_table<kErf>(out, in, n);
   if (fn == Fn::Sinh || fn == Fn::Cosh || fn == Fn::Asinh || fn == Fn::Acosh || fn == Fn::Erfc) {
     // SLEEF's fp32 forms of these miss part of fp32's range (sinh / cosh overflow from |x| > 88.7,
     // fp32's own limit is 89.4; asinh / acosh give inf past 1.8e19) or its accuracy (erfc is a

@@ -275,33 +275,23 @@ def test_library_functions_are_within_one_ulp_of_the_correctly_rounded_fp32_resu
     assert ulps(got, want).max() <= 1
 
 
-def test_tanh_is_within_one_ulp_on_both_sides_of_its_split():
-    # docs/ops/hyperbolic.md: fp32 tanh is x (1 + x^2 P(x^2)) below |x| = 0.55 and 1 - 2 / (e^2|x| + 1)
-    # above; every fp32 value in [0.5, 0.6] (either sign), and values of a few binades near 0 and 10
-    span = np.arange(*np.array([0.5, 0.6], F32).view(np.int32), dtype=np.int32).view(F32)
-    near_zero = np.arange(*np.array([1e-4, 4e-4], F32).view(np.int32), step=31, dtype=np.int32).view(F32)
-    near_one = np.arange(*np.array([8.0, 10.5], F32).view(np.int32), step=7, dtype=np.int32).view(F32)
-    x = np.concatenate([span, -span, near_zero, -near_zero, near_one, -near_one])
-    got = ptocpu.tanh(x).numpy()
-    assert ulps(got, library(np.tanh, x, F32)).max() <= 1
-    assert (np.signbit(got) == np.signbit(x)).all()
-
-
-def test_erf_is_within_one_ulp_across_its_pieces():
-    # docs/ops/erf.md: fp32 erf is x + x Q(x^2) below |x| = 0.84375, one polynomial per interval of 15 equal ones up
-    # to 3.92, then +-1; every fp32 value within 2^12 of each interval boundary (either sign), the last interval and
-    # the step to +-1 every third value, values near 0
+@pytest.mark.parametrize("op, small_end, end, reference", [("erf", 0.84375, 3.92, erf64),
+                                                          ("tanh", 0.55, 9.0109138, np.tanh)])
+def test_erf_and_tanh_are_within_one_ulp_across_their_pieces(op, small_end, end, reference):
+    # docs/ops/erf.md, docs/ops/hyperbolic.md: fp32 erf and tanh are x + x Q(x^2) below |x| = small_end, one
+    # polynomial per interval of 15 equal ones up to `end`, then +-1; every fp32 value within 2^12 of each interval
+    # boundary (either sign), around `end` every third value, values near 0
     def values(lo, hi, step=1):
         return np.arange(*np.array([lo, hi], F32).view(np.int32), step=step, dtype=np.int32).view(F32)
 
     def around(edge, reach=1 << 12):
         bits = int(np.array(edge, F32).view(np.int32))
         return np.arange(bits - reach, bits + reach, dtype=np.int32).view(F32)
-    edges = 0.84375 + (3.92 - 0.84375) / 15 * np.arange(16)
-    x = np.concatenate([*(around(e) for e in edges), values(3.5, 4.5, 3), values(1e-4, 2e-4, 31)])
+    edges = small_end + (end - small_end) / 15 * np.arange(16)
+    x = np.concatenate([*(around(e) for e in edges), values(end - 0.5, end + 0.5, 3), values(1e-4, 2e-4, 31)])
     x = np.concatenate([x, -x])
-    got = ptocpu.erf(x).numpy()
-    assert ulps(got, library(erf64, x, F32)).max() <= 1
+    got = getattr(ptocpu, op)(x).numpy()
+    assert ulps(got, library(reference, x, F32)).max() <= 1
     assert (np.signbit(got) == np.signbit(x)).all()
 
 
