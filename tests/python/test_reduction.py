@@ -122,10 +122,11 @@ def test_var_every_platform_dtype_and_dims(platform):
 
 @pytest.mark.parametrize("dt", [np.float32, np.float16, BF16, np.float64])
 @pytest.mark.parametrize("shape, dim", [((5000,), 0), ((3, 9000), 1), ((700, 5), 0), ((4, 300, 6), 1),
-                                        ((2, 40, 33), -1), ((9000, 2), 0)])
+                                        ((2, 40, 33), -1), ((9000, 2), 0), ((3, 20, 700), 1), ((2, 200, 1100), 1)])
 def test_long_axes_in_both_orders(dt, shape, dim):
     """Several chunks (lanes) and several row blocks (columns), in the contiguous layout and in the
-    transposed one, which reads the other way."""
+    transposed one, which reads the other way. Wide rows of a block are read in strips: in registers
+    with a partial strip left over ([3, 20, 700]), in 2 KiB strips ([2, 200, 1100])."""
     rng = np.random.default_rng(len(shape) + dim)
     x = values(rng, shape, np.dtype(dt))
     t = np.ascontiguousarray(x.swapaxes(0, -1)).swapaxes(0, -1)
@@ -192,7 +193,7 @@ def test_valid_shape_views_read_only_the_valid_part():
 # Shapes where 1 and 2 threads take different paths (one-pass / three-pass scans, parallel chunks and
 # row blocks) and must still agree bit for bit.
 THREAD_CASES = [((1 << 18,), 0), ((24, 9000), 1), ((9000, 3000), 0), ((3, 2, 20000), -1), ((20000, 24), 0),
-                ((2049, 40), 1), ((6, 5000, 7), 1)]
+                ((2049, 40), 1), ((6, 5000, 7), 1), ((4, 20, 3000), 1)]
 
 
 @pytest.mark.parametrize("shape, dim", THREAD_CASES)
