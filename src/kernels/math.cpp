@@ -449,6 +449,76 @@ void sigmoid(float* out, const float* in, int64_t n) { sigmoid_of(out, in, n); }
 
 void sigmoid(double* out, const double* in, int64_t n) { sigmoid_of(out, in, n); }
 
+// softmax's exp and lane sums in one pass over the registers: the same exp build evaluate(Fn::Exp)
+// picks, on the same fp32 difference, NaN made canonical before it is stored and summed, so the bits
+// are those of the three passes.
+namespace {
+constexpr int64_t kSumLanes = 32;
+
+#if PTO_X86
+PTO_TARGET_AVX512 void exp_shifted_avx512(float* out, const float* in, float shift, int64_t n, float* sums) {
+  using R = Zmm<float>;
+  const __m512 m = _mm512_set1_ps(shift), nan = _mm512_set1_ps(kNaN<float>);
+  __m512 low = _mm512_loadu_ps(sums), high = _mm512_loadu_ps(sums + 16);
+  for (int64_t i = 0; i < n; i += kSumLanes) {
+    const __mmask16 k0 = R::lanes(n - i), k1 = n - i > 16 ? R::lanes(n - i - 16) : 0;
+    __m512 e0 = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(_mm512_maskz_loadu_ps(k0, in + i), m));
+    e0 = _mm512_mask_mov_ps(e0, _mm512_cmp_ps_mask(e0, e0, _CMP_UNORD_Q), nan);
+    _mm512_mask_storeu_ps(out + i, k0, e0);
+    low = _mm512_mask_add_ps(low, k0, low, e0);
+    if (!k1) break;  // a tail of at most 16
+    __m512 e1 = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(_mm512_maskz_loadu_ps(k1, in + i + 16), m));
+    e1 = _mm512_mask_mov_ps(e1, _mm512_cmp_ps_mask(e1, e1, _CMP_UNORD_Q), nan);
+    _mm512_mask_storeu_ps(out + i + 16, k1, e1);
+    high = _mm512_mask_add_ps(high, k1, high, e1);
+  }
+  _mm512_storeu_ps(sums, low);
+  _mm512_storeu_ps(sums + 16, high);
+}
+
+PTO_TARGET_AVX2 void exp_shifted_avx2(float* out, const float* in, float shift, int64_t n, float* sums) {
+  using R = Ymm<float>;
+  const __m256 m = _mm256_set1_ps(shift), nan = _mm256_set1_ps(kNaN<float>);
+  __m256 acc[4];
+  for (int j = 0; j < 4; ++j) acc[j] = _mm256_loadu_ps(sums + 8 * j);
+  for (int64_t i = 0; i < n; i += kSumLanes)
+    for (int j = 0; j < 4; ++j) {
+      const int64_t left = n - i - 8 * j;
+      const __m256i k = R::lanes(std::max<int64_t>(left, 0));
+      __m256 e = Sleef_finz_expf8_u10avx2(_mm256_sub_ps(_mm256_maskload_ps(in + i + 8 * j, k), m));
+      e = _mm256_blendv_ps(e, nan, _mm256_cmp_ps(e, e, _CMP_UNORD_Q));
+      _mm256_maskstore_ps(out + i + 8 * j, k, e);
+      acc[j] = _mm256_add_ps(acc[j], _mm256_and_ps(e, _mm256_castsi256_ps(k)));  // +0 past the end
+    }
+  for (int j = 0; j < 4; ++j) _mm256_storeu_ps(sums + 8 * j, acc[j]);
+}
+#endif
+
+template <class Row>
+void each_row(Row row, float* out, const float* in, const float* shifts, int64_t rows, int64_t n, float* sums) {
+  for (int64_t r = 0; r < rows; ++r) row(out + r * n, in + r * n, shifts[r], n, sums + r * kSumLanes);
+}
+
+void exp_shifted_scalar(float* out, const float* in, float shift, int64_t n, float* sums) {
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i] - shift;
+  evaluate(Fn::Exp, out, out, n);
+  for (int64_t i = 0; i < n; ++i) sums[i % kSumLanes] += out[i];
+}
+}  // namespace
+
+void exp_shifted_lane_sums(float* out, const float* in, const float* shifts, int64_t rows, int64_t n, float* sums) {
+#if PTO_X86
+  if (has_fma()) {
+    switch (kernel_tuning().isa) {
+      case Isa::Avx512: return each_row(exp_shifted_avx512, out, in, shifts, rows, n, sums);
+      case Isa::Avx2: return each_row(exp_shifted_avx2, out, in, shifts, rows, n, sums);
+      default: break;
+    }
+  }
+#endif
+  each_row(exp_shifted_scalar, out, in, shifts, rows, n, sums);
+}
+
 void integral(Rounding r, float* out, const float* in, int64_t n) { round_to_integral(r, out, in, n); }
 
 void integral(Rounding r, double* out, const double* in, int64_t n) { round_to_integral(r, out, in, n); }

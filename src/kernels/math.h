@@ -36,6 +36,11 @@ void power(double* out, const double* base, double exponent, int64_t n);
 void sigmoid(float* out, const float* in, int64_t n);
 void sigmoid(double* out, const double* in, int64_t n);
 
+// `rows` rows of n, one after another: out[i] = exp(in[i] - shifts[r]) for row r as evaluate(Fn::Exp)
+// gives it on the fp32 difference, and out[i] added to sums[32 r + i % 32] in the order of i
+// (softmax's lane sums, docs/ops/softmax.md); out may not overlap in.
+void exp_shifted_lane_sums(float* out, const float* in, const float* shifts, int64_t rows, int64_t n, float* sums);
+
 // out[i] = in[i] rounded to an integral value as `r` says (GCC does not vectorise floor / ceil /
 // trunc in its ISA clones: these are written per instruction set); out may be in.
 enum class Rounding : uint8_t { Floor, Ceil, Trunc };
