@@ -519,6 +519,41 @@ void exp_shifted_lane_sums(float* out, const float* in, const float* shifts, int
   each_row(exp_shifted_scalar, out, in, shifts, rows, n, sums);
 }
 
+// softmax of rows that fill one register each: the max (any NaN makes it NaN, and the row then NaN
+// whatever the NaN), x - max, exp (evaluate(Fn::Exp)'s AVX-512 build, NaN canonical), the lane tree
+// of docs/ops/softmax.md (lane j += lane j + w for w = 8, 4, 2, 1; lanes from n hold +0, which adds
+// nothing to a sum of exps, so it equals the tree that skips them) and the division.
+namespace {
+#if PTO_X86
+PTO_TARGET_AVX512 void softmax_row_registers(float* out, const float* in, int64_t rows, int64_t n) {
+  const __mmask16 k = Zmm<float>::lanes(n);
+  const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), nan = _mm512_set1_ps(kNaN<float>);
+  for (int64_t r = 0; r < rows; ++r, in += n, out += n) {
+    const __m512 x = _mm512_mask_loadu_ps(low, k, in);
+    const float m = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) ? kNaN<float> : _mm512_reduce_max_ps(x);
+    __m512 e = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(x, _mm512_set1_ps(m)));
+    e = _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(e, e, _CMP_UNORD_Q), nan);
+    e = _mm512_maskz_mov_ps(k, e);
+    __m512 s = _mm512_add_ps(e, _mm512_shuffle_f32x4(e, e, _MM_SHUFFLE(3, 2, 3, 2)));  // j += j + 8
+    s = _mm512_add_ps(s, _mm512_shuffle_f32x4(s, s, _MM_SHUFFLE(1, 1, 1, 1)));         // j += j + 4
+    s = _mm512_add_ps(s, _mm512_permute_ps(s, _MM_SHUFFLE(3, 2, 3, 2)));               // j += j + 2
+    s = _mm512_add_ps(s, _mm512_permute_ps(s, _MM_SHUFFLE(1, 1, 1, 1)));               // j += j + 1
+    _mm512_mask_storeu_ps(out, k, _mm512_div_ps(e, _mm512_broadcastss_ps(_mm512_castps512_ps128(s))));
+  }
+}
+#endif
+}  // namespace
+
+bool softmax_register_rows(float* out, const float* in, int64_t rows, int64_t n) {
+#if PTO_X86
+  if (n > 8 && n <= 16 && has_fma() && kernel_tuning().isa == Isa::Avx512) {
+    softmax_row_registers(out, in, rows, n);
+    return true;
+  }
+#endif
+  return false;
+}
+
 void integral(Rounding r, float* out, const float* in, int64_t n) { round_to_integral(r, out, in, n); }
 
 void integral(Rounding r, double* out, const double* in, int64_t n) { round_to_integral(r, out, in, n); }
