@@ -54,9 +54,11 @@ constexpr int64_t kPrefetchRows = 4;
 // prefetching all its lines stalls on the fill buffers (measured: amax over dim 1 of [16, 16, 65536]
 // fp32 1.98 -> 1.49 ms without them; segments of 256 bytes still gain).
 constexpr int64_t kPrefetchedSegment = 2048;
-// Bytes of a row read at a time when a block's rows are read in strips (column_block).
-constexpr int64_t kStrip = 2048;
-constexpr int64_t kRegisterStrip = 256;
+// A block's contiguous rows wider than a strip are read a strip at a time down all the rows
+// (column_block): 2 KiB strips, 512 B when the block has at most kFewRows rows (fewer streams, each
+// visited more often), and 256 B strips accumulated in registers when the input is read in place.
+constexpr int64_t kStrip = 2048, kFewRowsStrip = 512, kRegisterStrip = 256;
+constexpr int64_t kFewRows = 32;
 
 void prefetch(const std::byte* p, int64_t bytes) {
   if (bytes <= kPrefetchedSegment) prefetch_bytes(p, bytes);
@@ -665,19 +667,22 @@ class Reducer {
   }
 
   // Rows [r0, r1) of the columns [c0, c0 + w) into acc, `run` rows per load. Contiguous rows wider
-  // than kStrip bytes are read in strips: a strip goes down all the rows, asking for the next row's
-  // strip ahead, before the next strip. Many rows' lines in flight read faster than one row after
-  // another (one thread, sum over dim 1 of [16, 16, 65536] fp32: 7.8 -> 6.4 ms; over dim 0 of
-  // [4096, 4096]: 7.2 -> 6.3 ms). Each column still takes its rows in order: the same bits.
+  // than a strip are read in strips: a strip goes down all the rows, asking for the next row's strip
+  // ahead, before the next strip. Many rows' lines in flight read faster than one row after another
+  // (two threads, [16, 16, 256, 256] fp32 over dim 1: sum 3.10 -> 2.55 ms, amax 3.47 -> 3.08 ms;
+  // [64, 256, 1024] over dim 0: sum 3.43 -> 2.87 ms). Each column still takes its rows in order:
+  // the same bits.
   void column_block(const Walk& at, int64_t c0, int64_t w, int64_t r0, int64_t r1, int64_t run, Acc* acc) const {
     alignas(64) In buf[kColumnWidth<Acc>];
     const In* center = center_at(at.ctr + c0 * l_.col.ctr);
     const auto row = [&](int64_t r) { return io_.in + (at.in + r * l_.red + c0 * l_.col.in) * io_.isz; };
+    const bool few_rows = r1 - r0 <= kFewRows;
+    const int64_t strip = (few_rows ? kFewRowsStrip : kStrip) / io_.isz;
+    const bool strips = run == 1 && l_.col.in == 1 && w > strip;
     // take(c, k, r, m, v): rows [r, r + m) of the columns [c, c + k), one after another in v;
-    // columns from `first` on.
+    // columns from `first` on (strips only).
     const auto each_load = [&](int64_t first, auto&& take) {
-      const int64_t strip = ((r1 - r0) <= 32 ? 512 : kStrip) / io_.isz;
-      if (run == 1 && l_.col.in == 1 && w > strip) {
+      if (strips) {
         for (int64_t c = first; c < w; c += strip) {
           const int64_t k = std::min(strip, w - c);
           for (int64_t r = r0; r < r1; ++r) {
@@ -708,7 +713,7 @@ class Reducer {
     } else {
       constexpr int kW = static_cast<int>(kRegisterStrip / sizeof(In));
       int64_t first = 0;
-      if (direct_ && run == 1 && l_.col.in == 1 && r1 - r0 <= 32)
+      if (strips && few_rows && direct_)
         for (; first + kW <= w; first += kW)
           accumulate_strip<P, kW>(acc + first, reinterpret_cast<const In*>(row(r0)) + first, l_.red, r0, r1);
       each_load(first, [&](int64_t c, int64_t k, int64_t r, int64_t m, const In* v) {
