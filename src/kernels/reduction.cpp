@@ -791,6 +791,35 @@ using ScanIn = std::conditional_t<!std::is_integral_v<S>, compute_t<S>, std::con
 template <class T, bool kProduct>
 struct ScanOp : Fold<T, kProduct> {
   using Res = std::conditional_t<kFloat<T>, T, int64_t>;
+
+  // An output is its block's offset (+) the running value. x86 takes a microcode assist (about 100
+  // cycles) for every fp32 product below the normal range, and a cumprod that decays through it (its
+  // offsets tiny or subnormal) ran about twice as slow. Outputs from such an offset are the exact fp64 product
+  // rounded once to fp32: the fp32 multiply's bits, without the assist. Other offsets keep the fp32
+  // multiply, which is cheaper where nothing falls below the normal range.
+  static constexpr bool kWidens = kProduct && std::is_same_v<T, float>;
+  using Wide = std::conditional_t<kWidens, double, T>;
+  static bool widens(T offset) { return kWidens && offset != T(0) && std::fabs(offset) < T(0x1p-100); }
+  // The offset as fp64, once per segment (widening a subnormal takes the assist). The compiler must
+  // not see that it holds an fp32 value: it would narrow the product back to the fp32 multiply.
+  static Wide widened(T offset) {
+    Wide o = offset;
+    if constexpr (kWidens) asm("" : "+m"(o));
+    return o;
+  }
+  template <class O>
+  static Res with_offset(O offset, T running) {
+    if constexpr (kWidens && std::is_same_v<O, double>) return static_cast<float>(offset * static_cast<double>(running));
+    else return static_cast<Res>(Fold<T, kProduct>::combine(offset, running));
+  }
+  // f(offsets as with_offset takes them): the n offsets themselves, or widened when one of them widens.
+  template <class F>
+  static void with_offsets(const T* offset, int64_t n, F&& f) {
+    if (!kWidens || std::none_of(offset, offset + n, widens)) return f(offset);
+    Wide wide[kColumnBytes / sizeof(T)];
+    for (int64_t c = 0; c < n; ++c) wide[c] = widened(offset[c]);
+    f(static_cast<const Wide*>(wide));
+  }
 };
 
 // Interleaved lines (several lines at once, so the dependency chains overlap).
@@ -870,17 +899,19 @@ class Scanner {
   // identity): the outputs are the running values themselves.
   template <class Lines, class Outs>
   static void scan_block(Lines v, Outs y, Acc* local, const Acc* offset, int64_t k, bool offsets) {
-    Acc l[kLines], o[kLines];
-    for (int g = 0; g < kLines; ++g) l[g] = local[g], o[g] = offset[g];
+    Acc l[kLines];
+    for (int g = 0; g < kLines; ++g) l[g] = local[g];
     if (!y) {
       for (int64_t i = 0; i < k; ++i)
         for (int g = 0; g < kLines; ++g) l[g] = P::combine(l[g], v[g][i]);
     } else if (offsets) {
-      for (int64_t i = 0; i < k; ++i)
-        for (int g = 0; g < kLines; ++g) {
-          l[g] = P::combine(l[g], v[g][i]);
-          y[g][i] = static_cast<Res>(P::combine(o[g], l[g]));
-        }
+      P::with_offsets(offset, kLines, [&](const auto* o) {
+        for (int64_t i = 0; i < k; ++i)
+          for (int g = 0; g < kLines; ++g) {
+            l[g] = P::combine(l[g], v[g][i]);
+            y[g][i] = P::with_offset(o[g], l[g]);
+          }
+      });
     } else {
       for (int64_t i = 0; i < k; ++i)
         for (int g = 0; g < kLines; ++g) {
@@ -1008,16 +1039,18 @@ class Scanner {
 
   PTO_SIMD_CLONES static void scan_rows(const In* __restrict v, Res* __restrict y, Acc* __restrict local,
                                         const Acc* __restrict offset, int64_t rows, int64_t w, bool write) {
-    for (int64_t i = 0; i < rows; ++i, v += w, y += w) {
-      if (!write) {
-        for (int64_t c = 0; c < w; ++c) local[c] = P::combine(local[c], v[c]);
-        continue;
+    P::with_offsets(offset, write ? w : 0, [&](const auto* __restrict o) {
+      for (int64_t i = 0; i < rows; ++i, v += w, y += w) {
+        if (!write) {
+          for (int64_t c = 0; c < w; ++c) local[c] = P::combine(local[c], v[c]);
+          continue;
+        }
+        for (int64_t c = 0; c < w; ++c) {
+          local[c] = P::combine(local[c], v[c]);
+          y[c] = P::with_offset(o[c], local[c]);
+        }
       }
-      for (int64_t c = 0; c < w; ++c) {
-        local[c] = P::combine(local[c], v[c]);
-        y[c] = static_cast<Res>(P::combine(offset[c], local[c]));
-      }
-    }
+    });
   }
 
   // The scanned axis is not innermost: pieces of (outer index, column chunk), vectorised across

@@ -250,6 +250,25 @@ def test_half_precision_accumulates_in_fp32_and_rounds_once():
     assert v.dtype == ptocpu.DT_BF16 and v.numpy().astype(np.float32).tolist() == [1.25]
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float16, BF16])
+def test_cumprod_through_the_subnormal_range(dt):
+    # Offsets that fall to tiny and subnormal values (the fp64 product, rounded once) and outputs that
+    # cross below the normal range, in every layout: one long line (three passes), several lines, and
+    # down the columns. Bit for bit against the reference order.
+    rng = np.random.default_rng(7)
+    n = 6 * 4096 + 123
+    line = rng.uniform(0.994, 0.996, n)
+    lines = np.stack([line, line[::-1], -line, np.where(np.arange(n) == 5000, np.nan, line)])
+    for x, dim in [(line, 0), (lines, 1), (np.ascontiguousarray(lines.T), 0), (lines[:1, :9000].T.copy(), 0)]:
+        x = x.astype(dt)
+        want = ref.ref_scan(x, dim, True)
+        got = ptocpu.cumprod(x, dim).numpy()
+        assert_same_bits(got, want)
+    f32 = ptocpu.cumprod(line.astype(np.float32), 0).numpy()
+    tiny = np.finfo(np.float32).tiny
+    assert np.count_nonzero((f32 != 0) & (np.abs(f32) < tiny)) > 1000  # the data does cross the range
+
+
 def test_integers_wrap_as_the_device():
     assert ptocpu.sum(np.full(300, 200, np.int16), 0).tolist() == [np.int16(60000 - 65536)]
     assert ptocpu.sum(np.full(3, 2 ** 30, np.int32), 0).tolist() == [-(2 ** 30)]
