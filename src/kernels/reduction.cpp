@@ -812,14 +812,7 @@ struct ScanOp : Fold<T, kProduct> {
     if constexpr (kWidens && std::is_same_v<O, double>) return static_cast<float>(offset * static_cast<double>(running));
     else return static_cast<Res>(Fold<T, kProduct>::combine(offset, running));
   }
-  // f(offsets as with_offset takes them): the n offsets themselves, or widened when one of them widens.
-  template <class F>
-  static void with_offsets(const T* offset, int64_t n, F&& f) {
-    if (!kWidens || std::none_of(offset, offset + n, widens)) return f(offset);
-    Wide wide[kColumnBytes / sizeof(T)];
-    for (int64_t c = 0; c < n; ++c) wide[c] = widened(offset[c]);
-    f(static_cast<const Wide*>(wide));
-  }
+  static bool any_widens(const T* offset, int64_t n) { return kWidens && std::any_of(offset, offset + n, widens); }
 };
 
 // Interleaved lines (several lines at once, so the dependency chains overlap).
@@ -904,14 +897,12 @@ class Scanner {
     if (!y) {
       for (int64_t i = 0; i < k; ++i)
         for (int g = 0; g < kLines; ++g) l[g] = P::combine(l[g], v[g][i]);
+    } else if (offsets && P::any_widens(offset, kLines)) {
+      typename P::Wide o[kLines];
+      for (int g = 0; g < kLines; ++g) o[g] = P::widened(offset[g]);
+      outputs_from(v, y, l, o, k);
     } else if (offsets) {
-      P::with_offsets(offset, kLines, [&](const auto* o) {
-        for (int64_t i = 0; i < k; ++i)
-          for (int g = 0; g < kLines; ++g) {
-            l[g] = P::combine(l[g], v[g][i]);
-            y[g][i] = P::with_offset(o[g], l[g]);
-          }
-      });
+      outputs_from(v, y, l, offset, k);
     } else {
       for (int64_t i = 0; i < k; ++i)
         for (int g = 0; g < kLines; ++g) {
@@ -920,6 +911,16 @@ class Scanner {
         }
     }
     for (int g = 0; g < kLines; ++g) local[g] = l[g];
+  }
+
+  // The running values of k elements and their outputs from the offsets o (as with_offset takes them).
+  template <class Lines, class Outs, class O>
+  static void outputs_from(Lines v, Outs y, Acc* l, const O* o, int64_t k) {
+    for (int64_t i = 0; i < k; ++i)
+      for (int g = 0; g < kLines; ++g) {
+        l[g] = P::combine(l[g], v[g][i]);
+        y[g][i] = P::with_offset(o[g], l[g]);
+      }
   }
 
   // Short lines one after another in memory, in and out: runs of them are loaded and stored at once.
@@ -1025,6 +1026,11 @@ class Scanner {
     const bool packed = w == l_.col.size && l_.col.in == 1 && l_.red == w && l_.col.out == 1 && l_.out_red == w;
     const int64_t run = packed ? kColumnWidth<Acc> / w : 1;
     const bool scattered = l_.col.in == 1 && l_.red != w;
+    // Offsets that take the fp64 product (ScanOp::widens) are widened once for the block.
+    alignas(64) typename P::Wide wide[P::kWidens ? kColumnWidth<Acc> : 1];
+    const bool widen = write && P::any_widens(offset, w);
+    if (widen)
+      for (int64_t c = 0; c < w; ++c) wide[c] = P::widened(offset[c]);
     for (int64_t r = r0; r < r1; r += run) {
       const int64_t rows = std::min(run, r1 - r);
       const std::byte* src = io_.in + (at.in + r * l_.red + c0 * l_.col.in) * io_.isz;
@@ -1032,25 +1038,36 @@ class Scanner {
       const In* v = io_.load(src, l_.col.in * io_.isz, rows * w, buf);
       std::byte* dst = io_.out + (at.out + r * l_.out_red + c0 * l_.col.out) * io_.osz;
       Res* y = direct ? reinterpret_cast<Res*>(dst) : ybuf;
-      scan_rows(v, y, totals, offset, rows, w, write);
+      scan_rows(v, y, totals, offset, widen ? wide : nullptr, rows, w, write);
       if (write && !direct) io_.store(ybuf, dst, l_.col.out * io_.osz, rows * w);
     }
   }
 
+  // wide: the offsets widened, when they take the fp64 product (then write is set); else null.
   PTO_SIMD_CLONES static void scan_rows(const In* __restrict v, Res* __restrict y, Acc* __restrict local,
-                                        const Acc* __restrict offset, int64_t rows, int64_t w, bool write) {
-    P::with_offsets(offset, write ? w : 0, [&](const auto* __restrict o) {
-      for (int64_t i = 0; i < rows; ++i, v += w, y += w) {
-        if (!write) {
-          for (int64_t c = 0; c < w; ++c) local[c] = P::combine(local[c], v[c]);
-          continue;
-        }
-        for (int64_t c = 0; c < w; ++c) {
-          local[c] = P::combine(local[c], v[c]);
-          y[c] = P::with_offset(o[c], local[c]);
-        }
+                                        const Acc* __restrict offset, const typename P::Wide* __restrict wide,
+                                        int64_t rows, int64_t w, bool write) {
+    if (wide) return rows_from(v, y, local, wide, rows, w);
+    for (int64_t i = 0; i < rows; ++i, v += w, y += w) {
+      if (!write) {
+        for (int64_t c = 0; c < w; ++c) local[c] = P::combine(local[c], v[c]);
+        continue;
       }
-    });
+      for (int64_t c = 0; c < w; ++c) {
+        local[c] = P::combine(local[c], v[c]);
+        y[c] = static_cast<Res>(P::combine(offset[c], local[c]));
+      }
+    }
+  }
+  // scan_rows' outputs from widened offsets (inlined into each of its builds).
+  template <class O>
+  [[gnu::always_inline]] static inline void rows_from(const In* __restrict v, Res* __restrict y, Acc* __restrict local,
+                                                      const O* __restrict o, int64_t rows, int64_t w) {
+    for (int64_t i = 0; i < rows; ++i, v += w, y += w)
+      for (int64_t c = 0; c < w; ++c) {
+        local[c] = P::combine(local[c], v[c]);
+        y[c] = P::with_offset(o[c], local[c]);
+      }
   }
 
   // The scanned axis is not innermost: pieces of (outer index, column chunk), vectorised across
