@@ -794,9 +794,9 @@ struct ScanOp : Fold<T, kProduct> {
 
   // An output is its block's offset (+) the running value. x86 takes a microcode assist (about 100
   // cycles) for every fp32 product below the normal range, and a cumprod that decays through it (its
-  // offsets tiny or subnormal) ran about twice as slow. Outputs from such an offset are the exact fp64 product
-  // rounded once to fp32: the fp32 multiply's bits, without the assist. Other offsets keep the fp32
-  // multiply, which is cheaper where nothing falls below the normal range.
+  // offsets tiny or subnormal) ran about twice as slow. Outputs from such an offset are the exact
+  // fp64 product rounded once to fp32: the fp32 multiply's bits, without the assist. Other offsets
+  // keep the fp32 multiply, which is cheaper where nothing falls below the normal range.
   static constexpr bool kWidens = kProduct && std::is_same_v<T, float>;
   using Wide = std::conditional_t<kWidens, double, T>;
   static bool widens(T offset) { return kWidens && offset != T(0) && std::fabs(offset) < T(0x1p-100); }
@@ -812,7 +812,12 @@ struct ScanOp : Fold<T, kProduct> {
     if constexpr (kWidens && std::is_same_v<O, double>) return static_cast<float>(offset * static_cast<double>(running));
     else return static_cast<Res>(Fold<T, kProduct>::combine(offset, running));
   }
-  static bool any_widens(const T* offset, int64_t n) { return kWidens && std::any_of(offset, offset + n, widens); }
+  // True when one of the n offsets takes the fp64 product; then wide holds them all widened.
+  static bool widen(const T* offset, int64_t n, Wide* wide) {
+    if (!kWidens || std::none_of(offset, offset + n, widens)) return false;
+    for (int64_t c = 0; c < n; ++c) wide[c] = widened(offset[c]);
+    return true;
+  }
 };
 
 // Interleaved lines (several lines at once, so the dependency chains overlap).
@@ -897,10 +902,8 @@ class Scanner {
     if (!y) {
       for (int64_t i = 0; i < k; ++i)
         for (int g = 0; g < kLines; ++g) l[g] = P::combine(l[g], v[g][i]);
-    } else if (offsets && P::any_widens(offset, kLines)) {
-      typename P::Wide o[kLines];
-      for (int g = 0; g < kLines; ++g) o[g] = P::widened(offset[g]);
-      outputs_from(v, y, l, o, k);
+    } else if (typename P::Wide wide[kLines]; offsets && P::widen(offset, kLines, wide)) {
+      outputs_from(v, y, l, wide, k);
     } else if (offsets) {
       outputs_from(v, y, l, offset, k);
     } else {
@@ -1028,9 +1031,7 @@ class Scanner {
     const bool scattered = l_.col.in == 1 && l_.red != w;
     // Offsets that take the fp64 product (ScanOp::widens) are widened once for the block.
     alignas(64) typename P::Wide wide[P::kWidens ? kColumnWidth<Acc> : 1];
-    const bool widen = write && P::any_widens(offset, w);
-    if (widen)
-      for (int64_t c = 0; c < w; ++c) wide[c] = P::widened(offset[c]);
+    const bool widen = write && P::widen(offset, w, wide);
     for (int64_t r = r0; r < r1; r += run) {
       const int64_t rows = std::min(run, r1 - r);
       const std::byte* src = io_.in + (at.in + r * l_.red + c0 * l_.col.in) * io_.isz;
@@ -1060,9 +1061,8 @@ class Scanner {
     }
   }
   // scan_rows' outputs from widened offsets (inlined into each of its builds).
-  template <class O>
   [[gnu::always_inline]] static inline void rows_from(const In* __restrict v, Res* __restrict y, Acc* __restrict local,
-                                                      const O* __restrict o, int64_t rows, int64_t w) {
+                                                      const typename P::Wide* __restrict o, int64_t rows, int64_t w) {
     for (int64_t i = 0; i < rows; ++i, v += w, y += w)
       for (int64_t c = 0; c < w; ++c) {
         local[c] = P::combine(local[c], v[c]);
