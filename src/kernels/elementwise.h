@@ -19,6 +19,7 @@
 
 #include "copy/simd.h"
 #include "copy/stream.h"
+#include "core/half_lanes.h"
 #include "ptocpu/tensor.h"
 
 namespace pto::kernels::ew {
@@ -111,6 +112,14 @@ struct Rows {
   // row: 8.1 ms with them, 25 ms without).
   bool prefetch = true;
 
+  // Fused rows (docs/kernels.md#fused-half-rows): where the output is an fp16 / bf16 row and
+  // every input is either that dtype, contiguous, or broadcast along the row, a few
+  // lanes at a time are widened, computed and narrowed in registers. fused[mask] by the inputs
+  // broadcast along the row (bit k: input k has stride 0); nullptr: the buffered path. Set by fuse().
+  using FusedFn = int64_t (*)(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m);
+  std::array<FusedFn, (1u << N)> fused{};
+  unsigned same_dtype = 0;  // bit k: input k has the output's dtype
+
   static void row(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n) {
     const auto& self = *static_cast<const Rows*>(ctx);
     alignas(64) Tin buffers[N][kBlock];
@@ -122,9 +131,10 @@ struct Rows {
     const bool direct = !stream && self.out_native && out_size == static_cast<int64_t>(sizeof(Tout));
     // An operand with stride 0 (a scalar, a broadcast along the row) is the same in every block:
     // it is filled once per row.
-    const Tin* in[N];
+    const Tin* in[N] = {};
     for (int k = 0; k < N; ++k)
       if (strides[k + 1] == 0) in[k] = self.load[k](ptrs[k + 1], 0, n < kBlock ? n : kBlock, buffers[k]);
+    const FusedFn fused = self.fused_for(strides);
     for (int64_t j = 0, m; j < n; j += m) {
       m = j == 0 && lead ? lead : kBlock;
       if (m > n - j) m = n - j;
@@ -137,19 +147,40 @@ struct Rows {
         for (int k = 1; k <= N; ++k)
           if (ptrs[k] != ptrs[0] && strides[k] > 0 && strides[k] <= 8)
             prefetch_bytes(ptrs[k] + (j + m) * strides[k], kBlock * strides[k]);
-      for (int k = 0; k < N; ++k)
-        if (strides[k + 1] != 0) in[k] = self.load[k](ptrs[k + 1] + j * strides[k + 1], strides[k + 1], m, buffers[k]);
       std::byte* const dst = ptrs[0] + j * out_size;
-      Tout* out = direct ? reinterpret_cast<Tout*>(dst) : out_buffer;
-      block(out, in, m);
+      // The fused path takes the block's first lanes-multiple (into the stage when streamed), the
+      // buffered one the rest.
+      int64_t done = 0;
+      if (fused) {
+        std::byte* from[N];
+        for (int k = 0; k < N; ++k) from[k] = strides[k + 1] != 0 ? ptrs[k + 1] + j * strides[k + 1] : nullptr;
+        done = fused(stream ? stage : dst, from, in, m);
+      }
+      if (done < m) {
+        const int64_t at = j + done, count = m - done;
+        for (int k = 0; k < N; ++k)
+          if (strides[k + 1] != 0) in[k] = self.load[k](ptrs[k + 1] + at * strides[k + 1], strides[k + 1], count, buffers[k]);
+        Tout* out = direct ? reinterpret_cast<Tout*>(dst + done * out_size) : out_buffer;
+        block(out, in, count);
+        if (stream && !self.out_native) self.store(out_buffer, stage + done * out_size, out_size, count);
+        else if (!stream && !direct) self.store(out, dst + done * out_size, out_size, count);
+      }
       if (stream) {
-        const std::byte* bytes = reinterpret_cast<const std::byte*>(out_buffer);
-        if (!self.out_native) self.store(out_buffer, stage, out_size, m), bytes = stage;
-        stream_copy_tuned(dst, bytes, m * out_size);
-      } else if (!direct) {
-        self.store(out, dst, out_size, m);
+        const bool staged = !self.out_native;  // fused lanes are always staged (their output is not Tout)
+        stream_copy_tuned(dst, staged ? stage : reinterpret_cast<const std::byte*>(out_buffer), m * out_size);
       }
     }
+  }
+
+  // The fused function for a row with these strides, nullptr when the row does not qualify.
+  FusedFn fused_for(const int64_t* strides) const {
+    if (!fused[0] || strides[0] != 2) return nullptr;
+    unsigned mask = 0;
+    for (int k = 0; k < N; ++k) {
+      if (strides[k + 1] == 0) mask |= 1u << k;
+      else if (strides[k + 1] != 2 || !(same_dtype >> k & 1u)) return nullptr;
+    }
+    return fused[mask];
   }
 
   // Rows too short to be worth a call each (a strided view's rows of a few elements): loaded one
@@ -201,6 +232,65 @@ struct Rows {
   // streaming stores and prefetches wait for line-fill buffers (measured on 16M fp32 from memory:
   // sqrt 4.6 -> 3.1 ms, mul 6.5 -> 5.0, but sin 5.6 -> 6.8, pow 19.6 -> 21.6).
   static constexpr bool kStreams = !kBlockForm && !requires { requires F::template compute_bound<Tin>; };
+
+  // Functors over fp32 without a block form fuse; integer and predicate results do not.
+  static constexpr bool kFuses = PTO_X86 && std::is_same_v<Tin, float> && std::is_same_v<Tout, float> && !kBlockForm;
+
+  // Sets fused[] for an output of dtype `out` and inputs of dtypes `in`, on the best instructions
+  // kernel_tuning() allows; leaves it empty for any other output dtype or CPU.
+  void fuse(DType out, const std::array<DType, N>& in) {
+#if PTO_X86
+    if constexpr (kFuses) {
+      const auto fill = [&]<class S, unsigned... M>(S*, std::integer_sequence<unsigned, M...>) {
+        for (int k = 0; k < N; ++k)
+          if (in[k] == out) same_dtype |= 1u << k;
+        if (kernel_tuning().isa == Isa::Avx512) ((fused[M] = &fused_avx512<S, M>), ...);
+        else if (kernel_tuning().isa == Isa::Avx2 && __builtin_cpu_supports("f16c")) ((fused[M] = &fused_f16c<S, M>), ...);
+      };
+      if (out == DType::FP16) fill(static_cast<fp16_t*>(nullptr), std::make_integer_sequence<unsigned, (1u << N)>{});
+      if (out == DType::BF16) fill(static_cast<bf16_t*>(nullptr), std::make_integer_sequence<unsigned, (1u << N)>{});
+    }
+#else
+    (void)out, (void)in;
+#endif
+  }
+
+#if PTO_X86
+  // The first lanes-multiple of m elements of a fused row (see fused): inputs in Mask are
+  // broadcast buffers, the others rows of S, as is out. The arrays stay in registers.
+  template <class S, class L, unsigned Mask>
+  [[gnu::always_inline]] static int64_t fused_lanes(std::byte* out, std::byte* const* in, const Tin* const* broadcast,
+                                                    int64_t m) {
+    constexpr int W = L::kLanes;
+    int64_t i = 0;
+    for (; i + W <= m; i += W) {
+      alignas(64) float v[N][W];
+      alignas(64) float o[W];
+      for (int k = 0; k < N; ++k) {
+        if (Mask >> k & 1u) {
+          for (int l = 0; l < W; ++l) v[k][l] = broadcast[k][l];
+        } else {
+          L::widen(reinterpret_cast<const S*>(in[k]) + i, v[k]);
+        }
+      }
+      for (int l = 0; l < W; ++l) {
+        if constexpr (N == 1) o[l] = F::apply(v[0][l]);
+        else if constexpr (N == 2) o[l] = F::apply(v[0][l], v[1][l]);
+        else o[l] = F::apply(v[0][l], v[1][l], v[2][l]);
+      }
+      L::narrow(o, reinterpret_cast<S*>(out) + i);
+    }
+    return i;
+  }
+  template <class S, unsigned Mask>
+  PTO_TARGET_AVX512 static int64_t fused_avx512(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m) {
+    return fused_lanes<S, half::lanes::Avx512, Mask>(out, in, broadcast, m);
+  }
+  template <class S, unsigned Mask>
+  PTO_TARGET_F16C static int64_t fused_f16c(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m) {
+    return fused_lanes<S, half::lanes::F16c, Mask>(out, in, broadcast, m);
+  }
+#endif
 
   // F over one block of buffers (a compiled program's fused loops call it too).
   static void block(Tout* out, const Tin* const* in, int64_t m) {

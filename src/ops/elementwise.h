@@ -153,6 +153,9 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
       rows.stream = PTO_HAVE_STREAM_LINES && DTypeSet::all().contains(out.dtype()) && out.is_contiguous() &&
                     out.numel() * static_cast<int64_t>(out.itemsize()) >= kernels::kernel_tuning().stream_bytes &&
                     std::none_of(inputs.begin(), inputs.end(), [&](const Tensor* t) { return out.may_overlap(*t); });
+      std::array<DType, N> input_dtypes;
+      for (size_t k = 0; k < N; ++k) input_dtypes[k] = inputs[k]->dtype();
+      rows.fuse(out.dtype(), input_dtypes);
       if constexpr (N == 1 && decltype(rows)::kBlockForm && tabulated<F>())
         if (run_by_table(rows, *inputs[0], out)) return;
       kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), static_cast<int>(N));

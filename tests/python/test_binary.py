@@ -708,6 +708,57 @@ def test_streamed_outputs_match_the_references(dtype):
         ptocpu.set_num_threads(previous)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_half_rows_fused_in_registers_give_one_rounding_from_fp32(dtype):
+    """fp16 / bf16 rows whose inputs are that dtype or broadcast along the row are widened, computed and
+    narrowed a few lanes at a time (docs/kernels.md#fused-half-rows): the same bits as fp32 arithmetic
+    rounded once, on every instruction set, streamed or not, for tails shorter than a register, a column
+    broadcast (stride 0 along the row), a row broadcast, scalars, in place (axpy_, atomic_add), NaN, inf
+    and overflow."""
+    rng = np.random.default_rng(31)
+    f32 = np.float32
+    shape = (9, 1001)  # 1001 = 62 * 16 + 9: the last lanes of every row go the buffered way
+    a = rng.uniform(-300, 300, shape).astype(dtype)
+    b = rng.uniform(-300, 300, shape).astype(dtype)
+    a[0, :4] = [np.nan, np.inf, -np.inf, 60000 if dtype is np.float16 else 3e38]
+    b[0, :4] = [1, -np.inf, 1, 60000 if dtype is np.float16 else 3e38]  # inf - inf, overflow
+    b[1, 5:40] = 0  # 0 / 0, x / 0
+    col = rng.uniform(-4, 4, (9, 1)).astype(dtype)
+    row = rng.uniform(-4, 4, (1, 1001)).astype(dtype)
+    # the references meet inf - inf, 0 / 0 and overflow on purpose
+    with np.errstate(all="ignore"):
+        cases = [
+            (lambda: ptocpu.add(a, b), a.astype(f32) + b.astype(f32)),
+            (lambda: ptocpu.sub(a, col), a.astype(f32) - col.astype(f32)),
+            (lambda: ptocpu.mul(row, a), row.astype(f32) * a.astype(f32)),
+            (lambda: ptocpu.div(a, b), a.astype(f32) / b.astype(f32)),
+            (lambda: ptocpu.maximum(a, b), np.maximum(a.astype(f32), b.astype(f32))),
+            (lambda: ptocpu.mul(a, 0.1), a.astype(f32) * f32(0.1)),  # an fp32 scalar, not rounded to the dtype
+            (lambda: ptocpu.clip(a, -100.5, 200.25), np.minimum(np.maximum(a.astype(f32), f32(-100.5)), f32(200.25))),
+            (lambda: ptocpu.abs(a), np.abs(a.astype(f32))),
+        ]
+    previous = ptocpu.get_num_threads()
+    try:
+        with np.errstate(all="ignore"):
+            for isa, stream_bytes in (("avx512", -1), ("avx512", 0), ("avx2", -1), ("avx2", 0), ("baseline", -1)):
+                ptocpu._core._set_kernel_tuning(stream_bytes, isa=isa)  # 0: every output streamed from a stage
+                for threads in (1, 2):
+                    ptocpu.set_num_threads(threads)
+                    for run, exact in cases:
+                        same(run(), exact.astype(dtype))
+                    y = b.copy()
+                    ptocpu.axpy_(y, a, 0.3)  # y += 0.3 * a, two fp32 roundings, one to the dtype
+                    same(y, (b.astype(f32) + f32(0.3) * a.astype(f32)).astype(dtype))
+                    target = np.repeat(b, 2, axis=1)
+                    ptocpu.atomic_add(a, [0, 500], target)  # in place into a block of wider rows
+                    want = np.repeat(b, 2, axis=1)
+                    want[:, 500:1501] = (want[:, 500:1501].astype(f32) + a.astype(f32)).astype(dtype)
+                    same(target, want)
+    finally:
+        ptocpu._core._set_kernel_tuning()
+        ptocpu.set_num_threads(previous)
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.float16, ml_dtypes.bfloat16, np.float32, np.int64, np.float64])
 @pytest.mark.parametrize("n", [1, 3, 5, 8, 12, 33, 64])
 def test_short_rows_go_in_batches(dtype, n):
