@@ -112,13 +112,13 @@ struct Rows {
   // row: 8.1 ms with them, 25 ms without).
   bool prefetch = true;
 
-  // Fused rows (docs/kernels.md#fused-half-rows): where the output is an fp16 / bf16 row and
-  // every input is either that dtype, contiguous, or broadcast along the row, a few
-  // lanes at a time are widened, computed and narrowed in registers. fused[mask] by the inputs
-  // broadcast along the row (bit k: input k has stride 0); nullptr: the buffered path. Set by fuse().
+  // Fused rows (docs/kernels.md#fused-half-rows): where the output is an fp16 row and every input
+  // is either fp16 and contiguous or broadcast along the row, a register of lanes at a time is
+  // widened, computed and narrowed. fused[mask] by the inputs broadcast along the row (bit k: input
+  // k has stride 0); nullptr: the buffered path. Set by fuse().
   using FusedFn = int64_t (*)(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m);
   std::array<FusedFn, (1u << N)> fused{};
-  unsigned same_dtype = 0;  // bit k: input k has the output's dtype
+  unsigned same_dtype = 0;  // bit k: input k is fp16 too
 
   static void row(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n) {
     const auto& self = *static_cast<const Rows*>(ctx);
@@ -233,22 +233,25 @@ struct Rows {
   // sqrt 4.6 -> 3.1 ms, mul 6.5 -> 5.0, but sin 5.6 -> 6.8, pow 19.6 -> 21.6).
   static constexpr bool kStreams = !kBlockForm && !requires { requires F::template compute_bound<Tin>; };
 
-  // Functors over fp32 without a block form fuse; integer and predicate results do not.
-  static constexpr bool kFuses = PTO_X86 && std::is_same_v<Tin, float> && std::is_same_v<Tout, float> && !kBlockForm;
+  // Functors over fp32 without a block form fuse, unless they cost more than their conversions
+  // (compute_bound: atan2, pow; their many selects also kept some lanes scalar); integer and
+  // predicate results do not.
+  static constexpr bool kFuses = PTO_X86 && std::is_same_v<Tin, float> && std::is_same_v<Tout, float> && !kBlockForm &&
+                                 kStreams;
 
-  // Sets fused[] for an output of dtype `out` and inputs of dtypes `in`, on the best instructions
-  // kernel_tuning() allows; leaves it empty for any other output dtype or CPU.
+  // Sets fused[] for an fp16 output and inputs of dtypes `in` where kernel_tuning() allows AVX-512;
+  // leaves it empty otherwise. Not on AVX2 (8 lanes): GCC 12 left some functors' steps (maximum)
+  // partly scalar there. Not for bf16: its shifts and integer rounding in the lanes measured slower
+  // than the buffered path's vectorised conversion loops (lrelu of [1024, 4096]: 0.80 against 0.54 ms).
   void fuse(DType out, const std::array<DType, N>& in) {
 #if PTO_X86
     if constexpr (kFuses) {
-      const auto fill = [&]<class S, unsigned... M>(S*, std::integer_sequence<unsigned, M...>) {
-        for (int k = 0; k < N; ++k)
-          if (in[k] == out) same_dtype |= 1u << k;
-        if (kernel_tuning().isa == Isa::Avx512) ((fused[M] = &fused_avx512<S, M>), ...);
-        else if (kernel_tuning().isa == Isa::Avx2 && __builtin_cpu_supports("f16c")) ((fused[M] = &fused_f16c<S, M>), ...);
-      };
-      if (out == DType::FP16) fill(static_cast<fp16_t*>(nullptr), std::make_integer_sequence<unsigned, (1u << N)>{});
-      if (out == DType::BF16) fill(static_cast<bf16_t*>(nullptr), std::make_integer_sequence<unsigned, (1u << N)>{});
+      if (out != DType::FP16 || kernel_tuning().isa != Isa::Avx512) return;
+      for (int k = 0; k < N; ++k)
+        if (in[k] == DType::FP16) same_dtype |= 1u << k;
+      [&]<unsigned... M>(std::integer_sequence<unsigned, M...>) {
+        ((fused[M] = &fused_avx512<M>), ...);
+      }(std::make_integer_sequence<unsigned, (1u << N)>{});
     }
 #else
     (void)out, (void)in;
@@ -257,38 +260,35 @@ struct Rows {
 
 #if PTO_X86
   // The first lanes-multiple of m elements of a fused row (see fused): inputs in Mask are
-  // broadcast buffers, the others rows of S, as is out. The arrays stay in registers.
-  template <class S, class L, unsigned Mask>
+  // broadcast buffers, the others fp16 rows, as is out. The arrays stay in registers.
+  template <class L, unsigned Mask>
   [[gnu::always_inline]] static int64_t fused_lanes(std::byte* out, std::byte* const* in, const Tin* const* broadcast,
                                                     int64_t m) {
     constexpr int W = L::kLanes;
+    float value[N];  // the broadcast inputs' one value each (their buffers hold it repeated)
+    for (int k = 0; k < N; ++k) value[k] = Mask >> k & 1u ? broadcast[k][0] : 0.0f;
     int64_t i = 0;
     for (; i + W <= m; i += W) {
       alignas(64) float v[N][W];
       alignas(64) float o[W];
-      for (int k = 0; k < N; ++k) {
-        if (Mask >> k & 1u) {
-          for (int l = 0; l < W; ++l) v[k][l] = broadcast[k][l];
-        } else {
-          L::widen(reinterpret_cast<const S*>(in[k]) + i, v[k]);
-        }
-      }
+      for (int k = 0; k < N; ++k)
+        if (!(Mask >> k & 1u)) L::widen(reinterpret_cast<const fp16_t*>(in[k]) + i, v[k]);
+      const auto arg = [&](int k, int l) { return Mask >> k & 1u ? value[k] : v[k][l]; };
+      // Kept a loop for the vectoriser: unrolled first, a functor with selects (clip's NaN rule)
+      // became W scalar steps (clip of [4096, 4096] fp16: 51 ms against 3).
+#pragma GCC unroll 0
       for (int l = 0; l < W; ++l) {
-        if constexpr (N == 1) o[l] = F::apply(v[0][l]);
-        else if constexpr (N == 2) o[l] = F::apply(v[0][l], v[1][l]);
-        else o[l] = F::apply(v[0][l], v[1][l], v[2][l]);
+        if constexpr (N == 1) o[l] = F::apply(arg(0, l));
+        else if constexpr (N == 2) o[l] = F::apply(arg(0, l), arg(1, l));
+        else o[l] = F::apply(arg(0, l), arg(1, l), arg(2, l));
       }
-      L::narrow(o, reinterpret_cast<S*>(out) + i);
+      L::narrow(o, reinterpret_cast<fp16_t*>(out) + i);
     }
     return i;
   }
-  template <class S, unsigned Mask>
+  template <unsigned Mask>
   PTO_TARGET_AVX512 static int64_t fused_avx512(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m) {
-    return fused_lanes<S, half::lanes::Avx512, Mask>(out, in, broadcast, m);
-  }
-  template <class S, unsigned Mask>
-  PTO_TARGET_F16C static int64_t fused_f16c(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m) {
-    return fused_lanes<S, half::lanes::F16c, Mask>(out, in, broadcast, m);
+    return fused_lanes<half::lanes::Avx512, Mask>(out, in, broadcast, m);
   }
 #endif
 

@@ -710,11 +710,11 @@ def test_streamed_outputs_match_the_references(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
 def test_half_rows_fused_in_registers_give_one_rounding_from_fp32(dtype):
-    """fp16 / bf16 rows whose inputs are that dtype or broadcast along the row are widened, computed and
-    narrowed a few lanes at a time (docs/kernels.md#fused-half-rows): the same bits as fp32 arithmetic
-    rounded once, on every instruction set, streamed or not, for tails shorter than a register, a column
-    broadcast (stride 0 along the row), a row broadcast, scalars, in place (axpy_, atomic_add), NaN, inf
-    and overflow."""
+    """fp16 rows whose inputs are fp16 or broadcast along the row are widened, computed and narrowed a
+    register of lanes at a time on AVX-512 (docs/kernels.md#fused-half-rows), bf16 and the other
+    instruction sets through fp32 buffers: the same bits as fp32 arithmetic rounded once either way,
+    streamed or not, for tails shorter than a register, a column broadcast (stride 0 along the row), a
+    row broadcast, scalars, in place (axpy_, atomic_add), NaN, inf and overflow."""
     rng = np.random.default_rng(31)
     f32 = np.float32
     shape = (9, 1001)  # 1001 = 62 * 16 + 9: the last lanes of every row go the buffered way
@@ -736,6 +736,7 @@ def test_half_rows_fused_in_registers_give_one_rounding_from_fp32(dtype):
             (lambda: ptocpu.mul(a, 0.1), a.astype(f32) * f32(0.1)),  # an fp32 scalar, not rounded to the dtype
             (lambda: ptocpu.clip(a, -100.5, 200.25), np.minimum(np.maximum(a.astype(f32), f32(-100.5)), f32(200.25))),
             (lambda: ptocpu.abs(a), np.abs(a.astype(f32))),
+            (lambda: ptocpu.clip(a, b, col), np.minimum(np.maximum(a.astype(f32), b.astype(f32)), col.astype(f32))),
         ]
     previous = ptocpu.get_num_threads()
     try:
