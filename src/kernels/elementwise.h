@@ -118,7 +118,7 @@ struct Rows {
   // k has stride 0); nullptr: the buffered path. Set by fuse().
   using FusedFn = int64_t (*)(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m);
   std::array<FusedFn, (1u << N)> fused{};
-  unsigned same_dtype = 0;  // bit k: input k is fp16 too
+  unsigned fp16_inputs = 0;  // bit k: input k is fp16
 
   static void row(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n) {
     const auto& self = *static_cast<const Rows*>(ctx);
@@ -178,7 +178,7 @@ struct Rows {
     unsigned mask = 0;
     for (int k = 0; k < N; ++k) {
       if (strides[k + 1] == 0) mask |= 1u << k;
-      else if (strides[k + 1] != 2 || !(same_dtype >> k & 1u)) return nullptr;
+      else if (strides[k + 1] != 2 || !(fp16_inputs >> k & 1u)) return nullptr;
     }
     return fused[mask];
   }
@@ -248,7 +248,7 @@ struct Rows {
     if constexpr (kFuses) {
       if (out != DType::FP16 || kernel_tuning().isa != Isa::Avx512) return;
       for (int k = 0; k < N; ++k)
-        if (in[k] == DType::FP16) same_dtype |= 1u << k;
+        if (in[k] == DType::FP16) fp16_inputs |= 1u << k;
       [&]<unsigned... M>(std::integer_sequence<unsigned, M...>) {
         ((fused[M] = &fused_avx512<M>), ...);
       }(std::make_integer_sequence<unsigned, (1u << N)>{});
