@@ -18,6 +18,14 @@
 
 namespace pto::half::lanes {
 
+// bf16 widens by a shift, which the compiler vectorises in any build.
+struct Bf16 {
+  static constexpr int kLanes = 16;
+  [[gnu::always_inline]] static inline void widen(const bf16_t* src, float* dst) {
+    for (int l = 0; l < kLanes; ++l) dst[l] = half::widen(src[l]);
+  }
+};
+
 #if PTO_X86
 // The conversion instructions (GCC 12 does not vectorise _Float16 casts).
 struct Avx512 {

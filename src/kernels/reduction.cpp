@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "copy/simd.h"
+#include "core/half_lanes.h"
 #include "kernels/arithmetic.h"
 #include "kernels/elementwise.h"
 #include "ptocpu/parallel.h"
@@ -199,28 +200,56 @@ using Sum = Fold<T, false>;
 template <class T>
 using Prod = Fold<T, true>;
 
+// ---- where a span's values come from ---------------------------------------------------------------
+
+// The compute type, read in place.
+template <class T>
+struct InPlace {
+  using Value = T;
+  const T* __restrict v;
+  // Values [i, i + kLanes).
+  [[gnu::always_inline]] const T* block(int64_t i, T*) const { return v + i; }
+  [[gnu::always_inline]] T at(int64_t i) const { return v[i]; }
+};
+
+// fp16 / bf16 values widened to fp32 a block of lanes at a time, in registers, by Conv (a
+// half::lanes struct): the span is read once, with no fp32 copy written and read back
+// (docs/ops/reduction.md#speed). The same values as the buffered widen, so the same bits.
+template <class S, class Conv>
+struct Widened {
+  using Value = float;
+  const S* __restrict v;
+  [[gnu::always_inline]] const float* block(int64_t i, float* lanes) const {
+    for (int64_t k = 0; k < kLanes; k += Conv::kLanes) Conv::widen(v + i + k, lanes + k);
+    return lanes;
+  }
+  [[gnu::always_inline]] float at(int64_t i) const { return half::widen(v[i]); }
+};
+
 // ---- spans of an extreme: the value in one vector pass, then where it is -------------------------
 
 // The largest (kMax) or smallest value of v[0, m) (m >= 1) by plain comparisons: a NaN is never
 // taken (it is reported in `nan`), equal values (-0 and +0) keep the one found first in its lane.
-template <class T, bool kMax>
-[[gnu::always_inline]] inline T extreme_of(const T* __restrict v, int64_t m, bool& nan) {
+template <bool kMax, class Src, class T = typename Src::Value>
+[[gnu::always_inline]] inline T extreme_of(const Src& src, int64_t m, bool& nan) {
   constexpr T start = kFloat<T> ? (kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity())
                                 : (kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
   T b[kLanes];
   int32_t odd[kLanes];
   for (int j = 0; j < kLanes; ++j) b[j] = start, odd[j] = 0;
   int64_t i = 0;
+  alignas(64) T widened[kLanes];
   for (; i + kLanes <= m; i += kLanes) {
-    prefetch_ahead(v + i);
+    prefetch_ahead(src.v + i);
+    const T* v = src.block(i, widened);
     for (int j = 0; j < kLanes; ++j) {
-      const T x = v[i + j];
+      const T x = v[j];
       b[j] = (kMax ? x > b[j] : x < b[j]) ? x : b[j];
       odd[j] |= x != x;
     }
   }
   for (int j = 0; i + j < m; ++j) {
-    const T x = v[i + j];
+    const T x = src.at(i + j);
     b[j] = (kMax ? x > b[j] : x < b[j]) ? x : b[j];
     odd[j] |= x != x;
   }
@@ -238,15 +267,17 @@ template <class T, bool kMax>
 }
 
 // The first i in [0, m) with pick(v[i]), m if there is none.
-template <class T, class Pick>
-[[gnu::always_inline]] inline int64_t first_of(const T* __restrict v, int64_t m, Pick pick) {
+template <class Src, class Pick>
+[[gnu::always_inline]] inline int64_t first_of(const Src& src, int64_t m, Pick pick) {
+  alignas(64) typename Src::Value widened[kLanes];
   int64_t i = 0;
   for (; i + kLanes <= m; i += kLanes) {
+    const auto* v = src.block(i, widened);
     uint32_t hits = 0;
-    for (int j = 0; j < kLanes; ++j) hits |= static_cast<uint32_t>(pick(v[i + j])) << j;
+    for (int j = 0; j < kLanes; ++j) hits |= static_cast<uint32_t>(pick(v[j])) << j;
     if (hits) return i + std::countr_zero(hits);
   }
-  while (i < m && !pick(v[i])) ++i;
+  while (i < m && !pick(src.at(i))) ++i;
   return i;
 }
 
@@ -274,12 +305,13 @@ struct Extreme {
   }
   // A float span at once: the extreme by comparisons, then the rules the comparisons miss (a
   // NaN wins; between zeros +0 is the larger), looked at only where they can apply.
-  [[gnu::always_inline]] static Acc span(const In* v, int64_t m, int64_t) requires kFloat<T> {
+  template <class Src>
+  [[gnu::always_inline]] static Acc span(const Src& src, int64_t m, int64_t) requires kFloat<T> {
     bool nan = false;
-    T x = extreme_of<T, kMax>(v, m, nan);
+    T x = extreme_of<kMax>(src, m, nan);
     if (nan) return kMax ? kHigh : kLow;
     if (x == 0) {
-      const bool preferred = first_of(v, m, [](T y) { return y == 0 && std::signbit(y) != kMax; }) < m;
+      const bool preferred = first_of(src, m, [](T y) { return y == 0 && std::signbit(y) != kMax; }) < m;
       x = preferred ? (kMax ? T(0) : -T(0)) : (kMax ? -T(0) : T(0));
     }
     return order_key(x);
@@ -328,11 +360,12 @@ struct Arg {
 
   // A span at once: its extreme by comparisons, then the first index holding it (the first NaN
   // when there is one).
-  [[gnu::always_inline]] static Acc span(const In* v, int64_t m, int64_t idx0) {
+  template <class Src>
+  [[gnu::always_inline]] static Acc span(const Src& src, int64_t m, int64_t idx0) {
     bool nan = false;
-    const T x = extreme_of<T, kMax>(v, m, nan);
-    const int64_t i = nan ? first_of(v, m, [](T y) { return y != y; }) : first_of(v, m, [x](T y) { return y == x; });
-    return packed(key(v[i]), idx0 + i);
+    const T x = extreme_of<kMax>(src, m, nan);
+    const int64_t i = nan ? first_of(src, m, [](T y) { return y != y; }) : first_of(src, m, [x](T y) { return y == x; });
+    return packed(key(src.at(i)), idx0 + i);
   }
   // Row `idx` of w columns: a strictly better key replaces the column's best (the first stays).
   PTO_SIMD_CLONES static void update(K* __restrict keys, int32_t* __restrict at, const In* __restrict v, int64_t w,
@@ -354,25 +387,27 @@ template <class P>
 inline constexpr bool kIndexed = requires { P::kWorst; };
 // Ops that take a span at once (two passes over it in L1) rather than element by element.
 template <class P>
-inline constexpr bool kSpanWise = requires(const typename P::In* v) { P::span(v, int64_t(1), int64_t(0)); };
+inline constexpr bool kSpanWise = requires(const InPlace<typename P::In>& v) { P::span(v, int64_t(1), int64_t(0)); };
 
 // ---- vectorised loops ---------------------------------------------------------------------------
 
 // v[0, m) through the lanes: lane j accumulates v[i] for i % kLanes == j in order from the
 // identity, then the lanes fold by halving (lane j with lane j + 16, then + 8, ..., + 1). One
 // function, so that the lanes stay in registers or in same-width stores.
-template <class P>
-[[gnu::always_inline]] inline typename P::Acc lanes(const typename P::In* __restrict v, int64_t m, int64_t idx0) {
+template <class P, class Src>
+[[gnu::always_inline]] inline typename P::Acc lanes(const Src& src, int64_t m, int64_t idx0) {
   using Acc = typename P::Acc;
   static_assert(kLanes == 32);
   Acc acc[kLanes];
   for (int j = 0; j < kLanes; ++j) acc[j] = P::identity();
+  alignas(64) typename Src::Value widened[kLanes];
   int64_t i = 0;
   for (; i + kLanes <= m; i += kLanes) {
-    prefetch_ahead(v + i);
-    for (int j = 0; j < kLanes; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
+    prefetch_ahead(src.v + i);
+    const auto* v = src.block(i, widened);
+    for (int j = 0; j < kLanes; ++j) acc[j] = P::step(acc[j], v[j], idx0 + i + j);
   }
-  for (int j = 0; i + j < m; ++j) acc[j] = P::step(acc[j], v[i + j], idx0 + i + j);
+  for (int j = 0; i + j < m; ++j) acc[j] = P::step(acc[j], src.at(i + j), idx0 + i + j);
   // Not unrolled before the vectoriser sees them: unrolled, each level becomes scalar steps.
 #pragma GCC unroll 0
   for (int j = 0; j < 16; ++j) acc[j] = P::combine(acc[j], acc[j + 16]);
@@ -385,21 +420,62 @@ template <class P>
 }
 
 // A span of a row: through the lanes, or at once for the ops that take spans.
-template <class P>
-[[gnu::always_inline]] inline typename P::Acc one_span(const typename P::In* v, int64_t m, int64_t idx0) {
-  if constexpr (kSpanWise<P>) return P::span(v, m, idx0);
-  else return lanes<P>(v, m, idx0);
+template <class P, class Src>
+[[gnu::always_inline]] inline typename P::Acc one_span(const Src& src, int64_t m, int64_t idx0) {
+  if constexpr (kSpanWise<P>) return P::span(src, m, idx0);
+  else return lanes<P>(src, m, idx0);
 }
 
 template <class P>
 PTO_SIMD_CLONES typename P::Acc span_of(const typename P::In* v, int64_t m, int64_t idx0) {
-  return one_span<P>(v, m, idx0);
+  return one_span<P>(InPlace<typename P::In>{v}, m, idx0);
 }
 
 // `rows` rows of n values one after another, each a span.
 template <class P>
 PTO_SIMD_CLONES void spans_of_rows(typename P::Acc* out, const typename P::In* v, int64_t rows, int64_t n) {
-  for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(v + r * n, n, 0);
+  for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(InPlace<typename P::In>{v + r * n}, n, 0);
+}
+
+// `rows` rows of n fp16 / bf16 values one after another (S), each a span from index idx0, widened
+// in registers; one build per instruction set that has the conversion.
+template <class P>
+using WidenedSpansFn = void (*)(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n, int64_t idx0);
+template <class P, class S, class Conv>
+[[gnu::always_inline]] inline void widened_spans(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n,
+                                                 int64_t idx0) {
+  const S* s = reinterpret_cast<const S*>(v);
+  for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(Widened<S, Conv>{s + r * n}, n, idx0);
+}
+template <class P>
+PTO_SIMD_CLONES void widened_spans_bf16(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n, int64_t idx0) {
+  widened_spans<P, bf16_t, half::lanes::Bf16>(out, v, rows, n, idx0);
+}
+#if PTO_X86
+template <class P>
+PTO_TARGET_AVX512 void widened_spans_avx512(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n, int64_t idx0) {
+  widened_spans<P, fp16_t, half::lanes::Avx512>(out, v, rows, n, idx0);
+}
+template <class P>
+PTO_TARGET_F16C void widened_spans_f16c(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n, int64_t idx0) {
+  widened_spans<P, fp16_t, half::lanes::F16c>(out, v, rows, n, idx0);
+}
+#endif
+
+// The widened spans for an fp16 / bf16 input read as fp32 (null: the buffered path).
+template <class P>
+WidenedSpansFn<P> widened_spans_for(DType input) {
+  if constexpr (std::is_same_v<typename P::In, float>) {
+    if (input == DType::BF16) return &widened_spans_bf16<P>;
+#if PTO_X86
+    if (input == DType::FP16) {
+      const Isa isa = kernel_tuning().isa;
+      if (isa == Isa::Avx512) return &widened_spans_avx512<P>;
+      if (isa == Isa::Avx2 && __builtin_cpu_supports("f16c")) return &widened_spans_f16c<P>;
+    }
+#endif
+  }
+  return nullptr;
 }
 
 // Rows [0, rows) of n <= kLanes values one after another into lanes, row g into column first + g:
@@ -518,6 +594,7 @@ class Reducer {
     }
     direct_ = r.transform == Transform::None &&
               visit_dtype(r.input.dtype(), [](auto tag) { return std::is_same_v<typename decltype(tag)::type, In>; });
+    if (r.transform == Transform::None && l_.red == 1) widened_ = widened_spans_for<P>(r.input.dtype());
   }
 
   void run() {
@@ -573,6 +650,11 @@ class Reducer {
 
   // One row's elements [first, first + m) (m <= kChunk) through the lanes (or as one span).
   Acc span(const std::byte* row, int64_t first, int64_t m, const In* center) const {
+    if (widened_) {
+      Acc acc;
+      widened_(&acc, row + first * io_.isz, 1, m, first);
+      return acc;
+    }
     alignas(64) In buf[kChunk];
     const In* v = values(row + first * l_.red * io_.isz, l_.red, m, buf, center, 0);
     return span_of<P>(v, m, first);
@@ -589,7 +671,8 @@ class Reducer {
         Acc acc[kBlock];
         for (int64_t o = b; o < e;) {
           const int64_t k = std::min(kBlock, e - o);
-          for (int64_t i = 0; i < k;) {
+          if (widened_) widened_(acc, io_.in + o * n * io_.isz, k, n, 0);
+          for (int64_t i = 0; i < k && !widened_;) {
             const int64_t m = std::min(per_load, k - i);
             const In* v = values(io_.in + (o + i) * n * io_.isz, 1, m * n, buf, nullptr, 0);
             spans_of_rows<P>(acc + i, v, m, n);
@@ -764,6 +847,8 @@ class Reducer {
   In divisor_ = In(1);
   const In* ctr_ = nullptr;
   bool direct_ = false;  // the input is stored as In and taken as it is: read in place
+  // fp16 / bf16 rows along a contiguous reduced axis, widened in registers (null: buffered)
+  WidenedSpansFn<P> widened_ = nullptr;
 };
 
 template <template <class> class Op, class T>

@@ -213,6 +213,35 @@ def test_one_and_two_threads_give_the_same_bits(shape, dim):
             assert_same_bits(b, a)
 
 
+@pytest.mark.parametrize("dt", [np.float16, BF16])
+def test_half_rows_widened_in_registers_on_every_instruction_set(dt):
+    """fp16 / bf16 rows along a contiguous axis are widened to fp32 a register at a time inside the
+    lanes (docs/ops/reduction.md#speed; fp16 with AVX-512 or F16C, bf16 in every build), elsewhere
+    through an fp32 buffer: the reference's order and bits on each instruction set, for a line of
+    several chunks with a tail, packed rows of one chunk, rows that are no multiple of the lanes, an
+    offset view, ties, NaN and signed zeros."""
+    rng = np.random.default_rng(45)
+    line = values(rng, (3 * 4096 + 77,), np.dtype(dt))
+    rows = values(rng, (40, 4096), np.dtype(dt))
+    odd = np.round(values(rng, (33, 1000), np.dtype(dt), -3, 3))  # ties and zeros
+    odd[3, 500], odd[5, 0], odd[6, 999] = np.nan, -0.0, np.nan
+    odd[7] = -0.0
+    odd[8, 900] = 0.0
+    previous = ptocpu.get_num_threads()
+    try:
+        for isa in ("avx512", "avx2", "baseline"):
+            ptocpu._core._set_kernel_tuning(-1, isa=isa)
+            for threads in (1, 2):
+                ptocpu.set_num_threads(threads)
+                for x in (line, rows, odd, odd[:, 3:]):
+                    for op in ("sum", "prod", "amax", "amin", "argmax", "argmin"):
+                        if not (op == "prod" and x.shape[-1] < 4096):  # 1000 factors of 0.98 underflow fp16
+                            check(op, x, -1)
+    finally:
+        ptocpu._core._set_kernel_tuning()
+        ptocpu.set_num_threads(previous)
+
+
 # ---------------------------------------------------------------- numerics
 
 def test_nan_inf_and_signed_zeros():
