@@ -59,14 +59,17 @@ namespace {
 // Rows of a cache line up to this many bytes (in the operand with the widest step) have the rows
 // kRowsAhead on prefetched: the hardware prefetchers lose track of short rows that do not follow
 // each other (atomic_add of [262144, 64] fp32 into every other 256-byte run, from memory: 9.5 ->
-// 7.1 ms). Shorter rows share lines with their neighbours: the prefetchers follow them.
+// 7.1 ms). Shorter rows share lines with their neighbours: the prefetchers follow them. Only for
+// loops whose operands come from memory (at least kernel_tuning().stream_bytes of them): on rows in
+// the caches the prefetches cost more than the adds ([8192, 64]: 90 -> 45 us).
 constexpr int64_t kShortRowBytes = 1024, kRowsAhead = 4;
 
 // Rows up to this many elements go kBlock / n whole rows to a batch call when the row function has one.
 constexpr int64_t kBatchedRow = 64;
 
 // Walks the flattened range [begin, end) of the loop, a row segment (or a batch of short rows) at a time.
-void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch, void* ctx, int64_t begin, int64_t end) {
+void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch, void* ctx, int64_t begin, int64_t end,
+          bool from_memory) {
   const int dims = loop.dims;
   const int64_t len = loop.shape[dims - 1];
   int64_t inner[kMaxOperands], idx[kMaxDims] = {}, ahead[kMaxDims] = {};
@@ -88,7 +91,7 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch,
     for (int d = 0; d < dims - 1; ++d) off += at[d] * loop.strides[k][d];
     return off;
   };
-  const bool prefetch = dims > 1 && len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
+  const bool prefetch = from_memory && dims > 1 && len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
   if (prefetch) {
     std::copy(idx, idx + dims, ahead);
     for (int i = 0; i < kRowsAhead; ++i) next_row(ahead);
@@ -96,8 +99,8 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch,
   // The row kRowsAhead on from the one at `at` asked for (rows advance one at a time).
   const auto prefetch_ahead = [&](int64_t at) {
     if (!prefetch || at + (kRowsAhead + 1) * len > end) return;
-    for (int k = 0; k < loop.operands; ++k)
-      if (inner[k] > 0) prefetch_bytes(data[k] + offset(ahead, k), len * inner[k]);
+    for (int k = 0; k < loop.operands; ++k)  // an input updated in place once, as the output
+      if (inner[k] > 0 && (k == 0 || data[k] != data[0])) prefetch_bytes(data[k] + offset(ahead, k), len * inner[k]);
     next_row(ahead);
   };
   int64_t col = begin % len;
@@ -142,15 +145,18 @@ void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data, Ro
   int64_t total = 1;
   for (int d = 0; d < loop.dims; ++d) total *= loop.shape[d];
   if (total == 0) return;
+  int64_t bytes = 0;
+  for (int k = 0; k < loop.operands; ++k) bytes += total * static_cast<int64_t>(dtype_size(loop.dtypes[k]));
+  const bool from_memory = bytes >= kernel_tuning().stream_bytes;
   // Each range ends with a fence: its streamed stores (Rows::stream) are ordered before the caller reads.
   if (total < 2 * loop.min_chunk || get_num_threads() == 1) {
-    walk(loop, data, row, batch, ctx, 0, total);
+    walk(loop, data, row, batch, ctx, 0, total, from_memory);
     stream_fence();
     return;
   }
   // Threads take contiguous ranges of the flattened index; a range may start and end inside a row.
   parallel_for(total, loop.min_chunk, [&](int64_t begin, int64_t end) {
-    walk(loop, data, row, batch, ctx, begin, end);
+    walk(loop, data, row, batch, ctx, begin, end, from_memory);
     stream_fence();
   });
 }

@@ -766,7 +766,8 @@ def test_short_rows_go_in_batches(dtype, n):
     """Rows of up to 64 elements are worked many to a block (docs/kernels.md#elementwise): a padded
     operand's rows one by one, a contiguous operand's as one run; runs of rows cross the outer dims
     (shape [5, 7, n]); a strided target (atomic_add into a block of wider rows) is written row by row.
-    Byte lengths of every size class hit the short copies' tails."""
+    Byte lengths of every size class hit the short copies' tails. Rows whose operands are all stored
+    as the compute type are worked where they are, no copies (functors with and without a block form)."""
     rng = np.random.default_rng(n)
     shape = (5, 7, n)
     wide = lambda: rng.integers(-50, 50, (5, 7, n + 5)).astype(dtype)
@@ -774,6 +775,7 @@ def test_short_rows_go_in_batches(dtype, n):
     a = a_full[..., :n]  # padded rows
     exact = np.float32 if np.dtype(dtype).kind == "f" or dtype is ml_dtypes.bfloat16 else np.int64
     want = (a.astype(exact) + b.astype(exact)).astype(dtype)  # small integers: exact, one rounding
+    divisor = np.where(b == 0, 7, b).astype(dtype)
     previous = ptocpu.get_num_threads()
     try:
         for tuning in (0, None):  # streamed (threshold 0) and the default
@@ -784,6 +786,11 @@ def test_short_rows_go_in_batches(dtype, n):
                 same(ptocpu.add(ptocpu.asarray(b), ptocpu.asarray(a)), want)
                 same(ptocpu.maximum(ptocpu.asarray(a), ptocpu.asarray(row)), np.maximum(a, row))  # a row broadcast
                 same(ptocpu.lt(ptocpu.asarray(a), ptocpu.asarray(b)), a < b)  # a bool output
+                if exact is np.float32:  # a functor with a block form (exact: fmod's result is representable)
+                    same(ptocpu.fmod(ptocpu.asarray(a), ptocpu.asarray(divisor)),
+                         np.fmod(a.astype(np.float32), divisor.astype(np.float32)).astype(dtype))
+                elif np.dtype(dtype).kind == "i":
+                    same(ptocpu.gcd(ptocpu.asarray(a), ptocpu.asarray(divisor)), np.gcd(a, divisor))
                 target = a_full.copy()
                 ptocpu.atomic_add(b, [0, 0, 2], target)  # rows of n into rows of n + 5
                 expect = a_full.copy()
