@@ -15,6 +15,7 @@
 #include "kernels/scatter.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -30,18 +31,34 @@
 namespace pto::kernels {
 namespace {
 
+// Extents or strides of up to kMaxAxes axes, held in place: a tiny call's allocations cost more than
+// its work (with Scratch's inline slots, scatter_ of [4, 16] into [8, 16]: 2.1-2.3 -> 1.9 us, torch 1.7-1.9 us).
+constexpr size_t kMaxAxes = 16;
+class Axes {
+ public:
+  size_t size() const { return n_; }
+  void push_back(int64_t x) { v_.at(n_++) = x; }
+  void resize(size_t n) { n_ = n; }
+  int64_t& operator[](size_t i) { return v_[i]; }
+  int64_t operator[](size_t i) const { return v_[i]; }
+
+ private:
+  std::array<int64_t, kMaxAxes> v_{};
+  size_t n_ = 0;
+};
+
 // Index positions seen as [outer axes..., dim, inner axes...] (axes of index extent 1 dropped).
 struct Geometry {
   int64_t outer = 1, md = 0, inner = 1, nd = 0;  // nd = out.shape(dim)
   int64_t out_sd = 0, src_sd = 0;
-  std::vector<int64_t> outer_shape, outer_out, outer_src;
-  std::vector<int64_t> inner_shape, inner_out, inner_src;
+  Axes outer_shape, outer_out, outer_src;
+  Axes inner_shape, inner_out, inner_src;
   bool inner_identity = true;  // inner offset of out == k, and of src == k (or 0 for a scalar)
 
   // About one contribution per target or more: whole lines / blocks are worth converting.
   bool dense() const { return md * 4 >= nd; }
 
-  static int64_t offset(int64_t flat, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  static int64_t offset(int64_t flat, const Axes& shape, const Axes& strides) {
     if (shape.size() == 1) return flat * strides[0];  // the common case, once per row: no division
     int64_t off = 0;
     for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
@@ -56,7 +73,7 @@ struct Geometry {
   // Offsets of inner positions [k0, k0 + n) in out and src.
   void inner_offsets(int64_t k0, int64_t n, int64_t* oo, int64_t* so) const {
     const int rank = static_cast<int>(inner_shape.size());
-    std::vector<int64_t> pos(rank);
+    std::array<int64_t, kMaxAxes> pos{};
     int64_t flat = k0;
     for (int i = rank - 1; i >= 0; --i) {
       pos[i] = flat % inner_shape[i];
@@ -78,7 +95,7 @@ struct Geometry {
 
 // Merges each axis into its outer neighbour when out and src step over both as one (index
 // positions are row-major, so they always do): most outer / inner sets become one axis.
-void merge_dims(std::vector<int64_t>& shape, std::vector<int64_t>& out, std::vector<int64_t>& src) {
+void merge_dims(Axes& shape, Axes& out, Axes& src) {
   size_t m = 0;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (m > 0 && out[m - 1] == out[i] * shape[i] && src[m - 1] == src[i] * shape[i]) {
