@@ -230,6 +230,24 @@ def test_large_blocks_rows_and_threads(dt, alpha):
         assert_same_bits(view, want)
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.int32, BF16, np.float16])
+@pytest.mark.parametrize("width", [1024, 1000])
+def test_lines_a_multiple_of_4_kib_apart_go_one_at_a_time(dt, width):
+    """Along the last dim, lines whose updated rows lie a multiple of 4 KiB apart (fp32 rows of 1024,
+    fp16 / bf16 accumulators of 1024 floats) are taken one line at a time, other widths in bands of 8
+    lines side by side (docs/ops/index_add.md#speed): both in index order, every thread count, a
+    partial band at the end, duplicates."""
+    dt = np.dtype(dt)
+    rng = np.random.default_rng(width)
+    x = random_values(rng, (21, width), dt)
+    index = rng.integers(0, width, size=2 * width)
+    src = random_values(rng, (21, 2 * width), dt)
+    for threads in (1, 2):
+        ptocpu.set_num_threads(threads)
+        assert_same_bits(ptocpu.index_add(x, 1, index, src), ref.index_add(x, 1, index, src, 1))
+        assert_same_bits(ptocpu.index_add(x, 1, index, src, alpha=3), ref.index_add(x, 1, index, src, 3))
+
+
 @pytest.mark.parametrize("dt", [np.float32, np.float64, np.int32, np.int8])
 @pytest.mark.parametrize("positions", [1, 4, 8, 9])
 def test_tall_short_lines_with_few_positions(dt, positions):
