@@ -251,7 +251,9 @@ def test_rms_norm_errors():
 
 def test_online_softmax_against_reference():
     rng = np.random.default_rng(30)
-    for shape, scale in (((128, 128), 1 / 128 ** 0.5), ((7, 33), 2.0), ((1, 5), -0.5), ((300, 64), 0.1)):
+    # (40, 600): two whole blocks of 256 columns and a partial one
+    for shape, scale in (((128, 128), 1 / 128 ** 0.5), ((7, 33), 2.0), ((1, 5), -0.5), ((300, 64), 0.1),
+                         ((40, 600), 0.3)):
         s = random(rng, shape, np.float32, 4.0)
         e, m, total = ptocpu.experimental.online_softmax(s, scale)
         we, wm, wt = ref.online_softmax(s, scale)
