@@ -229,7 +229,8 @@ struct Rows {
 
   // Every operand stored as its compute type with rows of contiguous elements, and the output not
   // streamed: batch() works the rows where they are. Copying rows of 64 fp32 into the block buffers
-  // and back cost more than the adds (atomic_add of [8192, 64] fp32 into wider rows, in the caches: 100-150 -> 60-90 us).
+  // and back cost more than the adds (atomic_add of [8192, 64] fp32 into wider rows, in the caches:
+  // 100-150 -> 60-90 us).
   bool in_place(const int64_t* strides) const {
     if (stream || !out_native || strides[0] != static_cast<int64_t>(sizeof(Tout))) return false;
     for (int k = 0; k < N; ++k)

@@ -267,10 +267,10 @@ constexpr int64_t kPrefetchLineBytes = 1024;
 // fp32 accumulators of one band (kBand lines of nd), per thread; longer lines take their
 // contributions grouped by target instead.
 constexpr int64_t kBandAccBytes = int64_t(1) << 20;
-// Lines updated a multiple of this many bytes apart (docs/ops/index_add.md#speed) put a band's kBand updates of one index
-// position in one L1 set and alias in the load / store queues; such lines go one at a time (AMD
-// EPYC, x [2048, 1024] fp32 += 4096 columns along dim 1: 5.9-7.1 -> 3.7-5.5 ms; lines 1000 wide
-// keep the band, 3.9-5.3 ms against 4.3-5.5 one at a time).
+// Lines updated a multiple of this many bytes apart put a band's kBand updates of one index
+// position in one L1 set and alias in the load / store queues; such lines go one at a time
+// (docs/ops/index_add.md#speed; AMD EPYC, x [2048, 1024] fp32 += 4096 columns along dim 1:
+// 5.9-7.1 -> 3.7-5.5 ms; lines 1000 wide keep the band, 3.9-5.3 ms against 4.3-5.5 one at a time).
 constexpr int64_t kAliasingBytes = 4096;
 
 // Issues, a few per index position, one prefetch per cache line of the next band's lines.
@@ -369,8 +369,9 @@ PTO_SIMD_CLONES void rows_items(const Job<T>& job, const Items& items, int64_t b
   const bool long_lines = out_line >= kPrefetchLineBytes || g.out_sd != 1;
   const bool prefetch = items.ranges == 1 && out_line >= kPrefetchLineBytes;
   // the updated lines' distance: the targets' own, or fp16 / bf16 band accumulators' nd floats
+  const int64_t line_stride = g.outer.shape.empty() ? 0 : g.outer.out_strides.back();
   const int64_t updated_apart = acc ? g.nd * static_cast<int64_t>(sizeof(float))
-                                    : (g.outer.shape.empty() ? 0 : g.outer.out_strides.back() * static_cast<int64_t>(sizeof(T)));
+                                    : line_stride * static_cast<int64_t>(sizeof(T));
   const bool aliasing = g.out_sd == 1 && updated_apart != 0 && updated_apart % kAliasingBytes == 0;
   if constexpr (!kHalf<T>) {
     if (!long_lines && items.ranges == 1 && g.outer.shape.size() <= 1 && g.m <= kFewPositions) {
@@ -404,7 +405,7 @@ PTO_SIMD_CLONES void rows_items(const Job<T>& job, const Items& items, int64_t b
       for (int64_t r = 0; r < n; ++r) line_grouped<T, F>(job, line[r], sline[r], t0, t1);
       continue;
     }
-    if (n < kBand || !long_lines || aliasing) {  // short or aliasing lines: side by side they would cost more than they save
+    if (n < kBand || !long_lines || aliasing) {  // side by side they would cost more than they save
       for (int64_t r = 0; r < n; ++r) band_in_order<T, F, 1>(job, line + r, sline + r, acc, t0, t1, nullptr);
       continue;
     }

@@ -364,7 +364,8 @@ struct Arg {
   [[gnu::always_inline]] static Acc span(const Src& src, int64_t m, int64_t idx0) {
     bool nan = false;
     const T x = extreme_of<kMax>(src, m, nan);
-    const int64_t i = nan ? first_of(src, m, [](T y) { return y != y; }) : first_of(src, m, [x](T y) { return y == x; });
+    const int64_t i =
+        nan ? first_of(src, m, [](T y) { return y != y; }) : first_of(src, m, [x](T y) { return y == x; });
     return packed(key(src.at(i)), idx0 + i);
   }
   // Row `idx` of w columns: a strictly better key replaces the column's best (the first stays).
@@ -448,16 +449,19 @@ template <class P, class S, class Conv>
   for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(Widened<S, Conv>{s + r * n}, n, idx0);
 }
 template <class P>
-PTO_SIMD_CLONES void widened_spans_bf16(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n, int64_t idx0) {
+PTO_SIMD_CLONES void widened_spans_bf16(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n,
+                                        int64_t idx0) {
   widened_spans<P, bf16_t, half::lanes::Bf16>(out, v, rows, n, idx0);
 }
 #if PTO_X86
 template <class P>
-PTO_TARGET_AVX512 void widened_spans_avx512(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n, int64_t idx0) {
+PTO_TARGET_AVX512 void widened_spans_avx512(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n,
+                                            int64_t idx0) {
   widened_spans<P, fp16_t, half::lanes::Avx512>(out, v, rows, n, idx0);
 }
 template <class P>
-PTO_TARGET_F16C void widened_spans_f16c(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n, int64_t idx0) {
+PTO_TARGET_F16C void widened_spans_f16c(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n,
+                                        int64_t idx0) {
   widened_spans<P, fp16_t, half::lanes::F16c>(out, v, rows, n, idx0);
 }
 #endif
