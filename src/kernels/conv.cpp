@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -12,9 +13,14 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "copy/simd.h"
 #include "kernels/elementwise.h"
 #include "kernels/onednn_threads.h"
 #include "ptocpu/parallel.h"
+
+#if PTO_X86
+#include <immintrin.h>
+#endif
 
 namespace pto::kernels::conv {
 namespace {
@@ -369,46 +375,305 @@ void run_piece(const Direct& d, const Config& c, int64_t n, const Slab& s, const
   for (Buffer* b : {&t.src, &t.src_blocked, &t.dst, &t.dst_blocked, &t.pad}) b->trim(kKeep);
 }
 
+// The weights [Cout, Cin / groups, kernel..] in fp32 (exact), contiguous.
+std::vector<float> fp32_weights(const Direct& d) {
+  const int64_t kvol = d.g.kernel[0] * d.g.kernel[1] * d.g.kernel[2];
+  std::vector<float> weights(static_cast<size_t>(d.cout * d.g.channels * kvol));
+  const ew::LoadFn<float> load = ew::loader<float>(d.dtype);
+  const int64_t size = static_cast<int64_t>(dtype_size(d.dtype));
+  const int rank = 2 + d.nd;
+  std::vector<int64_t> dims{d.cout, d.g.channels};
+  for (int i = outer(d); i < 3; ++i) dims.push_back(d.g.kernel[i]);
+  const int64_t len = dims[rank - 1], rows = static_cast<int64_t>(weights.size()) / len;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = 0, rest = r;
+    for (int i = rank - 2; i >= 0; --i) {
+      offset += rest % dims[i] * d.weight_strides[i];
+      rest /= dims[i];
+    }
+    float* row = weights.data() + r * len;
+    const float* got = load(d.weight + offset * size, d.weight_strides[rank - 1] * size, len, row);
+    if (got != row) std::memcpy(row, got, static_cast<size_t>(len) * sizeof(float));
+  }
+  return weights;
+}
+
+// The bias [Cout] in fp32 (exact), or nothing.
+std::vector<float> fp32_bias(const Direct& d) {
+  std::vector<float> bias;
+  if (!d.bias) return bias;
+  bias.resize(static_cast<size_t>(d.cout));
+  const int64_t size = static_cast<int64_t>(dtype_size(d.bias_dtype));
+  const float* got = ew::loader<float>(d.bias_dtype)(d.bias, d.bias_stride * size, d.cout, bias.data());
+  if (got != bias.data()) std::memcpy(bias.data(), got, bias.size() * sizeof(float));
+  return bias;
+}
+
+// ---- depthwise: one input channel per group ----
+
+// One output plane (image, output channel) of a depthwise convolution: its input plane, the
+// channel's weights, bias and ReLU, and where the fp32 results go.
+struct DepthwisePlane {
+  const Geometry* g = nullptr;
+  const std::byte* input = nullptr;  // the input plane's first element
+  std::array<int64_t, 3> strides{};  // its (d, h, w) strides in bytes
+  ew::LoadFn<float> load = nullptr;  // a row of the input to fp32
+  const float* weights = nullptr;    // the channel's kernel, (kd, kh, kw) row-major
+  float bias = 0.0f;
+  bool relu = false;
+  int64_t pad_after = 0;             // of the last dim
+  const int64_t* reach = nullptr;    // per kw: the input position of output 0's tap (may be < 0)
+  int64_t interior_lo = 0, interior_hi = 0;  // the outputs of a line whose every kw tap is inside
+  uint32_t* edge_lanes = nullptr;    // per kw: the lanes inside of a line's first register, then of its last
+  const std::pair<int64_t, int64_t>* spans = nullptr;  // per kw: the outputs whose tap is inside
+  float* padded = nullptr;           // the input plane in fp32, each row with zeros on both sides
+  const float** row_of = nullptr;    // kernel d x h pointers: each row's element 0
+  const float** weights_of = nullptr;
+  float* out = nullptr;              // Dout * Hout * Wout results
+};
+
+// The vector operations of each build on V: a float (the baseline, through std::fma), or the
+// lanes of an AVX2 / AVX-512 register (their fused multiply-add: the same bits lane by lane). Every
+// vector step goes through these: generic vector operators in the templates below would be lowered
+// for the baseline (lane by lane) before being inlined into the builds' functions. Not
+// always_inline: `flatten` inlines them there, where their targets fit. The pointer argument only
+// picks the build.
+using Lanes8 = float __attribute__((vector_size(32)));
+using Lanes16 = float __attribute__((vector_size(64)));
+#define PTO_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
+#define PTO_TARGET_AVX512_FMA __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+inline float filled(const float*, float v) { return v; }  // every lane v
+inline float loaded(const float*, const float* from) { return *from; }
+inline void store(float* to, float lanes) { *to = lanes; }
+inline float fused(float x, float w, float a) { return std::fma(x, w, a); }
+// sum in the lanes whose bit is set in `lanes`, a in the others.
+inline float keep_inside(float sum, float a, uint32_t lanes) { return lanes & 1u ? sum : a; }
+#if PTO_X86
+PTO_TARGET_AVX512_FMA inline Lanes16 filled(const Lanes16*, float v) { return _mm512_set1_ps(v); }
+PTO_TARGET_AVX512_FMA inline Lanes16 loaded(const Lanes16*, const float* from) { return _mm512_loadu_ps(from); }
+PTO_TARGET_AVX512_FMA inline void store(float* to, Lanes16 lanes) { _mm512_storeu_ps(to, lanes); }
+PTO_TARGET_AVX512_FMA inline Lanes16 fused(Lanes16 x, float w, Lanes16 a) {
+  return _mm512_fmadd_ps(x, _mm512_set1_ps(w), a);
+}
+PTO_TARGET_AVX512_FMA inline Lanes16 keep_inside(Lanes16 sum, Lanes16 a, uint32_t lanes) {
+  return _mm512_mask_mov_ps(a, static_cast<__mmask16>(lanes), sum);
+}
+PTO_TARGET_AVX2_FMA inline Lanes8 filled(const Lanes8*, float v) { return _mm256_set1_ps(v); }
+PTO_TARGET_AVX2_FMA inline Lanes8 loaded(const Lanes8*, const float* from) { return _mm256_loadu_ps(from); }
+PTO_TARGET_AVX2_FMA inline void store(float* to, Lanes8 lanes) { _mm256_storeu_ps(to, lanes); }
+PTO_TARGET_AVX2_FMA inline Lanes8 fused(Lanes8 x, float w, Lanes8 a) { return _mm256_fmadd_ps(x, _mm256_set1_ps(w), a); }
+PTO_TARGET_AVX2_FMA inline Lanes8 keep_inside(Lanes8 sum, Lanes8 a, uint32_t lanes) {
+  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m256i in = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int32_t>(lanes)), bit), bit);
+  return _mm256_blendv_ps(a, sum, _mm256_castsi256_ps(in));
+}
+#endif
+
+template <class V>
+constexpr int kLaneCount = sizeof(V) / sizeof(float);
+
+// Outputs at[u] .. at[u] + lanes - 1 of the line, for kU registers at once (independent chains of
+// fused multiply-adds): each the bias, then its taps fused in (kd, kh, kw) order
+// (docs/ops/conv.md#what-is-computed, in the order of K). The line's first register (kFirst: u = 0)
+// and last one (kLast: u = kU - 1) leave out their lanes' taps in the padding (p.edge_lanes); the
+// padded rows make every load safe, and depthwise_plane computes any other output with a tap in
+// the padding again.
+template <class V, int kU, bool kUnit, int kTaps, bool kFirst, bool kLast>
+inline void depthwise_vectors(const DepthwisePlane& p, int64_t rows, const int64_t* at, float* acc) {
+  constexpr int kWidth = kLaneCount<V>;
+  const int64_t taps = kTaps ? kTaps : p.g->kernel[2], step = kUnit ? 1 : p.g->stride[2];
+  const V* kind = nullptr;  // picks the build's overloads
+  V a[kU];
+  for (int u = 0; u < kU; ++u) a[u] = filled(kind, p.bias);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t kw = 0; kw < taps; ++kw) {
+      const float w = p.weights_of[r][kw];
+      const float* x = p.row_of[r] + p.reach[kw];
+      for (int u = 0; u < kU; ++u) {
+        V v;
+        if constexpr (kUnit) {
+          v = loaded(kind, x + at[u]);
+        } else {
+          float lanes[kWidth];
+          for (int j = 0; j < kWidth; ++j) lanes[j] = x[(at[u] + j) * step];
+          v = loaded(kind, lanes);
+        }
+        const V sum = fused(v, w, a[u]);
+        if (kFirst && u == 0) a[u] = keep_inside(sum, a[u], p.edge_lanes[kw]);
+        else if (kLast && u == kU - 1) a[u] = keep_inside(sum, a[u], p.edge_lanes[taps + kw]);
+        else a[u] = sum;
+      }
+    }
+  for (int u = 0; u < kU; ++u) store(acc + at[u], a[u]);
+}
+
+// Output i of the line with its taps in the padding left out: bias, then the taps inside, fused in
+// (kd, kh, kw) order (one lane of depthwise_vectors, in the same order: the same bits).
+inline float depthwise_output(const DepthwisePlane& p, int64_t rows, int64_t i) {
+  float a = p.bias;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t kw = 0; kw < p.g->kernel[2]; ++kw)
+      if (i >= p.spans[kw].first && i < p.spans[kw].second)
+        a = std::fma(p.row_of[r][p.reach[kw] + i * p.g->stride[2]], p.weights_of[r][kw], a);
+  return a;
+}
+
+// The plane line by line, each line in registers of V, four at a time (the last one overlapping
+// the one before: each is computed whole, from the bias); outputs with a tap in the padding beyond
+// the first and last register again one by one; then ReLU (v < 0 becomes 0; NaN and -0 stay).
+template <class V>
+inline void depthwise_plane(const DepthwisePlane& p) {
+  constexpr int64_t kWidth = kLaneCount<V>, kBlock = 4;
+  const Geometry& g = *p.g;
+  const int64_t line = g.out[2], width = g.in[2], before = g.pad_before[2];
+  const int64_t padded = before + width + p.pad_after;  // the sides stay zero (set once)
+  for (int64_t r = 0; r < g.in[0] * g.in[1]; ++r) {
+    float* row = p.padded + r * padded + before;
+    const float* got = p.load(p.input + r / g.in[1] * p.strides[0] + r % g.in[1] * p.strides[1], p.strides[2], width, row);
+    if (got != row) std::memcpy(row, got, static_cast<size_t>(width) * sizeof(float));
+  }
+  const int64_t registers = (line + kWidth - 1) / kWidth, taps = g.kernel[2];
+  const auto lanes_inside = [&](int64_t first, int64_t kw) {
+    const int64_t from = std::clamp<int64_t>(p.spans[kw].first - first, 0, kWidth);
+    const int64_t to = std::clamp<int64_t>(p.spans[kw].second - first, 0, kWidth);
+    return ((1u << to) - 1) & ~((1u << from) - 1);
+  };
+  for (int64_t kw = 0; kw < taps; ++kw) {
+    p.edge_lanes[kw] = lanes_inside(0, kw);
+    p.edge_lanes[taps + kw] = lanes_inside(line - kWidth, kw);
+  }
+  for (int64_t od = 0; od < g.out[0]; ++od)
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      int64_t rows = 0;  // the kernel rows inside the input, in (kd, kh) order
+      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+        const int64_t id = od * g.stride[0] - g.pad_before[0] + kd * g.dilation[0];
+        if (id < 0 || id >= g.in[0]) continue;
+        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+          const int64_t ih = oh * g.stride[1] - g.pad_before[1] + kh * g.dilation[1];
+          if (ih < 0 || ih >= g.in[1]) continue;
+          p.row_of[rows] = p.padded + (id * g.in[1] + ih) * padded + before;
+          p.weights_of[rows++] = p.weights + (kd * g.kernel[1] + kh) * g.kernel[2];
+        }
+      }
+      float* acc = p.out + (od * g.out[1] + oh) * line;
+      for (int64_t v0 = 0; v0 < registers; v0 += kBlock) {
+        int64_t at[kBlock];
+        const int64_t count = std::min(kBlock, registers - v0);
+        for (int64_t u = 0; u < count; ++u) at[u] = std::min((v0 + u) * kWidth, line - kWidth);
+        const bool first = v0 == 0, last = v0 + count == registers && !(first && count == 1);
+        with_constant<1, 2, 3, 4>(count, [&](auto n) {
+          const auto run = [&](auto unit, auto taps, auto with_first, auto with_last) {
+            depthwise_vectors<V, n(), unit(), taps(), with_first(), with_last()>(p, rows, at, acc);
+          };
+          const auto edges = [&](auto unit, auto taps) {
+            using Yes = std::true_type;
+            using No = std::false_type;
+            if (first && last) run(unit, taps, Yes{}, Yes{});
+            else if (first) run(unit, taps, Yes{}, No{});
+            else if (last) run(unit, taps, No{}, Yes{});
+            else run(unit, taps, No{}, No{});
+          };
+          using Unit = std::true_type;
+          using Strided = std::false_type;
+          // the common kernel widths with their taps unrolled
+          if (!(g.stride[2] == 1 && with_constant<3, 5>(taps, [&](auto k) { edges(Unit{}, k); }))) {
+            if (g.stride[2] == 1) edges(Unit{}, std::integral_constant<int, 0>{});
+            else edges(Strided{}, std::integral_constant<int, 0>{});
+          }
+        });
+      }
+      // outputs with a tap in the padding beyond the first and the last register (wide paddings)
+      for (int64_t i = kWidth; i < std::min(p.interior_lo, line - kWidth); ++i) acc[i] = depthwise_output(p, rows, i);
+      for (int64_t i = std::max({p.interior_hi, p.interior_lo, kWidth}); i < line - kWidth; ++i)
+        acc[i] = depthwise_output(p, rows, i);
+      if (p.relu)
+        for (int64_t i = 0; i < line; ++i) acc[i] = acc[i] < 0 ? 0.0f : acc[i];
+    }
+}
+
+// Each build's planes: in its widest registers that a line fills, else narrower ones.
+#if PTO_X86
+PTO_TARGET_AVX512_FMA __attribute__((flatten)) void depthwise_plane_avx512(const DepthwisePlane& p) {
+  if (p.g->out[2] >= 16) depthwise_plane<Lanes16>(p);
+  else if (p.g->out[2] >= 8) depthwise_plane<Lanes8>(p);
+  else depthwise_plane<float>(p);
+}
+PTO_TARGET_AVX2_FMA __attribute__((flatten)) void depthwise_plane_avx2(const DepthwisePlane& p) {
+  if (p.g->out[2] >= 8) depthwise_plane<Lanes8>(p);
+  else depthwise_plane<float>(p);
+}
+#endif
+__attribute__((flatten)) void depthwise_plane_scalar(const DepthwisePlane& p) { depthwise_plane<float>(p); }
+
 }  // namespace
 
 Path requested_path() {
   const char* path = std::getenv("PTOCPU_CONV_PATH");
   if (!path) return Path::Auto;
   const std::string_view p(path);
-  return p == "im2col" ? Path::Patches : p == "onednn" ? Path::OneDnn : Path::Auto;
+  return p == "im2col" ? Path::Patches : p == "onednn" ? Path::OneDnn : p == "depthwise" ? Path::Depthwise : Path::Auto;
+}
+
+void run_depthwise(const Direct& d) {
+  const Geometry& g = d.g;
+  const std::vector<float> weights = fp32_weights(d), bias = fp32_bias(d);
+  const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2], per_group = d.cout / d.groups, m = g.m();
+  const int64_t kernel_rows = g.kernel[0] * g.kernel[1];
+  const int64_t in_size = static_cast<int64_t>(dtype_size(d.dtype)), out_size = static_cast<int64_t>(dtype_size(d.out_dtype));
+  std::vector<std::pair<int64_t, int64_t>> spans(static_cast<size_t>(g.kernel[2]));
+  std::vector<int64_t> reach(static_cast<size_t>(g.kernel[2]));
+  int64_t interior_lo = 0, interior_hi = g.out[2];
+  for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+    reach[kw] = kw * g.dilation[2] - g.pad_before[2];
+    spans[kw] = inside(g.in[2], g.out[2], g.stride[2], g.pad_before[2], kw * g.dilation[2]);
+    interior_lo = std::max(interior_lo, spans[kw].first);
+    interior_hi = std::min(interior_hi, spans[kw].second);
+  }
+  std::array<int64_t, 3> strides{0, 0, 0};  // the missing dims have extent 1
+  for (int i = outer(d); i < 3; ++i) strides[i] = d.input_strides[2 + i - outer(d)] * in_size;
+  auto plane_fn = &depthwise_plane_scalar;
+#if PTO_X86
+  if (kernel_tuning().isa == Isa::Avx512 && __builtin_cpu_supports("fma")) plane_fn = &depthwise_plane_avx512;
+  else if (kernel_tuning().isa == Isa::Avx2 && __builtin_cpu_supports("fma")) plane_fn = &depthwise_plane_avx2;
+#endif
+  const bool fp32_out = d.out_dtype == DType::FP32;
+  const ew::StoreFn<float> store = ew::storer<float>(d.out_dtype);
+  parallel_for(d.batch * d.cout, 1, [&](int64_t p0, int64_t p1) {
+    const int64_t padded_rows = g.in[0] * g.in[1], padded = g.pad_before[2] + g.in[2] + d.pad_after[2];
+    std::vector<float> plane_in(static_cast<size_t>(padded_rows * padded)), results(fp32_out ? 0 : static_cast<size_t>(m));
+    std::vector<const float*> row_of(static_cast<size_t>(kernel_rows)), weights_of(static_cast<size_t>(kernel_rows));
+    DepthwisePlane plane;
+    plane.g = &g;
+    plane.strides = strides;
+    plane.load = ew::loader<float>(d.dtype);
+    plane.relu = d.relu;
+    plane.pad_after = d.pad_after[2];
+    plane.reach = reach.data();
+    plane.spans = spans.data();
+    plane.padded = plane_in.data();
+    plane.interior_lo = interior_lo;
+    plane.interior_hi = interior_hi;
+    std::vector<uint32_t> edge_lanes(static_cast<size_t>(2 * g.kernel[2]));
+    plane.edge_lanes = edge_lanes.data();
+    plane.row_of = row_of.data();
+    plane.weights_of = weights_of.data();
+    for (int64_t q = p0; q < p1; ++q) {
+      const int64_t n = q / d.cout, co = q % d.cout;
+      plane.input = d.input + (n * d.input_strides[0] + co / per_group * d.input_strides[1]) * in_size;
+      plane.weights = weights.data() + co * kvol;
+      plane.bias = bias.empty() ? 0.0f : bias[co];
+      std::byte* const out = d.out + q * m * out_size;
+      plane.out = fp32_out ? reinterpret_cast<float*>(out) : results.data();
+      plane_fn(plane);
+      if (!fp32_out) store(results.data(), out, out_size, m);
+    }
+  });
 }
 
 bool run_direct(const Direct& d) {
   try {
     [[maybe_unused]] const OneThreadPerCall one;  // the primitives are chosen for one thread
-    // The weights and the bias in fp32 (exact), contiguous.
-    const int64_t kvol = d.g.kernel[0] * d.g.kernel[1] * d.g.kernel[2];
-    std::vector<float> weights(static_cast<size_t>(d.cout * d.g.channels * kvol));
-    {
-      const ew::LoadFn<float> load = ew::loader<float>(d.dtype);
-      const int64_t size = static_cast<int64_t>(dtype_size(d.dtype));
-      const int rank = 2 + d.nd;
-      Dims dims{d.cout, d.g.channels};
-      for (int i = outer(d); i < 3; ++i) dims.push_back(d.g.kernel[i]);
-      const int64_t len = dims[rank - 1], rows = static_cast<int64_t>(weights.size()) / len;
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t offset = 0, rest = r;
-        for (int i = rank - 2; i >= 0; --i) {
-          offset += rest % dims[i] * d.weight_strides[i];
-          rest /= dims[i];
-        }
-        float* row = weights.data() + r * len;
-        const float* got = load(d.weight + offset * size, d.weight_strides[rank - 1] * size, len, row);
-        if (got != row) std::memcpy(row, got, static_cast<size_t>(len) * sizeof(float));
-      }
-    }
-    std::vector<float> bias;
-    if (d.bias) {
-      bias.resize(static_cast<size_t>(d.cout));
-      const int64_t size = static_cast<int64_t>(dtype_size(d.bias_dtype));
-      const float* got = ew::loader<float>(d.bias_dtype)(d.bias, d.bias_stride * size, d.cout, bias.data());
-      if (got != bias.data()) std::memcpy(bias.data(), got, bias.size() * sizeof(float));
-    }
+    const std::vector<float> weights = fp32_weights(d), bias = fp32_bias(d);
     const bool in_place = reads_in_place(d);
     const std::vector<Slab> slabs = slabs_of(d);
     std::map<SlabKey, Config> configs;

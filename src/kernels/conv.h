@@ -67,10 +67,15 @@ struct Direct {
 // partly written, and the caller computes all of it on the patch path.
 bool run_direct(const Direct& d);
 
-// Which kernel the environment asks for (read at each call; the tests use it to cover both):
+// A depthwise convolution (one input channel per group, g.channels == 1) plane by plane, in
+// pieces of whole planes (image, output channel), so the bits do not depend on the thread count.
+void run_depthwise(const Direct& d);
+
+// Which kernel the environment asks for (read at each call; the tests use it to cover all):
 // PTOCPU_CONV_PATH=im2col always the patches, =onednn oneDNN whenever it has a fast kernel (also
-// on small convolutions), else the size decides (ops/conv.cpp).
-enum class Path { Auto, Patches, OneDnn };
+// on small convolutions), =depthwise the depthwise kernel where it applies (as without the
+// variable), else the geometry and the size decide (ops/conv.cpp).
+enum class Path { Auto, Patches, OneDnn, Depthwise };
 Path requested_path();
 
 }  // namespace pto::kernels::conv

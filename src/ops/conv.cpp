@@ -1,7 +1,8 @@
 // pypto.conv (docs/ops/conv.md): 1-D, 2-D and 3-D convolutions on the cube unit. Each call checks
 // what the device checks (dtypes, ranks, the geometry's ranges, groups, bias, the conv tile and
-// its buffers on the platform), then runs oneDNN's direct convolution in fp32 (kernels::conv::
-// run_direct) or, for a 1 x 1 kernel read in place and whenever oneDNN has no fast kernel, per
+// its buffers on the platform), then runs a depthwise one (one input channel per group) as a stencil
+// per plane (kernels::conv::run_depthwise), others on oneDNN's direct convolution in fp32
+// (kernels::conv::run_direct) or, for a 1 x 1 kernel read in place and whenever oneDNN has no fast kernel, per
 // image and group, weight [Cout / groups, K] times the patch matrix [K, Dout * Hout * Wout] as one
 // kernels::matmul::Problem. Either way: exact products, fp32 sums with the bias, ReLU, one rounding
 // to the output dtype.
@@ -287,9 +288,10 @@ bool collapses(const Tensor& t, int first) {
 constexpr int64_t kPatchBytes = int64_t(8) << 20;
 constexpr int64_t kMinDirectProducts = int64_t(1) << 22;
 constexpr int64_t kMinColumns = 2048;
+constexpr int64_t kDepthwiseLine = 32, kMaxDepthwiseSmall = int64_t(1) << 17;
 
-// oneDNN's direct convolution (kernels::conv::run_direct), when it has a fast one for the geometry.
-bool run_direct(const Plan& p, Tensor& out) {
+// The convolution for kernels::conv's direct kernels (oneDNN's, the depthwise one).
+kernels::conv::Direct direct_of(const Plan& p, Tensor& out) {
   kernels::conv::Direct d;
   d.nd = p.nd;
   d.batch = p.batch;
@@ -313,7 +315,7 @@ bool run_direct(const Plan& p, Tensor& out) {
   d.relu = p.relu;
   d.out = static_cast<std::byte*>(out.data());
   d.out_dtype = out.dtype();
-  return kernels::conv::run_direct(d);
+  return d;
 }
 
 void run_conv(const Plan& p, Tensor& out) {
@@ -332,9 +334,19 @@ void run_conv(const Plan& p, Tensor& out) {
   // descriptors, reorders: 70-100 us) dominates.
   using kernels::conv::Path;
   const Path path = kernels::conv::requested_path();
-  const bool try_direct =
-      path == Path::OneDnn || (path == Path::Auto && p.batch * p.cout * m * k >= kMinDirectProducts);
-  if (!no_patches && try_direct && run_direct(p, out)) return;
+  const int64_t products = p.batch * p.cout * m * k;
+  // One input channel per group: a stencil per plane, no set-up and no reorders
+  // (docs/ops/conv.md#the-depthwise-kernel). Faster than the patches at every size; than oneDNN on
+  // lines of unit stride at least two AVX-512 registers long, and on small convolutions (oneDNN's
+  // set-up); else oneDNN's kernel, whatever the size.
+  const bool depthwise = p.g.channels == 1;
+  const bool wide_lines = p.g.stride[2] == 1 && p.g.out[2] >= kDepthwiseLine;
+  if (depthwise && (path == Path::Depthwise || (path == Path::Auto && (wide_lines || products < kMaxDepthwiseSmall)))) {
+    kernels::conv::run_depthwise(direct_of(p, out));
+    return;
+  }
+  const bool try_direct = path == Path::OneDnn || (path == Path::Auto && (depthwise || products >= kMinDirectProducts));
+  if (!no_patches && try_direct && kernels::conv::run_direct(direct_of(p, out))) return;
   const Tensor weight = collapses(p.weight, 1) ? p.weight : p.weight.contiguous();
   const int64_t w_size = static_cast<int64_t>(weight.itemsize());
   const int64_t all_lines = p.g.out[0] * p.g.out[1], line = p.g.out[2];

@@ -51,10 +51,11 @@ def run(x, w, dtype, strides, paddings, dilations, groups=1, bias=None, relu=Fal
                        extend_params=extend, **kwargs)
 
 
-@pytest.fixture(params=["onednn", "im2col"])
+@pytest.fixture(params=["onednn", "im2col", "depthwise"])
 def path(request, monkeypatch):
     """Runs the test on oneDNN's direct convolution (where it has a fast kernel, small convolutions
-    too) and on the patches."""
+    too), on the patches, and on the depthwise kernel (where a group has one input channel; the
+    other cases take the default path)."""
     monkeypatch.setenv("PTOCPU_CONV_PATH", request.param)
     return request.param
 
@@ -74,6 +75,9 @@ CASES = [
     ((3, 8, 7, 7), (16, 4, 1, 1), [1, 1], [0, 0, 0, 0], [1, 1], 2),
     ((1, 6, 5, 6, 7), (6, 2, 2, 3, 3), [1, 2, 1], [1, 0, 0, 2, 1, 1], [2, 1, 1], 3),
     ((2, 2, 3, 4, 5), (4, 2, 1, 1, 1), [1, 1, 1], [0, 0, 0, 0, 0, 0], [1, 1, 1], 1),
+    # depthwise: two outputs per input channel, strides and dilations on every dim, paddings of each side
+    ((2, 3, 6, 9, 40), (6, 1, 2, 3, 3), [1, 2, 3], [1, 0, 2, 1, 0, 2], [2, 1, 2], 3),
+    ((3, 4, 37), (4, 1, 5), [1], [4, 1], [1], 4),
 ]
 
 
@@ -123,7 +127,7 @@ def test_any_geometry_on_integer_data_is_the_definition(data_):
     w = rng.integers(-3, 4, (cout, cin // groups, *kernel)).astype(np.float32)
     b = rng.integers(-3, 4, (cout,)).astype(np.float32)
     want = reference(x, w, strides, paddings, dilations, groups, b).astype(np.float32)
-    for path in ("onednn", "im2col"):
+    for path in ("onednn", "im2col", "depthwise"):
         saved = os.environ.pop("PTOCPU_CONV_PATH", None)
         try:
             os.environ["PTOCPU_CONV_PATH"] = path
@@ -164,6 +168,63 @@ def test_views_are_read_where_they_lie(path):
     part = ptocpu.view(ptocpu.asarray(base), [2, 9, 8, 6], [0, 0, 0, 0], valid_shape=[1, 9, 5, 4])
     got = ptocpu.conv(part, w, D.DT_FP32, [1, 1], [0, 0, 0, 0], [1, 1])
     assert_same_bits(got, reference(base[:1, :, :5, :4], big_w[::2, :, :, ::2], [1, 1], [0] * 4, [1, 1]).astype(np.float32))
+
+
+def test_depthwise_is_the_same_bits_on_every_instruction_set_and_thread_count(monkeypatch):
+    # The depthwise kernel sums an output in (kd, kh, kw) order with fused multiply-adds in every build
+    # (AVX-512 and AVX2 registers, masked at a line's ends; outputs with a tap in the padding further
+    # in, one by one; std::fma on the baseline): the same bits everywhere, within the fp32 bound.
+    monkeypatch.setenv("PTOCPU_CONV_PATH", "depthwise")
+    rng = np.random.default_rng(21)
+    cases = [((2, 3, 9, 40), (6, 1, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1]),
+             ((1, 2, 70), (2, 1, 20), [1], [19, 17], [1]),  # paddings wider than a register
+             ((1, 2, 5, 23), (4, 1, 2, 5), [2, 3], [1, 0, 4, 2], [1, 2]),
+             ((2, 2, 11), (2, 1, 3), [1], [2, 1], [1])]  # lines shorter than AVX2's register
+    previous = ptocpu.get_num_threads()
+    try:
+        for shape, wshape, strides, paddings, dilations in cases:
+            x, w, b = (rng.standard_normal(s).astype(np.float32) for s in (shape, wshape, (wshape[0],)))
+            groups = shape[1]
+            results = []
+            for isa in ("avx512", "avx2", "baseline"):
+                ptocpu._core._set_kernel_tuning(isa=isa)
+                for threads in (1, 2):
+                    ptocpu.set_num_threads(threads)
+                    results.append(run(x, w, D.DT_FP32, strides, paddings, dilations, groups, b))
+            for got in results[1:]:
+                assert_same_bits(got, results[0].numpy())
+            exact = reference(x, w, strides, paddings, dilations, groups, b)
+            abs_sum = reference(x, w, strides, paddings, dilations, groups, b, absolute=True)
+            assert_fp32_sum(results[0], exact, abs_sum, int(np.prod(wshape[1:])) + 1, D.DT_FP32)
+    finally:
+        ptocpu._core._set_kernel_tuning()
+        ptocpu.set_num_threads(previous)
+
+
+def test_depthwise_taps_in_the_padding_contribute_nothing(monkeypatch):
+    # docs/ops/conv.md#what-is-computed: a tap in the padding adds nothing (not 0 * weight): with an
+    # infinite first weight, the outputs whose first tap is in the padding stay finite, on every
+    # build (in a register's first and last lanes, and beyond them where the padding is wider).
+    monkeypatch.setenv("PTOCPU_CONV_PATH", "depthwise")
+    rng = np.random.default_rng(22)
+    x2, w2 = rng.uniform(1, 2, (1, 2, 6, 45)).astype(np.float32), rng.uniform(1, 2, (2, 1, 3, 3)).astype(np.float32)
+    w2[:, :, 0, 0] = np.inf
+    padded2 = np.zeros((1, 2, 6, 45), bool)
+    padded2[:, :, 0, :] = padded2[:, :, :, 0] = True  # the outputs whose tap (0, 0) is in the padding
+    x1, w1 = rng.uniform(1, 2, (1, 2, 70)).astype(np.float32), rng.uniform(1, 2, (2, 1, 20)).astype(np.float32)
+    w1[:, :, 0] = np.inf
+    padded1 = np.zeros((1, 2, 70 + 19 + 17 - 19), bool)
+    padded1[:, :, :19] = True
+    try:
+        for isa in ("avx512", "avx2", "baseline"):
+            ptocpu._core._set_kernel_tuning(isa=isa)
+            for x, w, paddings, padded in ((x2, w2, [1, 1, 1, 1], padded2), (x1, w1, [19, 17], padded1)):
+                nd = x.ndim - 2
+                got = run(x, w, D.DT_FP32, [1] * nd, paddings, [1] * nd, groups=2).numpy()
+                assert np.isfinite(got[padded]).all(), isa
+                assert np.isposinf(got[~padded]).all(), isa
+    finally:
+        ptocpu._core._set_kernel_tuning()
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
