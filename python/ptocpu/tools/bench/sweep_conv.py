@@ -54,6 +54,8 @@ def conv_shapes() -> list[Case]:
         _conv("SW-CONV2D-8x256x28x28-K1", (8, 256, 28, 28), (64, 256, 1, 1)),
         _conv("SW-CONV2D-8x128x56x56-K3-S2", (8, 128, 56, 56), (128, 128, 3, 3), stride=2, padding=1),
         _conv("SW-CONV2D-DEPTHWISE-8x64x56x56-K3", (8, 64, 56, 56), (64, 1, 3, 3), padding=1, groups=64),
+        _conv("SW-CONV2D-DEPTHWISE-16x512x7x7-K3", (16, 512, 7, 7), (512, 1, 3, 3), padding=1, groups=512),
+        _conv("SW-CONV1D-DEPTHWISE-8x32x1024-K7", (8, 32, 1024), (32, 1, 7), padding=3, groups=32),
         _conv("SW-CONV1D-16x128x1024-K5", (16, 128, 1024), (128, 128, 5), padding=2),
     ]
 
