@@ -73,8 +73,8 @@ void run_depthwise(const Direct& d);
 
 // Which kernel the environment asks for (read at each call; the tests use it to cover all):
 // PTOCPU_CONV_PATH=im2col always the patches, =onednn oneDNN whenever it has a fast kernel (also
-// on small convolutions), =depthwise the depthwise kernel where it applies (as without the
-// variable), else the geometry and the size decide (ops/conv.cpp).
+// on small convolutions), =depthwise the depthwise kernel wherever a group has one input channel,
+// else the geometry and the size decide (ops/conv.cpp).
 enum class Path { Auto, Patches, OneDnn, Depthwise };
 Path requested_path();
 
