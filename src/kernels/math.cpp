@@ -519,26 +519,92 @@ void exp_shifted_lane_sums(float* out, const float* in, const float* shifts, int
   each_row(exp_shifted_scalar, out, in, shifts, rows, n, sums);
 }
 
-// softmax of rows that fill one register each: the max (any NaN makes it NaN, and the row then NaN
-// whatever the NaN), x - max, exp (evaluate(Fn::Exp)'s AVX-512 build, NaN canonical), the lane tree
-// of docs/ops/softmax.md (lane j += lane j + w for w = 8, 4, 2, 1; lanes from n hold +0, which adds
-// nothing to a sum of exps, so it equals the tree that skips them) and the division.
+// softmax of rows in AVX-512 registers, a row at a time while it is in L1: the max (any NaN makes it
+// NaN, and the row then NaN whatever the NaN); x - max, exp (evaluate(Fn::Exp)'s AVX-512 build, NaN
+// canonical) and the 32 lane sums of docs/ops/softmax.md (element i into lane i % 32: registers 0, 2,
+// 4, ... of the row into lanes 0-15, the odd ones into lanes 16-31; lanes past n take +0, which adds
+// nothing to a sum of exps); the lane tree (lane j += lane j + w for w = 16, 8, 4, 2, 1) and the
+// division. The bits are those of the passes of kernels/composite.cpp.
 namespace {
 #if PTO_X86
-PTO_TARGET_AVX512 void softmax_row_registers(float* out, const float* in, int64_t rows, int64_t n) {
-  const __mmask16 k = Zmm<float>::lanes(n);
-  const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), nan = _mm512_set1_ps(kNaN<float>);
+// exp(x - m) in the k lanes (NaN canonical, +0 in the others).
+PTO_TARGET_AVX512 inline __m512 shifted_exp(__m512 x, __mmask16 k, __m512 m) {
+  const __m512 e = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(x, m));
+  return _mm512_maskz_mov_ps(k, _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(e, e, _CMP_UNORD_Q), _mm512_set1_ps(kNaN<float>)));
+}
+
+// The row max as m: NaN if any lane is NaN, else the largest lane of top.
+PTO_TARGET_AVX512 inline __m512 row_max(__m512 top, __mmask16 unordered) {
+  return unordered ? _mm512_set1_ps(kNaN<float>) : _mm512_set1_ps(_mm512_reduce_max_ps(top));
+}
+
+// The lane tree over the 32 lane sums (lanes 0-15 in even, 16-31 in odd), in every lane.
+PTO_TARGET_AVX512 inline __m512 lane_tree(__m512 even, __m512 odd) {
+  __m512 s = _mm512_add_ps(even, odd);                                         // j += j + 16
+  s = _mm512_add_ps(s, _mm512_shuffle_f32x4(s, s, _MM_SHUFFLE(3, 2, 3, 2)));  // j += j + 8
+  s = _mm512_add_ps(s, _mm512_shuffle_f32x4(s, s, _MM_SHUFFLE(1, 1, 1, 1)));  // j += j + 4
+  s = _mm512_add_ps(s, _mm512_permute_ps(s, _MM_SHUFFLE(3, 2, 3, 2)));        // j += j + 2
+  s = _mm512_add_ps(s, _mm512_permute_ps(s, _MM_SHUFFLE(1, 1, 1, 1)));        // j += j + 1
+  return _mm512_broadcastss_ps(_mm512_castps512_ps128(s));
+}
+
+// Rows of up to 32 elements (Two: more than 16): the row, its exps and the quotients in registers.
+template <bool Two>
+PTO_TARGET_AVX512 void softmax_short_rows_avx512(float* out, const float* in, int64_t rows, int64_t n) {
+  using R = Zmm<float>;
+  const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), zero = _mm512_setzero_ps();
+  const __mmask16 k0 = R::lanes(n), k1 = R::lanes(std::max<int64_t>(n - 16, 0));
   for (int64_t r = 0; r < rows; ++r, in += n, out += n) {
-    const __m512 x = _mm512_mask_loadu_ps(low, k, in);
-    const float m = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) ? kNaN<float> : _mm512_reduce_max_ps(x);
-    __m512 e = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(x, _mm512_set1_ps(m)));
-    e = _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(e, e, _CMP_UNORD_Q), nan);
-    e = _mm512_maskz_mov_ps(k, e);
-    __m512 s = _mm512_add_ps(e, _mm512_shuffle_f32x4(e, e, _MM_SHUFFLE(3, 2, 3, 2)));  // j += j + 8
-    s = _mm512_add_ps(s, _mm512_shuffle_f32x4(s, s, _MM_SHUFFLE(1, 1, 1, 1)));         // j += j + 4
-    s = _mm512_add_ps(s, _mm512_permute_ps(s, _MM_SHUFFLE(3, 2, 3, 2)));               // j += j + 2
-    s = _mm512_add_ps(s, _mm512_permute_ps(s, _MM_SHUFFLE(1, 1, 1, 1)));               // j += j + 1
-    _mm512_mask_storeu_ps(out, k, _mm512_div_ps(e, _mm512_broadcastss_ps(_mm512_castps512_ps128(s))));
+    const __m512 x0 = _mm512_mask_loadu_ps(low, k0, in), x1 = Two ? _mm512_mask_loadu_ps(low, k1, in + 16) : low;
+    const __mmask16 unordered = _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q) | (Two ? _mm512_cmp_ps_mask(x1, x1, _CMP_UNORD_Q) : 0);
+    const __m512 m = row_max(Two ? _mm512_max_ps(x0, x1) : x0, unordered);
+    const __m512 e0 = shifted_exp(x0, k0, m), e1 = Two ? shifted_exp(x1, k1, m) : zero;
+    const __m512 s = lane_tree(e0, e1);
+    _mm512_mask_storeu_ps(out, k0, _mm512_div_ps(e0, s));
+    if (Two) _mm512_mask_storeu_ps(out + 16, k1, _mm512_div_ps(e1, s));
+  }
+}
+
+// Longer rows in three passes while the row is in L1 (whole registers with plain moves, which issue
+// and forward faster than masked ones): the max; the exps, stored, and their lane sums; the division.
+PTO_TARGET_AVX512 void softmax_rows_avx512(float* out, const float* in, int64_t rows, int64_t n) {
+  using R = Zmm<float>;
+  const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t whole = n / 16 * 16;
+  const __mmask16 tail = R::lanes(n - whole);
+  for (int64_t r = 0; r < rows; ++r, in += n, out += n) {
+    __m512 top = _mm512_mask_loadu_ps(low, tail, in + whole);
+    __mmask16 unordered = _mm512_cmp_ps_mask(top, top, _CMP_UNORD_Q);
+    for (int64_t i = 0; i < whole; i += 16) {
+      const __m512 x = _mm512_loadu_ps(in + i);
+      top = _mm512_max_ps(top, x);
+      unordered |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    }
+    const __m512 m = row_max(top, unordered);
+    __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();  // the registers i / 16 even, odd
+    int64_t i = 0;
+    for (; i + 32 <= whole; i += 32) {
+      const __m512 e0 = shifted_exp(_mm512_loadu_ps(in + i), 0xFFFF, m);
+      _mm512_storeu_ps(out + i, e0);
+      const __m512 e1 = shifted_exp(_mm512_loadu_ps(in + i + 16), 0xFFFF, m);
+      _mm512_storeu_ps(out + i + 16, e1);
+      even = _mm512_add_ps(even, e0);
+      odd = _mm512_add_ps(odd, e1);
+    }
+    if (i < whole) {
+      const __m512 e = shifted_exp(_mm512_loadu_ps(in + i), 0xFFFF, m);
+      _mm512_storeu_ps(out + i, e);
+      even = _mm512_add_ps(even, e);
+    }
+    if (tail) {
+      const __m512 e = shifted_exp(_mm512_maskz_loadu_ps(tail, in + whole), tail, m);
+      _mm512_mask_storeu_ps(out + whole, tail, e);
+      __m512& sums = whole / 16 % 2 ? odd : even;
+      sums = _mm512_add_ps(sums, e);
+    }
+    const __m512 s = lane_tree(even, odd);
+    for (int64_t j = 0; j < whole; j += 16) _mm512_storeu_ps(out + j, _mm512_div_ps(_mm512_loadu_ps(out + j), s));
+    if (tail) _mm512_mask_storeu_ps(out + whole, tail, _mm512_div_ps(_mm512_maskz_loadu_ps(tail, out + whole), s));
   }
 }
 #endif
@@ -546,8 +612,8 @@ PTO_TARGET_AVX512 void softmax_row_registers(float* out, const float* in, int64_
 
 bool softmax_register_rows(float* out, const float* in, int64_t rows, int64_t n) {
 #if PTO_X86
-  if (n > 8 && n <= 16 && has_fma() && kernel_tuning().isa == Isa::Avx512) {
-    softmax_row_registers(out, in, rows, n);
+  if (n > 8 && has_fma() && kernel_tuning().isa == Isa::Avx512) {
+    (n <= 16 ? softmax_short_rows_avx512<false> : n <= 32 ? softmax_short_rows_avx512<true> : softmax_rows_avx512)(out, in, rows, n);
     return true;
   }
 #endif

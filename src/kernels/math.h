@@ -41,8 +41,9 @@ void sigmoid(double* out, const double* in, int64_t n);
 // (softmax's lane sums, docs/ops/softmax.md); out may not overlap in.
 void exp_shifted_lane_sums(float* out, const float* in, const float* shifts, int64_t rows, int64_t n, float* sums);
 
-// softmax (docs/ops/softmax.md) of `rows` rows of n elements one after another, each row in one
-// AVX-512 register (9 <= n <= 16); false, with nothing done, for other lengths and builds.
+// softmax (docs/ops/softmax.md) of `rows` rows of n elements one after another, each row worked in
+// AVX-512 registers while it is in L1 (n >= 9); false, with nothing done, for shorter rows and other
+// builds.
 bool softmax_register_rows(float* out, const float* in, int64_t rows, int64_t n);
 
 // out[i] = in[i] rounded to an integral value as `r` says (GCC does not vectorise floor / ceil /
