@@ -183,11 +183,18 @@ PTO_SIMD_CLONES void widen_run(const bf16_t* __restrict src, T* __restrict dst, 
   for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(half::widen(src[i]));
 }
 
+// A broadcast operand (stride 0) is filled per row: in the widest registers, as a column broadcast
+// fills a block for every row of a few thousand elements.
+template <class T>
+PTO_SIMD_CLONES void fill_run(T* __restrict dst, T value, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = value;
+}
+
 template <class T, DType D>
 const T* load(const std::byte* src, int64_t stride, int64_t n, T* dst) {
   using S = typename dtype_storage<D>::type;
   if (stride == 0) {
-    std::fill(dst, dst + n, element<T>(D, src));
+    fill_run(dst, element<T>(D, src), n);
     return dst;
   }
   if (stride == static_cast<int64_t>(sizeof(S))) {
