@@ -50,6 +50,10 @@ struct KernelTuning {
   int64_t stream_bytes;
   // The best instruction set the hand-written kernels may use: by default the best this CPU runs.
   Isa isa;
+  // Whether the elementwise engine asks for lines ahead in software (the next block's inputs, the
+  // short rows a few rows on): by default on Intel CPUs, where they paid, off on others, where they
+  // cost (docs/kernels.md#prefetching).
+  bool elementwise_prefetch;
 };
 const KernelTuning& kernel_tuning();
 

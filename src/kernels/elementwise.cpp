@@ -56,9 +56,10 @@ Loop make_loop(const Tensor& out, const Tensor* const* inputs, int count) {
 
 namespace {
 
-// Rows of a cache line up to this many bytes (in the operand with the widest step) have the rows
-// kRowsAhead on prefetched: the hardware prefetchers lose track of short rows that do not follow
-// each other (atomic_add of [262144, 64] fp32 into every other 256-byte run, from memory: 9.5 ->
+// Where kernel_tuning().elementwise_prefetch (docs/kernels.md#prefetching): rows of a cache line up
+// to this many bytes (in the operand with the widest step) have the rows kRowsAhead on prefetched.
+// On the Ice Lake Xeon where this was measured the hardware prefetchers lost track of short rows that
+// do not follow each other (atomic_add of [262144, 64] fp32 into every other 256-byte run, from memory: 9.5 ->
 // 7.1 ms). Shorter rows share lines with their neighbours: the prefetchers follow them. Only for
 // loops whose operands come from memory (at least kernel_tuning().stream_bytes of them): on rows in
 // the caches the prefetches cost more than the adds ([8192, 64]: 90 -> 45 us).
@@ -91,7 +92,7 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch,
     for (int d = 0; d < dims - 1; ++d) off += at[d] * loop.strides[k][d];
     return off;
   };
-  const bool prefetch = from_memory && dims > 1 && len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
+  const bool prefetch = kernel_tuning().elementwise_prefetch && from_memory && dims > 1 && len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
   if (prefetch) {
     std::copy(idx, idx + dims, ahead);
     for (int i = 0; i < kRowsAhead; ++i) next_row(ahead);

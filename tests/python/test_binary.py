@@ -677,7 +677,8 @@ def test_greater_is_gt_under_upstreams_other_name():
 def test_streamed_outputs_match_the_references(dtype):
     # docs/kernels.md#streaming-stores: with the threshold at 0 every contiguous output is streamed,
     # a block at a time from its first cache line; two threads split rows at odd elements, so the
-    # first block of a thread's range is a partial line (the lead).
+    # first block of a thread's range is a partial line (the lead). With the software prefetches on
+    # and off (docs/kernels.md#prefetching): padded rows of 64 bytes to 1 KiB and outputs of 1 MiB.
     rng = np.random.default_rng(77)
     shape = (37, 1001)
     if np.dtype(dtype).kind == "f" or dtype is ml_dtypes.bfloat16:
@@ -694,15 +695,19 @@ def test_streamed_outputs_match_the_references(dtype):
         col = rng.integers(-3, 4, (37, 1)).astype(dtype)
         product = (a.astype(np.int64) * col.astype(np.int64)).astype(dtype)
     previous = ptocpu.get_num_threads()
+    big_a, big_b = np.tile(a, (12, 1)), np.tile(b, (12, 1))  # 444K elements
     try:
-        ptocpu._core._set_kernel_tuning(0)
-        for threads in (1, 2):
-            ptocpu.set_num_threads(threads)
-            same(ptocpu.add(ptocpu.asarray(a), ptocpu.asarray(b)), total)
-            same(ptocpu.mul(ptocpu.asarray(a), ptocpu.asarray(col)), product)  # a broadcast operand
-            same(ptocpu.lt(ptocpu.asarray(a), ptocpu.asarray(b)), a < b)  # a bool output
-            same(ptocpu.add(ptocpu.asarray(a[:, 3:]), ptocpu.asarray(b[:, 3:])), total[:, 3:])  # strided inputs
-            same(ptocpu.add(ptocpu.asarray(a[:, :8]), ptocpu.asarray(b[:, :8])), total[:, :8])  # short rows
+        for prefetch in (False, True):
+            ptocpu._core._set_kernel_tuning(0, elementwise_prefetch=prefetch)
+            for threads in (1, 2):
+                ptocpu.set_num_threads(threads)
+                same(ptocpu.add(ptocpu.asarray(a), ptocpu.asarray(b)), total)
+                same(ptocpu.mul(ptocpu.asarray(a), ptocpu.asarray(col)), product)  # a broadcast operand
+                same(ptocpu.lt(ptocpu.asarray(a), ptocpu.asarray(b)), a < b)  # a bool output
+                same(ptocpu.add(ptocpu.asarray(a[:, 3:]), ptocpu.asarray(b[:, 3:])), total[:, 3:])  # strided inputs
+                same(ptocpu.add(ptocpu.asarray(a[:, :8]), ptocpu.asarray(b[:, :8])), total[:, :8])  # short rows
+                same(ptocpu.add(ptocpu.asarray(a[:, :100]), ptocpu.asarray(b[:, :100])), total[:, :100])  # padded rows
+                same(ptocpu.add(ptocpu.asarray(big_a), ptocpu.asarray(big_b)), np.tile(total, (12, 1)))
     finally:
         ptocpu._core._set_kernel_tuning()
         ptocpu.set_num_threads(previous)
