@@ -77,10 +77,10 @@ inline constexpr Doc build_info{
     "How this build was made: SIMD targets compiled and the one dispatched on this CPU, build type, compiler."};
 
 inline constexpr Doc set_kernel_tuning{
-    "def _set_kernel_tuning(stream_bytes: int = -1, isa: str | None = None, elementwise_prefetch: bool | None = None) -> None",
+    "def _set_kernel_tuning(stream_bytes: int = -1, isa: str | None = None, prefetch_streams: bool | None = None) -> None",
     R"(For tests and benchmarks: write dense outputs of at least stream_bytes with streaming stores,
-cap the hand-written kernels at isa ("baseline", "avx2", "avx512") and turn the elementwise
-engine's software prefetches on or off. -1 / None restore the defaults (half the last-level
+cap the hand-written kernels at isa ("baseline", "avx2", "avx512") and turn the software
+prefetches of data read in order on or off. -1 / None restore the defaults (half the last-level
 cache; the best ISA of this CPU; prefetches on Intel CPUs only). Not safe while kernels run.)"};
 
 inline constexpr Doc take_ub_use{

@@ -162,10 +162,10 @@ void bind_runtime(nb::module_& m) {
   }, nb::sig(docs::build_info.sig), docs::build_info.text);
   // Private hook for tests and benchmarks (docs/kernels.md): the streaming threshold and ISA cap.
   m.def("_set_kernel_tuning",
-        [](int64_t stream_bytes, std::optional<std::string> isa, std::optional<bool> elementwise_prefetch) {
-          pto::set_kernel_tuning(stream_bytes, isa ? isa->c_str() : nullptr, elementwise_prefetch ? int(*elementwise_prefetch) : -1);
+        [](int64_t stream_bytes, std::optional<std::string> isa, std::optional<bool> prefetch_streams) {
+          pto::set_kernel_tuning(stream_bytes, isa ? isa->c_str() : nullptr, prefetch_streams ? int(*prefetch_streams) : -1);
         },
-        nb::arg("stream_bytes") = -1, nb::arg("isa") = nb::none(), nb::arg("elementwise_prefetch") = nb::none(), nb::sig(docs::set_kernel_tuning.sig), docs::set_kernel_tuning.text);
+        nb::arg("stream_bytes") = -1, nb::arg("isa") = nb::none(), nb::arg("prefetch_streams") = nb::none(), nb::sig(docs::set_kernel_tuning.sig), docs::set_kernel_tuning.text);
 }
 
 }  // namespace ptobind

@@ -50,10 +50,11 @@ struct KernelTuning {
   int64_t stream_bytes;
   // The best instruction set the hand-written kernels may use: by default the best this CPU runs.
   Isa isa;
-  // Whether the elementwise engine asks for lines ahead in software (the next block's inputs, the
-  // short rows a few rows on): by default on Intel CPUs, where they paid, off on others, where they
-  // cost (docs/kernels.md#prefetching).
-  bool elementwise_prefetch;
+  // Whether kernels ask in software for lines of data they read in order (the elementwise engine's
+  // next block, a reduction's span ahead, scatter's rows ahead): by default on Intel CPUs, where
+  // they paid, off on others, where they cost (docs/kernels.md#prefetching). Prefetches of data at
+  // random places (index_select's rows, scatter's dim-0 targets) are always made.
+  bool prefetch_streams;
 };
 const KernelTuning& kernel_tuning();
 

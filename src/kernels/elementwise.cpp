@@ -56,7 +56,7 @@ Loop make_loop(const Tensor& out, const Tensor* const* inputs, int count) {
 
 namespace {
 
-// Where kernel_tuning().elementwise_prefetch (docs/kernels.md#prefetching): rows of a cache line up
+// Where kernel_tuning().prefetch_streams (docs/kernels.md#prefetching): rows of a cache line up
 // to this many bytes (in the operand with the widest step) have the rows kRowsAhead on prefetched.
 // On the Ice Lake Xeon where this was measured the hardware prefetchers lost track of short rows that
 // do not follow each other (atomic_add of [262144, 64] fp32 into every other 256-byte run, from memory: 9.5 ->
@@ -92,7 +92,7 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch,
     for (int d = 0; d < dims - 1; ++d) off += at[d] * loop.strides[k][d];
     return off;
   };
-  const bool prefetch = kernel_tuning().elementwise_prefetch && from_memory && dims > 1 && len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
+  const bool prefetch = kernel_tuning().prefetch_streams && from_memory && dims > 1 && len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
   if (prefetch) {
     std::copy(idx, idx + dims, ahead);
     for (int i = 0; i < kRowsAhead; ++i) next_row(ahead);

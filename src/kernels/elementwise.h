@@ -106,7 +106,7 @@ struct Rows {
   bool stream = false;
 
   // Whether row() asks for the next block's input lines ahead: set where
-  // kernel_tuning().elementwise_prefetch (docs/kernels.md#prefetching), for outputs of at least
+  // kernel_tuning().prefetch_streams (docs/kernels.md#prefetching), for outputs of at least
   // kPrefetchFromBytes. A smaller call's data sits in the caches, where a prefetch per line cost more
   // than the add it served (a 4K-element fp32 add spent 12 % of its call on them); a larger one's comes
   // from memory, where they pay even on rows as short as 16 KiB (atan2 of [4096, 4096] by a broadcast

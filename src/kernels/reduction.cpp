@@ -61,13 +61,15 @@ constexpr int64_t kPrefetchedSegment = 2048;
 constexpr int64_t kStrip = 2048, kFewRowsStrip = 512, kRegisterStrip = 256;
 constexpr int64_t kFewRows = 32;
 
+// Where kernel_tuning().prefetch_streams (docs/kernels.md#prefetching).
 void prefetch(const std::byte* p, int64_t bytes) {
-  if (bytes <= kPrefetchedSegment) prefetch_bytes(p, bytes);
+  if (bytes <= kPrefetchedSegment && kernel_tuning().prefetch_streams) prefetch_bytes(p, bytes);
 }
 
-// A span read in one stream asks for the lines this far ahead at each vector step: the hardware
-// prefetchers alone keep too few lines in flight to read one core's stream at memory speed (amax of
-// 16M fp32 from memory on one thread: 5.8 -> 4.3 ms; on two 3.0 -> 2.3 ms).
+// Where kernel_tuning().prefetch_streams (docs/kernels.md#prefetching), a span read in one stream
+// asks for the lines this far ahead at each vector step: on the Ice Lake Xeon where this was
+// measured the hardware prefetchers alone kept too few lines in flight to read one core's stream at
+// memory speed (amax of 16M fp32 from memory on one thread: 5.8 -> 4.3 ms; on two 3.0 -> 2.3 ms).
 constexpr int64_t kStreamAhead = 2048;
 template <class T>
 [[gnu::always_inline]] inline void prefetch_ahead(const T* p) {
@@ -207,6 +209,7 @@ template <class T>
 struct InPlace {
   using Value = T;
   const T* __restrict v;
+  bool ahead;  // kernel_tuning().prefetch_streams: the span asks for its lines ahead
   // Values [i, i + kLanes).
   [[gnu::always_inline]] const T* block(int64_t i, T*) const { return v + i; }
   [[gnu::always_inline]] T at(int64_t i) const { return v[i]; }
@@ -219,6 +222,7 @@ template <class S, class Conv>
 struct Widened {
   using Value = float;
   const S* __restrict v;
+  bool ahead;  // kernel_tuning().prefetch_streams: the span asks for its lines ahead
   [[gnu::always_inline]] const float* block(int64_t i, float* lanes) const {
     for (int64_t k = 0; k < kLanes; k += Conv::kLanes) Conv::widen(v + i + k, lanes + k);
     return lanes;
@@ -240,7 +244,7 @@ template <bool kMax, class Src, class T = typename Src::Value>
   int64_t i = 0;
   alignas(64) T widened[kLanes];
   for (; i + kLanes <= m; i += kLanes) {
-    prefetch_ahead(src.v + i);
+    if (src.ahead) prefetch_ahead(src.v + i);
     const T* v = src.block(i, widened);
     for (int j = 0; j < kLanes; ++j) {
       const T x = v[j];
@@ -404,7 +408,7 @@ template <class P, class Src>
   alignas(64) typename Src::Value widened[kLanes];
   int64_t i = 0;
   for (; i + kLanes <= m; i += kLanes) {
-    prefetch_ahead(src.v + i);
+    if (src.ahead) prefetch_ahead(src.v + i);
     const auto* v = src.block(i, widened);
     for (int j = 0; j < kLanes; ++j) acc[j] = P::step(acc[j], v[j], idx0 + i + j);
   }
@@ -429,13 +433,14 @@ template <class P, class Src>
 
 template <class P>
 PTO_SIMD_CLONES typename P::Acc span_of(const typename P::In* v, int64_t m, int64_t idx0) {
-  return one_span<P>(InPlace<typename P::In>{v}, m, idx0);
+  return one_span<P>(InPlace<typename P::In>{v, kernel_tuning().prefetch_streams}, m, idx0);
 }
 
 // `rows` rows of n values one after another, each a span.
 template <class P>
 PTO_SIMD_CLONES void spans_of_rows(typename P::Acc* out, const typename P::In* v, int64_t rows, int64_t n) {
-  for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(InPlace<typename P::In>{v + r * n}, n, 0);
+  const bool ahead = kernel_tuning().prefetch_streams;
+  for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(InPlace<typename P::In>{v + r * n, ahead}, n, 0);
 }
 
 // `rows` rows of n fp16 / bf16 values one after another (S), each a span from index idx0, widened
@@ -446,7 +451,8 @@ template <class P, class S, class Conv>
 [[gnu::always_inline]] inline void widened_spans(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n,
                                                  int64_t idx0) {
   const S* s = reinterpret_cast<const S*>(v);
-  for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(Widened<S, Conv>{s + r * n}, n, idx0);
+  const bool ahead = kernel_tuning().prefetch_streams;
+  for (int64_t r = 0; r < rows; ++r) out[r] = one_span<P>(Widened<S, Conv>{s + r * n, ahead}, n, idx0);
 }
 template <class P>
 PTO_SIMD_CLONES void widened_spans_bf16(typename P::Acc* out, const std::byte* v, int64_t rows, int64_t n,
@@ -519,14 +525,14 @@ PTO_SIMD_CLONES void accumulate(typename P::Acc* __restrict acc, const typename 
 }
 
 // Rows [r0, r1) of kW columns, `stride` elements apart from v: acc[c] accumulates column c in
-// registers, the next row's columns asked for ahead.
+// registers, the next row's columns asked for ahead when `ahead` (kernel_tuning().prefetch_streams).
 template <class P, int kW>
 PTO_SIMD_CLONES void accumulate_strip(typename P::Acc* __restrict acc, const typename P::In* __restrict v,
-                                      int64_t stride, int64_t r0, int64_t r1) {
+                                      int64_t stride, int64_t r0, int64_t r1, bool ahead) {
   typename P::Acc a[kW];
   for (int c = 0; c < kW; ++c) a[c] = acc[c];
   for (int64_t r = r0; r < r1; ++r, v += stride) {
-    if (r + 1 < r1) prefetch_bytes(v + stride, kW * static_cast<int64_t>(sizeof(*v)));
+    if (ahead && r + 1 < r1) prefetch_bytes(v + stride, kW * static_cast<int64_t>(sizeof(*v)));
     for (int c = 0; c < kW; ++c) a[c] = P::step(a[c], v[c], r);
   }
   for (int c = 0; c < kW; ++c) acc[c] = a[c];
@@ -766,6 +772,7 @@ class Reducer {
     const bool few_rows = r1 - r0 <= kFewRows;
     const int64_t strip = (few_rows ? kFewRowsStrip : kStrip) / io_.isz;
     const bool strips = run == 1 && l_.col.in == 1 && w > strip;
+    const bool ahead = kernel_tuning().prefetch_streams;  // the next row's strip asked for ahead
     // take(c, k, r, m, v): rows [r, r + m) of the columns [c, c + k), one after another in v;
     // columns from `first` on (strips only).
     const auto each_load = [&](int64_t first, auto&& take) {
@@ -773,7 +780,7 @@ class Reducer {
         for (int64_t c = first; c < w; c += strip) {
           const int64_t k = std::min(strip, w - c);
           for (int64_t r = r0; r < r1; ++r) {
-            if (r + 1 < r1) prefetch_bytes(row(r + 1) + c * io_.isz, k * io_.isz);
+            if (ahead && r + 1 < r1) prefetch_bytes(row(r + 1) + c * io_.isz, k * io_.isz);
             take(c, k, r, 1, values(row(r) + c * io_.isz, 1, k, buf, center ? center + c * l_.col.ctr : nullptr, l_.col.ctr));
           }
         }
@@ -802,7 +809,7 @@ class Reducer {
       int64_t first = 0;
       if (strips && few_rows && direct_)
         for (; first + kW <= w; first += kW)
-          accumulate_strip<P, kW>(acc + first, reinterpret_cast<const In*>(row(r0)) + first, l_.red, r0, r1);
+          accumulate_strip<P, kW>(acc + first, reinterpret_cast<const In*>(row(r0)) + first, l_.red, r0, r1, ahead);
       each_load(first, [&](int64_t c, int64_t k, int64_t r, int64_t m, const In* v) {
         if (k == 8) accumulate_narrow<P, 8>(acc + c, v, m, r);
         else if (k == 16) accumulate_narrow<P, 16>(acc + c, v, m, r);

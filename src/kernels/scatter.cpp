@@ -270,15 +270,17 @@ inline void chunked_with_prefetch(int64_t md, const char* ahead, int64_t bytes, 
 }
 
 // Calls row(index row, src row) for each of a block's g.md rows. Index / src rows are far apart:
-// the first kn indices (and, with kIdentity, the src row) kAhead rows on are fetched early.
+// where kernel_tuning().prefetch_streams (docs/kernels.md#prefetching), the first kn indices (and,
+// with kIdentity, the src row) kAhead rows on are fetched early.
 template <int64_t kAhead, class T, class I, bool kIdentity, class Row>
 inline void block_rows(const Geometry& g, const T* sbase, const I* ibase, int64_t kn, int64_t src_k, Row&& row) {
   const int64_t K = g.inner, ssd = g.src_sd;
   const int64_t line_elems = 64 / static_cast<int64_t>(sizeof(I));
+  const int64_t fetched = kernel_tuning().prefetch_streams ? g.md - kAhead : 0;  // rows that fetch ahead
   for (int64_t i = 0; i < g.md; ++i) {
     const I* irow = ibase + i * K;
     const T* srow = sbase + i * ssd;
-    if (i + kAhead < g.md) {
+    if (i < fetched) {
       for (int64_t c = 0; c < kn; c += line_elems) __builtin_prefetch(irow + kAhead * K + c);
       if (kIdentity && src_k)
         for (int64_t c = 0; c < kn * static_cast<int64_t>(sizeof(T)); c += 64)
@@ -712,9 +714,11 @@ void run(const ScatterArgs& a, const Geometry& g) {
   if (g.inner == 1) {  // row mode
     const bool unit = g.out_sd == 1 && (scalar || g.src_sd == 1);
     const int64_t min_rows = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.md));
-    // The target line of a row is nd elements; when it is contiguous, the line about 16 KiB on
-    // is prefetched while this row is scattered (further ahead, it leaves L1 before its turn).
+    // The target line of a row is nd elements; when it is contiguous (and where
+    // kernel_tuning().prefetch_streams, docs/kernels.md#prefetching), the line about 16 KiB on is
+    // prefetched while this row is scattered (further ahead, it leaves L1 before its turn).
     const int64_t line_bytes = g.out_sd == 1 ? g.nd * static_cast<int64_t>(sizeof(T)) : 0;
+    const bool lines_ahead = line_bytes && kernel_tuning().prefetch_streams;
     const int64_t kAhead = std::clamp<int64_t>((16 << 10) / std::max<int64_t>(1, line_bytes), 1, 4);
     const bool dense_row = g.out_sd == 1 && g.dense();
     // Dense lines keep two accumulator / mark buffers: a line is stored back after the next one is
@@ -739,7 +743,7 @@ void run(const ScatterArgs& a, const Geometry& g) {
         const I* irow = idx + o * g.md;
         const int64_t ssd = scalar ? 0 : g.src_sd;
         const char* ahead =
-            line_bytes && o + kAhead < end ? reinterpret_cast<const char*>(out + g.out_outer(o + kAhead)) : nullptr;
+            lines_ahead && o + kAhead < end ? reinterpret_cast<const char*>(out + g.out_outer(o + kAhead)) : nullptr;
         // f over the row's contributions; the prefetch rides along when `prefetch` is set
         auto walk = [&](bool prefetch, auto&& f) {
           chunked_with_prefetch(g.md, prefetch ? ahead : nullptr, line_bytes, [&](int64_t j0, int64_t j1) {

@@ -147,7 +147,7 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
       rows.store = kernels::ew::storer<Tout>(out.dtype());
       rows.out_native = stores_as(out.dtype(), Tout{});
       if (!rows.store) fail<Error>("internal: no store of the compute type into ", dtype_name(out.dtype()));
-      rows.prefetch = kernels::kernel_tuning().elementwise_prefetch &&
+      rows.prefetch = kernels::kernel_tuning().prefetch_streams &&
                      out.numel() * static_cast<int64_t>(out.itemsize()) >= kernels::ew::kPrefetchFromBytes;
       // Streamed: a large contiguous output that no input shares (an in-place update has read the
       // line it writes, so it has no write-allocate read to save; streaming it measured slower).

@@ -698,7 +698,7 @@ def test_streamed_outputs_match_the_references(dtype):
     big_a, big_b = np.tile(a, (12, 1)), np.tile(b, (12, 1))  # 444K elements
     try:
         for prefetch in (False, True):
-            ptocpu._core._set_kernel_tuning(0, elementwise_prefetch=prefetch)
+            ptocpu._core._set_kernel_tuning(0, prefetch_streams=prefetch)
             for threads in (1, 2):
                 ptocpu.set_num_threads(threads)
                 same(ptocpu.add(ptocpu.asarray(a), ptocpu.asarray(b)), total)
