@@ -58,11 +58,12 @@ namespace {
 
 // Where kernel_tuning().prefetch_streams (docs/kernels.md#prefetching): rows of a cache line up
 // to this many bytes (in the operand with the widest step) have the rows kRowsAhead on prefetched.
-// On the Ice Lake Xeon where this was measured the hardware prefetchers lost track of short rows that
-// do not follow each other (atomic_add of [262144, 64] fp32 into every other 256-byte run, from memory: 9.5 ->
-// 7.1 ms). Shorter rows share lines with their neighbours: the prefetchers follow them. Only for
-// loops whose operands come from memory (at least kernel_tuning().stream_bytes of them): on rows in
-// the caches the prefetches cost more than the adds ([8192, 64]: 90 -> 45 us).
+// On the Ice Lake Xeon where this was measured the hardware prefetchers lost track of short rows
+// that do not follow each other (atomic_add of [262144, 64] fp32 into every other 256-byte run,
+// from memory: 9.5 -> 7.1 ms). Shorter rows share lines with their neighbours: the prefetchers
+// follow them. Only for loops whose operands come from memory (at least
+// kernel_tuning().stream_bytes of them): on rows in the caches the prefetches cost more than the
+// adds ([8192, 64]: 90 -> 45 us).
 constexpr int64_t kShortRowBytes = 1024, kRowsAhead = 4;
 
 // Rows up to this many elements go kBlock / n whole rows to a batch call when the row function has one.
