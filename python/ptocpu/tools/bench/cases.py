@@ -24,6 +24,10 @@ _DTYPES = {"fp32": np.dtype(np.float32), "fp16": np.dtype(np.float16), "bf16": B
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 COPY_BYTES = 256 << 20  # the copy-bandwidth buffer (docs/benchmarks.md: >= 256 MiB)
+# The sweep's mid-size 2-D binary calls: 1M elements, whose operands and output stay in L2 / L3, and
+# the second operand's shape per class.
+_MID = (1024, 1024)
+_MID_OPERANDS = {"same": _MID, "row-bcast": (1, 1024), "col-bcast": (1024, 1)}
 CASE_BUDGET_S = 2.5     # timed seconds per big case (all tools together) beyond the minimum runs
 MAX_RUNS = 60
 

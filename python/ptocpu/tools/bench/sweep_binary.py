@@ -15,7 +15,7 @@ import numpy as np
 
 import ptocpu
 
-from .cases import Case, Tool, _DTYPES, _random, _torch, padded, torch
+from .cases import _MID, _MID_OPERANDS, Case, Tool, _DTYPES, _random, _torch, padded, torch
 
 _SIZES = {"4K": 1 << 12, "256K": 1 << 18, "16M": 1 << 24, "64M": 1 << 26}
 _ROWS, _COLS = (1 << 24) // 4096, 4096
@@ -43,7 +43,8 @@ def binary_sweep(op: str, peer: Callable, *, dtypes=("fp32", "fp16", "bf16"), lo
                  nonzero: bool = False, scalar=None, peer_scalar: Optional[Callable] = None, tol=None,
                  result_bytes: Optional[int] = None, mixed: Optional[str] = None) -> list[Case]:
     """The op's cases: same-shape, row / column broadcast, scalar, strided (long and 8-element rows)
-    at 16M in the first dtype, the other dtypes at 16M, 1-D from 4K to 64M, a 4-D case. other: the second operand's
+    at 16M in the first dtype, the other dtypes at 16M, 1-D from 4K to 64M, a 4-D case, same-shape and
+    row / column broadcasts at 1M (in the caches). other: the second operand's
     range (nonzero: no zeros, for divisors); peer_scalar: torch's call for (tensor, scalar) when peer
     takes only tensors; tol: (rtol, atol) per dtype (None: bit-exact); result_bytes: the result's
     element size when it is not the input's; mixed: a second dtype for the other operand."""
@@ -95,6 +96,8 @@ def binary_sweep(op: str, peer: Callable, *, dtypes=("fp32", "fp16", "bf16"), lo
     for size, count in _SIZES.items():
         add(f"1d-{size}", [(count,), (count,)], first, tiny=count <= 4096)
     add("4d-16M", [(16, 16, 256, 256), (16, 16, 256, 256)], first)
+    for name, other in _MID_OPERANDS.items():  # 1M elements: operands and output in L2 / L3
+        add(f"{name}-1M", [_MID, other], first)
     return out
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 import ptocpu
 
-from .cases import Case, Tool, _random, _torch, padded, torch
+from .cases import _MID, _MID_OPERANDS, Case, Tool, _random, _torch, padded, torch
 
 _SIZES = {"4K": 1 << 12, "256K": 1 << 18, "16M": 1 << 24, "64M": 1 << 26}
 
@@ -87,6 +87,8 @@ def elementwise_sweep(op: str, torch_op: Callable, *, arity: int = 2, dtypes=("f
         add(f"1d-{size}", [(count,), (count,)], tiny=count <= 4096)
     add("3d-bcast-16M", [(64, 256, 1024), (256, 1)])
     add("4d-16M", [(16, 16, 256, 256), (16, 16, 256, 256)])
+    for name, other in _MID_OPERANDS.items():  # 1M elements: operands and output in L2 / L3
+        add(f"{name}-1M", [_MID, other])
     return out
 
 
