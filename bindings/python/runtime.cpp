@@ -160,7 +160,7 @@ void bind_runtime(nb::module_& m) {
     d["compiler"] = __VERSION__;
     return d;
   }, nb::sig(docs::build_info.sig), docs::build_info.text);
-  // Private hook for tests and benchmarks (docs/kernels.md): the streaming threshold and ISA cap.
+  // Private hook for tests and benchmarks (docs/kernels.md): the streaming threshold, ISA cap and stream prefetches.
   m.def("_set_kernel_tuning",
         [](int64_t stream_bytes, std::optional<std::string> isa, std::optional<bool> prefetch_streams) {
           pto::set_kernel_tuning(stream_bytes, isa ? isa->c_str() : nullptr, prefetch_streams ? int(*prefetch_streams) : -1);
