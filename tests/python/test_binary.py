@@ -180,6 +180,33 @@ def test_operands_constant_along_long_rows_match_torch(dtype):
     same(ptocpu.maximum(padded(x), col), np.maximum(x.astype(f32), col.astype(f32)).astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int16])
+def test_rows_in_their_compute_type_match_torch(dtype):
+    # docs/kernels.md#elementwise: a row whose operands need no conversion is worked in one call, an
+    # operand broadcast along it (a column, a scalar, on either side) held as one value; rows of 1300
+    # span three blocks, on one and two threads.
+    integer = np.dtype(dtype).kind == "i"
+    x = ints((6, 1300), dtype, -100, 100, nonzero=True) if integer else floats((6, 1300), dtype)
+    y = ints((6, 1300), dtype, 1, 9) if integer else floats((6, 1300), dtype, 0.5, 4)
+    col = ints((6, 1), dtype, 1, 9) if integer else floats((6, 1), dtype, 0.5, 4)
+    row = ints((1, 1300), dtype, 1, 9) if integer else floats((1, 1300), dtype, 0.5, 4)
+    ops = ["sub", "floor_div", "remainder", "bitwise_left_shift"] if integer else ["sub", "div", "maximum", "fmod"]
+    torch_ops = {"floor_div": torch.floor_divide, "bitwise_left_shift": torch.bitwise_left_shift}
+    previous = ptocpu.get_num_threads()
+    try:
+        for threads in (1, 2):
+            ptocpu.set_num_threads(threads)
+            for name in ops:
+                op, ref = getattr(ptocpu, name), torch_ops.get(name) or getattr(torch, name)
+                scalar = 3 if integer else 1.5
+                one = np.array(scalar, dtype)  # as a 0-d tensor
+                for a, b in ((x, y), (x, col), (col, x), (x, row), (row, x), (one, y)):
+                    same(op(a, b), ref(t(a), t(b)).numpy())
+                same(op(x, scalar), ref(t(x), t(one)).numpy())
+    finally:
+        ptocpu.set_num_threads(previous)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_prelu_and_lrelu_match_torch(dtype):
     x = floats((2, 3, 4, 5), dtype)
