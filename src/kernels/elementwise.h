@@ -125,7 +125,8 @@ struct Rows {
     const auto& self = *static_cast<const Rows*>(ctx);
     // A row with nothing to convert or ask for ahead is worked where it lies in one call: the calls
     // per block (and the fill of a broadcast input's buffer) cost ~15 ns a row of 1024 fp32 in the
-    // caches (add of [1024, 1024] by a row: 134 -> 125 us, same shape 177 -> 158, by a column ? us).
+    // caches (add of [1024, 1024] fp32 on one thread: same shape 175 -> 160 us, by a row 131 -> 121,
+    // by a column 144 -> 118).
     // Not for a block form: it takes at most kBlock elements, and costs more than the calls.
     if constexpr (!kBlockForm) {
       if (!self.prefetch && self.in_place(strides)) return rows_in_place(ptrs, n, 1);
