@@ -70,8 +70,8 @@ constexpr int64_t kShortRowBytes = 1024, kRowsAhead = 4;
 constexpr int64_t kBatchedRow = 64;
 
 // Walks the flattened range [begin, end) of the loop, a row segment (or a batch of short rows) at a time.
-void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch, void* ctx, int64_t begin, int64_t end,
-          bool from_memory) {
+void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch, RowRunFn run, void* ctx,
+          int64_t begin, int64_t end, bool from_memory) {
   const int dims = loop.dims;
   const int64_t len = loop.shape[dims - 1];
   int64_t inner[kMaxOperands], idx[kMaxDims] = {}, ahead[kMaxDims] = {};
@@ -130,6 +130,23 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch,
       batch(ctx, batch_ptrs, inner, len, rows);
       continue;
     }
+    // Whole rows to the end of the innermost outer dim (or of the range) in one call; not where each
+    // row asks for the rows ahead.
+    const int64_t rows = col == 0 && run && dims > 1 && !prefetch
+                             ? std::min((end - at) / len, loop.shape[dims - 2] - idx[dims - 2])
+                             : 0;
+    if (rows > 1) {
+      int64_t steps[kMaxOperands];
+      for (int k = 0; k < loop.operands; ++k) {
+        ptrs[k] = data[k] + offset(idx, k);
+        steps[k] = loop.strides[k][dims - 2];
+      }
+      run(ctx, ptrs, inner, steps, len, rows);
+      at += rows * len;
+      idx[dims - 2] += rows - 1;
+      next_row(idx);
+      continue;
+    }
     const int64_t n = std::min(len - col, end - at);
     for (int k = 0; k < loop.operands; ++k) ptrs[k] = data[k] + col * inner[k] + offset(idx, k);
     prefetch_ahead(at);
@@ -142,7 +159,7 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch,
 
 }  // namespace
 
-void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data, RowBatchFn batch) {
+void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data, RowBatchFn batch, RowRunFn run) {
   if (!data) data = loop.data;
   int64_t total = 1;
   for (int d = 0; d < loop.dims; ++d) total *= loop.shape[d];
@@ -152,13 +169,13 @@ void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data, Ro
   const bool from_memory = bytes >= kernel_tuning().stream_bytes;
   // Each range ends with a fence: its streamed stores (Rows::stream) are ordered before the caller reads.
   if (total < 2 * loop.min_chunk || get_num_threads() == 1) {
-    walk(loop, data, row, batch, ctx, 0, total, from_memory);
+    walk(loop, data, row, batch, run, ctx, 0, total, from_memory);
     stream_fence();
     return;
   }
   // Threads take contiguous ranges of the flattened index; a range may start and end inside a row.
   parallel_for(total, loop.min_chunk, [&](int64_t begin, int64_t end) {
-    walk(loop, data, row, batch, ctx, begin, end, from_memory);
+    walk(loop, data, row, batch, run, ctx, begin, end, from_memory);
     stream_fence();
   });
 }

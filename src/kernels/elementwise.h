@@ -78,7 +78,12 @@ using RowFn = void (*)(void* ctx, std::byte* const* ptrs, const int64_t* inner_s
 // Short whole rows at once (optional): ptrs[r * kMaxOperands + k] is row r's first element of
 // operand k, for r < rows, each row n elements long; rows * n <= kBlock.
 using RowBatchFn = void (*)(void* ctx, std::byte* const* ptrs, const int64_t* inner_strides, int64_t n, int64_t rows);
-void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data = nullptr, RowBatchFn batch = nullptr);
+// Longer whole rows along one outer dim at once (optional): operand k of row r at
+// ptrs[k] + r * steps[k], for r < rows, each row n elements long.
+using RowRunFn = void (*)(void* ctx, std::byte* const* ptrs, const int64_t* inner_strides, const int64_t* steps,
+                          int64_t n, int64_t rows);
+void run_rows(const Loop& loop, RowFn row, void* ctx, std::byte* const* data = nullptr, RowBatchFn batch = nullptr,
+              RowRunFn run = nullptr);
 
 // out[i] = table[in[i]] for i < n, on the threads (run_by_table's lookups of 16-bit codes).
 void look_up(uint16_t* out, const uint16_t* in, const uint16_t* table, int64_t n);
@@ -123,17 +128,9 @@ struct Rows {
 
   static void row(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n) {
     const auto& self = *static_cast<const Rows*>(ctx);
-    // A row with nothing to convert or ask for ahead is worked where it lies in one call: the calls
-    // per block (and the fill of a broadcast input's buffer) cost ~15 ns a row of 1024 fp32 in the
-    // caches (add of [1024, 1024] fp32 on one thread: same shape 175 -> 160 us, by a row 131 -> 121,
-    // by a column 144 -> 118).
-    // Not for a block form: it takes at most kBlock elements, and costs more than the calls.
-    if constexpr (!kBlockForm) {
-      if (!self.prefetch && self.in_place(strides)) return rows_in_place(ptrs, n, 1);
-      if constexpr (N == 2) {
-        if (!self.prefetch && n > 1 && self.in_place_but(strides, 0)) return row_by_value<0>(self, ptrs, n);
-        if (!self.prefetch && n > 1 && self.in_place_but(strides, 1)) return row_by_value<1>(self, ptrs, n);
-      }
+    if (self.in_place_form(strides) != InPlace::None) {
+      static constexpr int64_t kOneRow[kMaxOperands] = {};
+      return run(ctx, ptrs, strides, kOneRow, n, 1);
     }
     alignas(64) Tin buffers[N][kBlock];
     alignas(64) Tout out_buffer[kBlock];
@@ -251,24 +248,60 @@ struct Rows {
     return true;
   }
 
-  // As in_place, except that input k is broadcast along the row (stride 0, any dtype).
-  bool in_place_but(const int64_t* strides, int k) const {
-    if (stream || !out_native || strides[0] != static_cast<int64_t>(sizeof(Tout)) || strides[k + 1] != 0) return false;
-    for (int j = 0; j < N; ++j)
-      if (j != k && (!in_native[j] || strides[j + 1] != static_cast<int64_t>(sizeof(Tin)))) return false;
-    return true;
+  // How a row is worked where it lies in one call, with no per-block calls, buffers or fills:
+  // operands in their compute types and dense (All), or one input of a binary row broadcast along it
+  // (a column, a scalar: Value0 / Value1, held in a register). None where something is converted,
+  // streamed or asked for ahead, and for a block form (it takes at most kBlock elements and costs more
+  // than the calls). Per row of 1024 fp32 in the caches the blocks' calls and fills cost ~15 ns
+  // (add of [1024, 1024] on one thread: same shape 175 -> 160 us, by a row 131 -> 121, by a column
+  // 144 -> 118).
+  enum class InPlace { None, All, Value0, Value1 };
+  InPlace in_place_form(const int64_t* strides) const {
+    if (kBlockForm || prefetch || stream || !out_native || strides[0] != static_cast<int64_t>(sizeof(Tout))) return InPlace::None;
+    int broadcast = -1;
+    for (int k = 0; k < N; ++k) {
+      if (!in_native[k]) return InPlace::None;
+      if (strides[k + 1] == static_cast<int64_t>(sizeof(Tin))) continue;
+      if (strides[k + 1] != 0 || N != 2 || broadcast >= 0) return InPlace::None;
+      broadcast = k;
+    }
+    return broadcast < 0 ? InPlace::All : broadcast == 0 ? InPlace::Value0 : InPlace::Value1;
   }
 
-  // A binary row whose input K is one value: F with the value in a register.
-  template <int K>
-  static void row_by_value(const Rows& self, std::byte* const* ptrs, int64_t n) {
-    Tin value;
-    const Tin* got = self.load[K](ptrs[K + 1], 0, 1, &value);  // converted as the block path converts it
-    rows_by_value<K>(reinterpret_cast<Tout*>(ptrs[0]), reinterpret_cast<const Tin*>(ptrs[2 - K]), *got, n);
+  // Rows of n elements one after another along an outer dim: operand k of row r at
+  // ptrs[k] + r * steps[k]. In one call where in_place_form allows, else a row() each.
+  static void run(void* ctx, std::byte* const* ptrs, const int64_t* strides, const int64_t* steps, int64_t n,
+                  int64_t rows) {
+    const auto& self = *static_cast<const Rows*>(ctx);
+    if constexpr (!kBlockForm) {
+      const InPlace form = self.in_place_form(strides);
+      if (form == InPlace::All) return run_in_place(ptrs, steps, n, rows);
+      if constexpr (N == 2) {
+        if (form == InPlace::Value0) return run_by_value<0>(ptrs, steps, n, rows);
+        if (form == InPlace::Value1) return run_by_value<1>(ptrs, steps, n, rows);
+      }
+    }
+    std::byte* at[kMaxOperands];
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int k = 0; k <= N; ++k) at[k] = ptrs[k] + r * steps[k];
+      row(ctx, at, strides, n);
+    }
   }
-  template <int K>
-  PTO_SIMD_CLONES static void rows_by_value(Tout* __restrict out, const Tin* __restrict other, Tin value, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) out[i] = K == 0 ? F::apply(value, other[i]) : F::apply(other[i], value);
+  PTO_SIMD_CLONES static void run_in_place(std::byte* const* ptrs, const int64_t* steps, int64_t n, int64_t rows) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const Tin* in[N];
+      for (int k = 0; k < N; ++k) in[k] = reinterpret_cast<const Tin*>(ptrs[k + 1] + r * steps[k + 1]);
+      apply_span(reinterpret_cast<Tout*>(ptrs[0] + r * steps[0]), in, n);
+    }
+  }
+  template <int K>  // a binary row whose input K is one value
+  PTO_SIMD_CLONES static void run_by_value(std::byte* const* ptrs, const int64_t* steps, int64_t n, int64_t rows) {
+    for (int64_t r = 0; r < rows; ++r) {
+      Tout* __restrict out = reinterpret_cast<Tout*>(ptrs[0] + r * steps[0]);
+      const Tin value = *reinterpret_cast<const Tin*>(ptrs[K + 1] + r * steps[K + 1]);
+      const Tin* __restrict other = reinterpret_cast<const Tin*>(ptrs[2 - K] + r * steps[2 - K]);
+      for (int64_t i = 0; i < n; ++i) out[i] = K == 0 ? F::apply(value, other[i]) : F::apply(other[i], value);
+    }
   }
 
   static constexpr bool kBlockForm = has_block_form<F, Tout, Tin>(std::make_index_sequence<N>{});

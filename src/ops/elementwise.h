@@ -161,7 +161,7 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
         if (run_by_table(rows, *inputs[0], out)) return;
       kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), static_cast<int>(N));
       if constexpr (decltype(rows)::kBlockForm) loop.min_chunk = block_min_chunk<F>();
-      kernels::ew::run_rows(loop, &decltype(rows)::row, &rows, nullptr, &decltype(rows)::batch);
+      kernels::ew::run_rows(loop, &decltype(rows)::row, &rows, nullptr, &decltype(rows)::batch, &decltype(rows)::run);
     } else {
       fail<Error>("internal: elementwise functor has no ", dtype_name(compute), " form");
     }
