@@ -124,6 +124,29 @@ def test_numpy_dtype_is_numpy_or_ml_dtypes(dt, npt, tdt):
     assert np.asarray(ptocpu.from_numpy(a)).dtype == np.dtype(npt)  # __array__
 
 
+ML_DTYPES = [d for d in DTYPES if np.dtype(d[1]).type.__module__.startswith("ml_dtypes")]
+
+
+@pytest.mark.parametrize("dt,npt,tdt", ML_DTYPES, ids=[d[0].name for d in ML_DTYPES])
+def test_asarray_of_an_ml_dtypes_array_is_its_memory(dt, npt, tdt):
+    # docs/tensors.md: ml_dtypes arrays (no buffer protocol of their own) are read as unsigned
+    # integers of their width, the same memory: strided views, writes, read-only flags and values.
+    a = random_array((4, 6), npt, seed=3)
+    t = ptocpu.asarray(a[1::2, ::-2])
+    assert t.dtype == dt and t.shape == [2, 3]
+    assert uint_view(t.numpy()).tolist() == uint_view(a[1::2, ::-2]).tolist()
+    assert np.shares_memory(t.numpy(), a)
+    t.numpy()[0, 0] = a[0, 0]
+    assert uint_view(a[1, 5]) == uint_view(a[0, 0])
+    frozen = a.copy()
+    frozen.flags.writeable = False
+    with pytest.raises(ptocpu.ArgumentError):
+        ptocpu.asarray(frozen)[0, 0] = a[0, 1]
+    if np.dtype(npt).itemsize == 2:  # byte-swapped data is copied into native order
+        swapped = a.astype(a.dtype.newbyteorder())
+        assert uint_view(ptocpu.asarray(swapped).numpy()).tolist() == uint_view(a).tolist()
+
+
 def test_tolist_matches_numpy():
     for a in (np.arange(6, dtype=np.int64).reshape(2, 3) - 3, np.array([[0.5, -1.25]], np.float32),
               np.array([True, False]), np.array(3.25), np.arange(4, dtype=np.uint64) + 2 ** 63):
