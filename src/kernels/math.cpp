@@ -456,21 +456,26 @@ namespace {
 constexpr int64_t kSumLanes = 32;
 
 #if PTO_X86
+// exp(x - m) in the k lanes (NaN canonical, +0 in the others).
+PTO_TARGET_AVX512 inline __m512 shifted_exp(__m512 x, __mmask16 k, __m512 m) {
+  const __m512 e = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(x, m));
+  return _mm512_maskz_mov_ps(k, _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(e, e, _CMP_UNORD_Q), _mm512_set1_ps(kNaN<float>)));
+}
+
+// Lanes past n take +0 (shifted_exp), which leaves a sum of exps as it is.
 PTO_TARGET_AVX512 void exp_shifted_avx512(float* out, const float* in, float shift, int64_t n, float* sums) {
   using R = Zmm<float>;
-  const __m512 m = _mm512_set1_ps(shift), nan = _mm512_set1_ps(kNaN<float>);
+  const __m512 m = _mm512_set1_ps(shift);
   __m512 low = _mm512_loadu_ps(sums), high = _mm512_loadu_ps(sums + 16);
   for (int64_t i = 0; i < n; i += kSumLanes) {
     const __mmask16 k0 = R::lanes(n - i), k1 = n - i > 16 ? R::lanes(n - i - 16) : 0;
-    __m512 e0 = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(_mm512_maskz_loadu_ps(k0, in + i), m));
-    e0 = _mm512_mask_mov_ps(e0, _mm512_cmp_ps_mask(e0, e0, _CMP_UNORD_Q), nan);
+    const __m512 e0 = shifted_exp(_mm512_maskz_loadu_ps(k0, in + i), k0, m);
     _mm512_mask_storeu_ps(out + i, k0, e0);
-    low = _mm512_mask_add_ps(low, k0, low, e0);
+    low = _mm512_add_ps(low, e0);
     if (!k1) break;  // a tail of at most 16
-    __m512 e1 = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(_mm512_maskz_loadu_ps(k1, in + i + 16), m));
-    e1 = _mm512_mask_mov_ps(e1, _mm512_cmp_ps_mask(e1, e1, _CMP_UNORD_Q), nan);
+    const __m512 e1 = shifted_exp(_mm512_maskz_loadu_ps(k1, in + i + 16), k1, m);
     _mm512_mask_storeu_ps(out + i + 16, k1, e1);
-    high = _mm512_mask_add_ps(high, k1, high, e1);
+    high = _mm512_add_ps(high, e1);
   }
   _mm512_storeu_ps(sums, low);
   _mm512_storeu_ps(sums + 16, high);
@@ -527,12 +532,6 @@ void exp_shifted_lane_sums(float* out, const float* in, const float* shifts, int
 // division. The bits are those of the passes of kernels/composite.cpp.
 namespace {
 #if PTO_X86
-// exp(x - m) in the k lanes (NaN canonical, +0 in the others).
-PTO_TARGET_AVX512 inline __m512 shifted_exp(__m512 x, __mmask16 k, __m512 m) {
-  const __m512 e = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(x, m));
-  return _mm512_maskz_mov_ps(k, _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(e, e, _CMP_UNORD_Q), _mm512_set1_ps(kNaN<float>)));
-}
-
 // The row max as m: NaN if any lane is NaN, else the largest lane of top.
 PTO_TARGET_AVX512 inline __m512 row_max(__m512 top, __mmask16 unordered) {
   return unordered ? _mm512_set1_ps(kNaN<float>) : _mm512_set1_ps(_mm512_reduce_max_ps(top));
