@@ -9,6 +9,7 @@
 // ..., int64_t n)`, which the engine calls once per block in place of the per-element loop.
 // Kernels never throw: the op checked everything before.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -123,6 +124,7 @@ struct Rows {
   // widened, computed and narrowed. fused[mask] by the inputs broadcast along the row (bit k: input
   // k has stride 0); nullptr: the buffered path. Set by fuse().
   using FusedFn = int64_t (*)(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m);
+  static constexpr int64_t kFusedLanes = 16;  // a fused function's lanes (AVX-512); it leaves fewer to the buffers
   std::array<FusedFn, (1u << N)> fused{};
   unsigned fp16_inputs = 0;  // bit k: input k is fp16
 
@@ -140,11 +142,13 @@ struct Rows {
     const int64_t lead = stream ? ((64 - (reinterpret_cast<uintptr_t>(ptrs[0]) & 63)) & 63) / out_size : 0;
     const bool direct = !stream && self.out_native && out_size == static_cast<int64_t>(sizeof(Tout));
     // An operand with stride 0 (a scalar, a broadcast along the row) is the same in every block:
-    // it is filled once per row.
+    // it is filled once per row, as far as a block's buffered part reaches (a fused row's is shorter
+    // than its lanes: filling a block there cost a quarter of a row of 256 fp16 by a column).
+    const FusedFn fused = self.fused_for(strides);
+    const int64_t filled = std::min(n, fused ? kFusedLanes : kBlock);
     const Tin* in[N] = {};
     for (int k = 0; k < N; ++k)
-      if (strides[k + 1] == 0) in[k] = self.load[k](ptrs[k + 1], 0, n < kBlock ? n : kBlock, buffers[k]);
-    const FusedFn fused = self.fused_for(strides);
+      if (strides[k + 1] == 0) in[k] = self.load[k](ptrs[k + 1], 0, filled, buffers[k]);
     for (int64_t j = 0, m; j < n; j += m) {
       m = j == 0 && lead ? lead : kBlock;
       if (m > n - j) m = n - j;
@@ -366,6 +370,7 @@ struct Rows {
   }
   template <unsigned Mask>
   PTO_TARGET_AVX512 static int64_t fused_avx512(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m) {
+    static_assert(half::lanes::Avx512::kLanes == kFusedLanes);
     return fused_lanes<half::lanes::Avx512, Mask>(out, in, broadcast, m);
   }
 #endif
