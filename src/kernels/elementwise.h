@@ -130,7 +130,7 @@ struct Rows {
 
   static void row(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n) {
     const auto& self = *static_cast<const Rows*>(ctx);
-    if (self.in_place_form(strides) != InPlace::None) {
+    if (self.values_in_place(strides) >= 0) {
       static constexpr int64_t kOneRow[kMaxOperands] = {};
       return run(ctx, ptrs, strides, kOneRow, n, 1);
     }
@@ -252,37 +252,39 @@ struct Rows {
     return true;
   }
 
-  // How a row is worked where it lies in one call, with no per-block calls, buffers or fills:
-  // operands in their compute types and dense (All), or one input of a binary row broadcast along it
-  // (a column, a scalar: Value0 / Value1, held in a register). None where something is converted,
-  // streamed or asked for ahead, and for a block form (it takes at most kBlock elements and costs more
+  // A row is worked where it lies in one call, with no per-block calls, buffers or fills, where its
+  // operands are stored as their compute types and each input is dense along the row or broadcast
+  // along it (a column, a scalar: held as one value in a register). Not where something is converted,
+  // streamed or asked for ahead, nor for a block form (it takes at most kBlock elements and costs more
   // than the calls). Per row of 1024 fp32 in the caches the blocks' calls and fills cost ~15 ns
   // (add of [1024, 1024] on one thread: same shape 175 -> 160 us, by a row 131 -> 121, by a column
   // 144 -> 118).
-  enum class InPlace { None, All, Value0, Value1 };
-  InPlace in_place_form(const int64_t* strides) const {
-    if (kBlockForm || prefetch || stream || !out_native || strides[0] != static_cast<int64_t>(sizeof(Tout))) return InPlace::None;
-    int broadcast = -1;
+  // The mask of the inputs held as values (bit k: input k), or -1 where the row is not worked so (every
+  // input a value too: a rare constant row, left to the blocks).
+  int values_in_place(const int64_t* strides) const {
+    if (kBlockForm || prefetch || stream || !out_native || strides[0] != static_cast<int64_t>(sizeof(Tout))) return -1;
+    unsigned mask = 0;
     for (int k = 0; k < N; ++k) {
-      if (!in_native[k]) return InPlace::None;
-      if (strides[k + 1] == static_cast<int64_t>(sizeof(Tin))) continue;
-      if (strides[k + 1] != 0 || N != 2 || broadcast >= 0) return InPlace::None;
-      broadcast = k;
+      if (!in_native[k]) return -1;
+      if (strides[k + 1] == 0) mask |= 1u << k;
+      else if (strides[k + 1] != static_cast<int64_t>(sizeof(Tin))) return -1;
     }
-    return broadcast < 0 ? InPlace::All : broadcast == 0 ? InPlace::Value0 : InPlace::Value1;
+    return mask == (1u << N) - 1 ? -1 : static_cast<int>(mask);
   }
 
   // Rows of n elements one after another along an outer dim: operand k of row r at
-  // ptrs[k] + r * steps[k]. In one call where in_place_form allows, else a row() each.
+  // ptrs[k] + r * steps[k]. In one call where values_in_place allows, else a row() each.
   static void run(void* ctx, std::byte* const* ptrs, const int64_t* strides, const int64_t* steps, int64_t n,
                   int64_t rows) {
     const auto& self = *static_cast<const Rows*>(ctx);
     if constexpr (!kBlockForm) {
-      const InPlace form = self.in_place_form(strides);
-      if (form == InPlace::All) return run_in_place(ptrs, steps, n, rows);
-      if constexpr (N == 2) {
-        if (form == InPlace::Value0) return run_by_value<0>(ptrs, steps, n, rows);
-        if (form == InPlace::Value1) return run_by_value<1>(ptrs, steps, n, rows);
+      const int mask = self.values_in_place(strides);
+      if (mask >= 0) {
+        using RunFn = void (*)(std::byte* const*, const int64_t*, int64_t, int64_t);
+        static constexpr auto kRuns = []<unsigned... M>(std::integer_sequence<unsigned, M...>) {
+          return std::array<RunFn, sizeof...(M)>{&run_in_place<M>...};
+        }(std::make_integer_sequence<unsigned, (1u << N) - 1>{});
+        return kRuns[mask](ptrs, steps, n, rows);
       }
     }
     std::byte* at[kMaxOperands];
@@ -291,20 +293,16 @@ struct Rows {
       row(ctx, at, strides, n);
     }
   }
+  template <unsigned Values>  // the inputs held as one value each
   PTO_SIMD_CLONES static void run_in_place(std::byte* const* ptrs, const int64_t* steps, int64_t n, int64_t rows) {
     for (int64_t r = 0; r < rows; ++r) {
       const Tin* in[N];
-      for (int k = 0; k < N; ++k) in[k] = reinterpret_cast<const Tin*>(ptrs[k + 1] + r * steps[k + 1]);
-      apply_span(reinterpret_cast<Tout*>(ptrs[0] + r * steps[0]), in, n);
-    }
-  }
-  template <int K>  // a binary row whose input K is one value
-  PTO_SIMD_CLONES static void run_by_value(std::byte* const* ptrs, const int64_t* steps, int64_t n, int64_t rows) {
-    for (int64_t r = 0; r < rows; ++r) {
-      Tout* __restrict out = reinterpret_cast<Tout*>(ptrs[0] + r * steps[0]);
-      const Tin value = *reinterpret_cast<const Tin*>(ptrs[K + 1] + r * steps[K + 1]);
-      const Tin* __restrict other = reinterpret_cast<const Tin*>(ptrs[2 - K] + r * steps[2 - K]);
-      for (int64_t i = 0; i < n; ++i) out[i] = K == 0 ? F::apply(value, other[i]) : F::apply(other[i], value);
+      Tin value[N] = {};
+      for (int k = 0; k < N; ++k) {
+        in[k] = reinterpret_cast<const Tin*>(ptrs[k + 1] + r * steps[k + 1]);
+        if (Values >> k & 1u) value[k] = *in[k];
+      }
+      span<Values>(reinterpret_cast<Tout*>(ptrs[0] + r * steps[0]), in, value, n);
     }
   }
 
@@ -400,20 +398,35 @@ struct Rows {
   PTO_SIMD_CLONES static void apply(Tout* out, const Tin* const* in, int64_t m) { apply_span(out, in, m); }
 
   // F over m elements, inlined into each build of apply and rows_in_place.
-  [[gnu::always_inline]] static void apply_span(Tout* __restrict out, const Tin* const* in, int64_t m) {
+  [[gnu::always_inline]] static void apply_span(Tout* out, const Tin* const* in, int64_t m) {
+    const Tin none[N] = {};
+    span<0>(out, in, none, m);
+  }
+
+  // F over m elements, input k read from in[k] or, where bit k of Values is set, the one value[k].
+  template <unsigned Values>
+  [[gnu::always_inline]] static void span(Tout* __restrict out, const Tin* const* in, const Tin* value, int64_t m) {
     if constexpr (N == 1) {
       const Tin* __restrict a = in[0];
       for (int64_t i = 0; i < m; ++i) out[i] = F::apply(a[i]);
     } else if constexpr (N == 2) {
       const Tin* __restrict a = in[0];
       const Tin* __restrict b = in[1];
-      for (int64_t i = 0; i < m; ++i) out[i] = F::apply(a[i], b[i]);
+      const Tin va = value[0], vb = value[1];
+      for (int64_t i = 0; i < m; ++i) out[i] = F::apply(operand<Values, 0>(a, va, i), operand<Values, 1>(b, vb, i));
     } else {
       const Tin* __restrict a = in[0];
       const Tin* __restrict b = in[1];
       const Tin* __restrict c = in[2];
-      for (int64_t i = 0; i < m; ++i) out[i] = F::apply(a[i], b[i], c[i]);
+      const Tin va = value[0], vb = value[1], vc = value[2];
+      for (int64_t i = 0; i < m; ++i)
+        out[i] = F::apply(operand<Values, 0>(a, va, i), operand<Values, 1>(b, vb, i), operand<Values, 2>(c, vc, i));
     }
+  }
+  template <unsigned Values, int K>
+  [[gnu::always_inline]] static Tin operand(const Tin* __restrict p, Tin v, int64_t i) {
+    if constexpr (Values >> K & 1u) return v;
+    else return p[i];
   }
 };
 

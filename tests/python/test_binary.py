@@ -207,6 +207,32 @@ def test_rows_in_their_compute_type_match_torch(dtype):
         ptocpu.set_num_threads(previous)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_ternary_rows_with_values_match_numpy(dtype):
+    # The same one-call rows for three inputs, any of them held as one value: clip by scalar, column
+    # and row bounds, and axpy_ (alpha a value) by a column and by a same-shape x.
+    integer = np.dtype(dtype).kind == "i"
+    x = ints((6, 1300), dtype, -100, 100) if integer else floats((6, 1300), dtype)
+    col_lo = ints((6, 1), dtype, -60, -1) if integer else floats((6, 1), dtype, -3, -0.5)
+    row_hi = ints((1, 1300), dtype, 1, 60) if integer else floats((1, 1300), dtype, 0.5, 3)
+    lo, hi = (-50, 40) if integer else (-2.5, 1.5)
+    previous = ptocpu.get_num_threads()
+    try:
+        for threads in (1, 2):
+            ptocpu.set_num_threads(threads)
+            for a, b in ((lo, hi), (col_lo, row_hi), (-row_hi, row_hi), (col_lo, -col_lo)):
+                want = np.minimum(np.maximum(x, np.asarray(a, dtype)), np.asarray(b, dtype))
+                same(ptocpu.clip(x, a, b), want)
+            if not integer:
+                for xs in (floats((6, 1), dtype), floats((6, 1300), dtype)):
+                    y = floats((6, 1300), dtype)
+                    want = y + np.float32(0.75) * xs  # two fp32 roundings, as the functor
+                    ptocpu.axpy_(y, xs, 0.75)
+                    same(y, want)
+    finally:
+        ptocpu.set_num_threads(previous)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_prelu_and_lrelu_match_torch(dtype):
     x = floats((2, 3, 4, 5), dtype)
