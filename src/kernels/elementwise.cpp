@@ -69,7 +69,8 @@ constexpr int64_t kShortRowBytes = 1024, kRowsAhead = 4;
 // Rows up to this many elements go kBlock / n whole rows to a batch call when the row function has one.
 constexpr int64_t kBatchedRow = 64;
 
-// Walks the flattened range [begin, end) of the loop, a row segment (or a batch of short rows) at a time.
+// Walks the flattened range [begin, end) of the loop, a row segment, a batch of short rows or a run of
+// whole rows at a time.
 void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch, RowRunFn run, void* ctx,
           int64_t begin, int64_t end, bool from_memory) {
   const int dims = loop.dims;
