@@ -1,7 +1,7 @@
-// fp16 lanes widened to fp32 and narrowed back, one register at a time: the block conversions of
-// core/half.cpp and the elementwise engine's fused rows (docs/kernels.md#fused-half-rows), which
+// fp16 / bf16 lanes widened to fp32 and narrowed back, one register at a time: the block conversions
+// of core/half.cpp and the elementwise engine's fused rows (docs/kernels.md#fused-half-rows), which
 // convert a register of lanes, apply the op and store it without an fp32 buffer in between.
-// Bit-identical to the element functions of core/half.h (round to nearest even).
+// Bit-identical to the element functions of core/half.h (round to nearest even, bf16's NaN quieted).
 #pragma once
 #include <cstdint>
 
@@ -29,6 +29,7 @@ struct Bf16 {
 #if PTO_X86
 // The conversion instructions (GCC 12 does not vectorise _Float16 casts).
 struct Avx512 {
+  using Storage = fp16_t;
   static constexpr int kLanes = 16;
   // Lane by lane rather than one store: after a vector store into the lanes, GCC 12 left the loop
   // that applies a functor with selects (clip, maximum) unvectorised.
@@ -42,12 +43,35 @@ struct Avx512 {
   }
 };
 struct F16c {
+  using Storage = fp16_t;
   static constexpr int kLanes = 8;
   PTO_TARGET_F16C static inline void widen(const fp16_t* src, float* dst) {
     _mm256_storeu_ps(dst, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src))));
   }
   PTO_TARGET_F16C static inline void narrow(const float* src, fp16_t* dst) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm256_cvtps_ph(_mm256_loadu_ps(src), _MM_FROUND_TO_NEAREST_INT));
+  }
+};
+// bf16 in AVX-512 registers: a shift widens; narrowing is half::to_bf16's integer rounding a
+// register at a time (vcvtneps2bf16 would treat subnormal inputs as zero, so it is not used).
+struct Bf16Avx512 {
+  using Storage = bf16_t;
+  static constexpr int kLanes = 16;
+  PTO_TARGET_AVX512 static inline void widen(const bf16_t* src, float* dst) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+    const __m512 lanes = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+#pragma GCC unroll 0
+    for (int l = 0; l < kLanes; ++l) dst[l] = lanes[l];  // lane by lane: see Avx512::widen
+  }
+  PTO_TARGET_AVX512 static inline void narrow(const float* src, bf16_t* dst) {
+    const __m512i u = _mm512_castps_si512(_mm512_loadu_ps(src));
+    const __m512i high = _mm512_srli_epi32(u, 16);
+    const __m512i bias = _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), _mm512_and_si512(high, _mm512_set1_epi32(1)));
+    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, bias), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
+                                                  _mm512_set1_epi32(0x7F800000));
+    const __m512i bits = _mm512_mask_or_epi32(rounded, nan, high, _mm512_set1_epi32(0x40));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm512_cvtepi32_epi16(bits));
   }
 };
 #endif

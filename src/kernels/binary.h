@@ -27,6 +27,8 @@ namespace ew = kernels::ew;
 using arith::kFloat;
 using arith::kInteger;
 using arith::kNumber;
+using arith::max_or_nan;
+using arith::min_or_nan;
 using arith::pick;
 using arith::Predicate;
 using arith::SameType;
@@ -382,18 +384,6 @@ struct Atan2 : SameType {
     }
   }
 };
-
-// NaN-propagating max / min of magnitudes.
-template <class T>
-T max_or_nan(T a, T b) {
-  if constexpr (kFloat<T>) return pick((a != a) | (b != b), a + b, a > b ? a : b);
-  else return a > b ? a : b;
-}
-template <class T>
-T min_or_nan(T a, T b) {
-  if constexpr (kFloat<T>) return pick((a != a) | (b != b), a + b, a < b ? a : b);
-  else return a < b ? a : b;
-}
 
 // The device's fp32 hypot: M = max(|x|, |y|) + 1e-9, r = min / M, M * sqrt(r * r + 1), one fp32
 // rounding per step (so hypot(0, 0) = 1e-9 and hypot(inf, inf) = NaN, as on the device). fp64:

@@ -119,14 +119,14 @@ struct Rows {
   // row: 8.1 ms with them, 25 ms without).
   bool prefetch = true;
 
-  // Fused rows (docs/kernels.md#fused-half-rows): where the output is an fp16 row and every input
-  // is either fp16 and contiguous or broadcast along the row, a register of lanes at a time is
-  // widened, computed and narrowed. fused[mask] by the inputs broadcast along the row (bit k: input
-  // k has stride 0); nullptr: the buffered path. Set by fuse().
+  // Fused rows (docs/kernels.md#fused-half-rows): where the output is an fp16 or bf16 row and every
+  // input is either of the output's dtype and contiguous or broadcast along the row, a register of
+  // lanes at a time is widened, computed and narrowed. fused[mask] by the inputs broadcast along the
+  // row (bit k: input k has stride 0); nullptr: the buffered path. Set by fuse().
   using FusedFn = int64_t (*)(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m);
   static constexpr int64_t kFusedLanes = 16;  // a fused function's lanes (AVX-512); it leaves fewer to the buffers
   std::array<FusedFn, (1u << N)> fused{};
-  unsigned fp16_inputs = 0;  // bit k: input k is fp16
+  unsigned half_inputs = 0;  // bit k: input k has the output's dtype
 
   static void row(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n) {
     const auto& self = *static_cast<const Rows*>(ctx);
@@ -192,7 +192,7 @@ struct Rows {
     unsigned mask = 0;
     for (int k = 0; k < N; ++k) {
       if (strides[k + 1] == 0) mask |= 1u << k;
-      else if (strides[k + 1] != 2 || !(fp16_inputs >> k & 1u)) return nullptr;
+      else if (strides[k + 1] != 2 || !(half_inputs >> k & 1u)) return nullptr;
     }
     return fused[mask];
   }
@@ -319,19 +319,20 @@ struct Rows {
   static constexpr bool kFuses = PTO_X86 && std::is_same_v<Tin, float> && std::is_same_v<Tout, float> && !kBlockForm &&
                                  kStreams;
 
-  // Sets fused[] for an fp16 output and inputs of dtypes `in` where kernel_tuning() allows AVX-512;
-  // leaves it empty otherwise. Not on AVX2 (8 lanes): GCC 12 left some functors' steps (maximum)
-  // partly scalar there. Not for bf16: its shifts and integer rounding in the lanes measured slower
-  // than the buffered path's vectorised conversion loops (lrelu of [1024, 4096]: 0.80 against 0.54 ms).
+  // Sets fused[] for an fp16 or bf16 output and inputs of dtypes `in` where kernel_tuning() allows
+  // AVX-512; leaves it empty otherwise. Not on AVX2 (8 lanes): GCC 12 left some functors' steps
+  // (maximum) partly scalar there.
   void fuse(DType out, const std::array<DType, N>& in) {
 #if PTO_X86
     if constexpr (kFuses) {
-      if (out != DType::FP16 || kernel_tuning().isa != Isa::Avx512) return;
+      if ((out != DType::FP16 && out != DType::BF16) || kernel_tuning().isa != Isa::Avx512) return;
       for (int k = 0; k < N; ++k)
-        if (in[k] == DType::FP16) fp16_inputs |= 1u << k;
-      [&]<unsigned... M>(std::integer_sequence<unsigned, M...>) {
-        ((fused[M] = &fused_avx512<M>), ...);
-      }(std::make_integer_sequence<unsigned, (1u << N)>{});
+        if (in[k] == out) half_inputs |= 1u << k;
+      const auto set = [&]<class L, unsigned... M>(L, std::integer_sequence<unsigned, M...>) {
+        ((fused[M] = &fused_avx512<L, M>), ...);
+      };
+      if (out == DType::FP16) set(half::lanes::Avx512{}, std::make_integer_sequence<unsigned, (1u << N)>{});
+      else set(half::lanes::Bf16Avx512{}, std::make_integer_sequence<unsigned, (1u << N)>{});
     }
 #else
     (void)out, (void)in;
@@ -340,10 +341,11 @@ struct Rows {
 
 #if PTO_X86
   // The first lanes-multiple of m elements of a fused row (see fused): inputs in Mask are
-  // broadcast buffers, the others fp16 rows, as is out. The arrays stay in registers.
+  // broadcast buffers, the others rows of L::Storage, as is out. The arrays stay in registers.
   template <class L, unsigned Mask>
   [[gnu::always_inline]] static int64_t fused_lanes(std::byte* out, std::byte* const* in, const Tin* const* broadcast,
                                                     int64_t m) {
+    using S = typename L::Storage;
     constexpr int W = L::kLanes;
     float value[N];  // the broadcast inputs' one value each (their buffers hold it repeated)
     for (int k = 0; k < N; ++k) value[k] = Mask >> k & 1u ? broadcast[k][0] : 0.0f;
@@ -352,7 +354,7 @@ struct Rows {
       alignas(64) float v[N][W];
       alignas(64) float o[W];
       for (int k = 0; k < N; ++k)
-        if (!(Mask >> k & 1u)) L::widen(reinterpret_cast<const fp16_t*>(in[k]) + i, v[k]);
+        if (!(Mask >> k & 1u)) L::widen(reinterpret_cast<const S*>(in[k]) + i, v[k]);
       const auto arg = [&](int k, int l) { return Mask >> k & 1u ? value[k] : v[k][l]; };
       // Kept a loop for the vectoriser: unrolled first, a functor with selects (clip's NaN rule)
       // became W scalar steps (clip of [4096, 4096] fp16: 51 ms against 3).
@@ -362,14 +364,14 @@ struct Rows {
         else if constexpr (N == 2) o[l] = F::apply(arg(0, l), arg(1, l));
         else o[l] = F::apply(arg(0, l), arg(1, l), arg(2, l));
       }
-      L::narrow(o, reinterpret_cast<fp16_t*>(out) + i);
+      L::narrow(o, reinterpret_cast<S*>(out) + i);
     }
     return i;
   }
-  template <unsigned Mask>
+  template <class L, unsigned Mask>
   PTO_TARGET_AVX512 static int64_t fused_avx512(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m) {
-    static_assert(half::lanes::Avx512::kLanes == kFusedLanes);
-    return fused_lanes<half::lanes::Avx512, Mask>(out, in, broadcast, m);
+    static_assert(L::kLanes == kFusedLanes);
+    return fused_lanes<L, Mask>(out, in, broadcast, m);
   }
 #endif
 

@@ -768,11 +768,13 @@ def test_streamed_outputs_match_the_references(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
 def test_half_rows_fused_in_registers_give_one_rounding_from_fp32(dtype):
-    """fp16 rows whose inputs are fp16 or broadcast along the row are widened, computed and narrowed a
-    register of lanes at a time on AVX-512 (docs/kernels.md#fused-half-rows), bf16 and the other
-    instruction sets through fp32 buffers: the same bits as fp32 arithmetic rounded once either way,
-    streamed or not, for tails shorter than a register, a column broadcast (stride 0 along the row), a
-    row broadcast, scalars, in place (axpy_, atomic_add), NaN, inf and overflow."""
+    """fp16 / bf16 rows whose inputs have the row's dtype or are broadcast along the row are widened,
+    computed and narrowed a register of lanes at a time on AVX-512 (docs/kernels.md#fused-half-rows),
+    on the other instruction sets through fp32 buffers: the same bits as fp32 arithmetic rounded once
+    either way, streamed or not, for tails shorter than a register, a column broadcast (stride 0 along
+    the row), a row broadcast, scalars, in place (axpy_, atomic_add), NaN, inf, overflow, subnormal
+    inputs and results (bf16's rounding is integer arithmetic in the lanes), ties and NaN on both sides of
+    maximum and clip."""
     rng = np.random.default_rng(31)
     f32 = np.float32
     shape = (9, 1001)  # 1001 = 62 * 16 + 9: the last lanes of every row go the buffered way
@@ -781,6 +783,10 @@ def test_half_rows_fused_in_registers_give_one_rounding_from_fp32(dtype):
     a[0, :4] = [np.nan, np.inf, -np.inf, 60000 if dtype is np.float16 else 3e38]
     b[0, :4] = [1, -np.inf, 1, 60000 if dtype is np.float16 else 3e38]  # inf - inf, overflow
     b[1, 5:40] = 0  # 0 / 0, x / 0
+    tiny = np.finfo(dtype).smallest_subnormal
+    a[2, :6] = [3 * tiny, -5 * tiny, 7 * tiny, np.nan, 2.5, -0.0]  # subnormals; NaN and a tie on the right
+    b[2, :6] = [2 * tiny, tiny, -7 * tiny, 1, 2.5, 0.0]
+    b[3, :2] = [np.nan, -np.nan]  # NaN as maximum's second operand
     col = rng.uniform(-4, 4, (9, 1)).astype(dtype)
     row = rng.uniform(-4, 4, (1, 1001)).astype(dtype)
     # the references meet inf - inf, 0 / 0 and overflow on purpose
