@@ -98,6 +98,9 @@ def binary_sweep(op: str, peer: Callable, *, dtypes=("fp32", "fp16", "bf16"), lo
     add("4d-16M", [(16, 16, 256, 256), (16, 16, 256, 256)], first)
     for name, other in _MID_OPERANDS.items():  # 1M elements: operands and output in L2 / L3
         add(f"{name}-1M", [_MID, other], first)
+    for dt in (d for d in dtypes[1:] if d in ("fp16", "bf16")):  # 16-bit rows: conversions, not memory, bound them
+        add(f"same-1M-{dt}", [_MID, _MID], dt)
+        add(f"col-bcast-1M-{dt}", [_MID, _MID_OPERANDS["col-bcast"]], dt)
     return out
 
 

@@ -75,6 +75,8 @@ def elementwise_sweep(op: str, torch_op: Callable, *, arity: int = 2, dtypes=("f
         for size, count in _SIZES.items():
             add(f"1d-{size}", [(count,)], tiny=count <= 4096)
         add("4d-16M", [(16, 16, 256, 256)])
+        for dt in (d for d in dtypes[1:] if d in ("fp16", "bf16")):  # 16-bit rows in L2 / L3
+            add(f"same-1M-{dt}", [_MID], dt)
         return out
     add("same-16M", [(rows, cols), (rows, cols)])
     add("row-bcast-16M", [(rows, cols), (1, cols)])
@@ -89,6 +91,9 @@ def elementwise_sweep(op: str, torch_op: Callable, *, arity: int = 2, dtypes=("f
     add("4d-16M", [(16, 16, 256, 256), (16, 16, 256, 256)])
     for name, other in _MID_OPERANDS.items():  # 1M elements: operands and output in L2 / L3
         add(f"{name}-1M", [_MID, other])
+    for dt in (d for d in dtypes[1:] if d in ("fp16", "bf16")):  # 16-bit rows: conversions, not memory, bound them
+        add(f"same-1M-{dt}", [_MID, _MID], dt)
+        add(f"col-bcast-1M-{dt}", [_MID, _MID_OPERANDS["col-bcast"]], dt)
     return out
 
 
