@@ -256,6 +256,46 @@ def test_PTOCPU_NUM_THREADS():
         assert _thread_count_in_subprocess(value) == expected, value
 
 
+_WORKER_SPIN_SCRIPT = """
+import os, time, numpy as np, ptocpu
+ptocpu.set_num_threads(2)
+x = ptocpu.asarray(np.ones(1 << 17, np.float32))  # two chunks of a few microseconds each
+
+def worker_ns():  # CPU time of the pool's workers (named ptocpu-worker)
+    total = 0
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/comm") as comm:
+            if comm.read().strip() == "ptocpu-worker":
+                with open(f"/proc/self/task/{tid}/schedstat") as stat:
+                    total += int(stat.read().split()[0])
+    return total
+
+ptocpu.add(x, x)  # starts the worker
+time.sleep(0.2)
+before = worker_ns()
+ptocpu.add(x, x)
+time.sleep(0.2)
+print(worker_ns() - before)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="needs Linux's per-thread schedstat")
+def test_idle_workers_spin_for_milliseconds_unless_passive():
+    """docs/kernels.md#threads: after a job an idle worker keeps spinning for about 5 ms (libgomp's
+    default policy), so the next call finds it awake; PTOCPU_WAIT_POLICY=passive makes it sleep at once.
+    Measured as the worker threads' CPU time over the 200 ms after one small parallel add."""
+    def spun_ns(policy):
+        env = dict(os.environ)
+        env.pop("PTOCPU_WAIT_POLICY", None)
+        if policy:
+            env["PTOCPU_WAIT_POLICY"] = policy
+        out = subprocess.run([sys.executable, "-c", _WORKER_SPIN_SCRIPT], env=env, capture_output=True, text=True,
+                             check=True)
+        return int(out.stdout.strip())
+    assert spun_ns(None) > 1_000_000  # 5 ms of spinning, at least 1 ms of it on a core even when shared
+    assert spun_ns("passive") < 1_000_000  # a few microseconds of work, tens of spinning
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3, 5])
 def test_results_do_not_depend_on_the_thread_count(threads):
     ptocpu.set_num_threads(threads)
