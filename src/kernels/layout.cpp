@@ -298,6 +298,22 @@ void triangle_in_place_typed(const Tensor& t, const Triangle& tri) {
   });
 }
 
+// A last dim of a few elements read from as many planes (channels moved last, [N, 3, H, W] to
+// [N, H, W, 3]): out[j * C + k] = src[k * plane + j], the C planes read in order and the output
+// written in order, where the blocked transpose would work tiles only C rows deep.
+constexpr int64_t kMaxPlanes = 8;
+template <class T, int C>
+PTO_SIMD_CLONES void interleave_planes(T* __restrict out, const T* __restrict src, int64_t plane, int64_t n) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int k = 0; k < C; ++k) out[j * C + k] = src[k * plane + j];
+}
+template <class T>
+void interleave_planes(T* __restrict out, const T* __restrict src, int64_t plane, int64_t n, int64_t c) {
+  if (with_constant<2, 3, 4, 8>(c, [&](auto k) { interleave_planes<T, k()>(out, src, plane, n); })) return;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t k = 0; k < c; ++k) out[j * c + k] = src[k * plane + j];
+}
+
 }  // namespace
 
 bool transposed_copy(const Tensor& dst, const Tensor& src) {
@@ -329,6 +345,31 @@ bool transposed_copy(const Tensor& dst, const Tensor& src) {
     if (k != t) batch.push_back(dims[k]);
   int64_t batches = 1;
   for (const Dim& d : batch) batches *= d.size;
+  const auto batch_offsets = [&](int64_t b, int64_t& soff, int64_t& doff) {
+    soff = doff = 0;
+    for (size_t k = batch.size(); k-- > 0;) {
+      soff += (b % batch[k].size) * batch[k].ss;
+      doff += (b % batch[k].size) * batch[k].ds;
+      b /= batch[k].size;
+    }
+  };
+  if (inner.size <= kMaxPlanes && across.ds == inner.size) {
+    // Planes: threads over (batch, j) ranges, each batch's run of j written as one interleave.
+    const int64_t c = inner.size, pixels = batches * across.size;
+    visit_width(static_cast<size_t>(item), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      parallel_for(pixels, std::max<int64_t>(1, kMinChunkBytes / (c * item)), [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi;) {
+          const int64_t b = p / across.size, j = p % across.size, n = std::min(across.size - j, hi - p);
+          int64_t soff, doff;
+          batch_offsets(b, soff, doff);
+          interleave_planes(dst.data_as<T>() + doff + j * c, src.data_as<T>() + soff + j, inner.ss, n, c);
+          p += n;
+        }
+      });
+    });
+    return true;
+  }
   // i runs along dst's last dim (src rows), j along `across` (src's contiguous dim).
   const Matrix2d base{static_cast<const std::byte*>(src.data()), static_cast<std::byte*>(dst.data()), inner.size,
                       across.size, inner.ss, across.ds};
@@ -349,12 +390,8 @@ bool transposed_copy(const Tensor& dst, const Tensor& src) {
       for (int64_t part = lo; part < hi; ++part) {
         std::byte* stage = stages.data_as<std::byte>() + part * stage_bytes;
         for (int64_t w = total * part / parts; w < total * (part + 1) / parts; ++w) {
-          int64_t b = w / tiles, soff = 0, doff = 0;
-          for (size_t k = batch.size(); k-- > 0;) {
-            soff += (b % batch[k].size) * batch[k].ss;
-            doff += (b % batch[k].size) * batch[k].ds;
-            b /= batch[k].size;
-          }
+          int64_t soff, doff;
+          batch_offsets(w / tiles, soff, doff);
           Matrix2d g = base;
           g.src += soff * item;
           g.dst += doff * item;

@@ -242,6 +242,21 @@ def test_large_transposes_match_torch(dt):
     assert_same_bits(ptocpu.permute(z, [1, 2, 0]), np.transpose(z, [1, 2, 0]).copy())
 
 
+@pytest.mark.parametrize("dt", [np.int8, np.float16, np.float32, np.float64])
+def test_channels_moved_last_match_torch(dt):
+    """A last dim of up to 8 elements read from as many planes ([N, C, H, W] to [N, H, W, C]) is copied
+    as an interleave of the planes (docs/ops/layout.md); 9 planes and more take the blocked transpose.
+    Every plane count, whole, sliced and reversed sources, batches of one."""
+    rng = np.random.default_rng(6)
+    for c in range(2, 11):
+        x = (rng.standard_normal((3, c, 37, 41)) * 100).astype(dt)
+        for view in (x, x[:, :, 3:30, ::2], x[1:2, :, 5:], x[::-1, :, ::-1]):
+            want = torch.from_numpy(view.copy()).permute(0, 2, 3, 1).contiguous().numpy()
+            assert_same_bits(ptocpu.permute(view, [0, 2, 3, 1]), want)
+        assert_same_bits(ptocpu.transpose(x[0], 0, 2), np.swapaxes(x[0], 0, 2).copy())  # [W, H, C]
+        assert_same_bits(ptocpu.permute(x, [2, 3, 0, 1]), np.transpose(x, [2, 3, 0, 1]).copy())  # two small dims last
+
+
 def test_transpose_and_permute_no_op_cases_return_the_input():
     x = ptocpu.asarray(np.arange(6, dtype=np.float32).reshape(1, 6, 1))
     assert np.shares_memory(ptocpu.transpose(x, 1, -2).numpy(), x.numpy())

@@ -83,6 +83,12 @@ def permute_cases() -> list[Case]:
         pm("SW-PM-4d-3102", (64, 16, 128, 128), (3, 1, 0, 2)),
         pm("SW-PM-3d-201", (256, 256, 256), (2, 0, 1)),
         pm("SW-PM-3d-021-int8", (256, 256, 256), (0, 2, 1), "int8"),
+        # a few channels moved last and back (images: [N, C, H, W] <-> [N, H, W, C])
+        pm("SW-PM-nchw-nhwc-c3", (8, 3, 224, 224), (0, 2, 3, 1)),
+        pm("SW-PM-nchw-nhwc-c4-fp16", (64, 4, 128, 128), (0, 2, 3, 1), "fp16"),
+        pm("SW-PM-nchw-nhwc-c2-int8", (16, 2, 512, 512), (0, 2, 3, 1), "int8"),
+        pm("SW-PM-nhwc-nchw-c3", (8, 224, 224, 3), (0, 3, 1, 2)),
+        pm("SW-PM-3d-210-lead2-fp16", (2, 528, 3302), (2, 1, 0), "fp16"),
     ]
 
 
