@@ -166,6 +166,10 @@ void bind_runtime(nb::module_& m) {
           pto::set_kernel_tuning(stream_bytes, isa ? isa->c_str() : nullptr, prefetch_streams ? int(*prefetch_streams) : -1);
         },
         nb::arg("stream_bytes") = -1, nb::arg("isa") = nb::none(), nb::arg("prefetch_streams") = nb::none(), nb::sig(docs::set_kernel_tuning.sig), docs::set_kernel_tuning.text);
+  // Private hook for benchmarks (docs/benchmarks.md#timing): idle pool workers sleep now.
+  m.def("_park_workers", [] { pto::park_workers(); },
+        "For benchmarks: sends ptocpu's idle pool workers to sleep now rather than after their spin, so\n"
+        "that they do not take a core from another library's timed call.");
 }
 
 }  // namespace ptobind

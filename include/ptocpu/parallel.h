@@ -16,4 +16,8 @@ int get_num_threads();
 // ordered by thread, so a partition by output rows is deterministic. body must not throw.
 void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& body);
 
+// Sends the pool's idle workers to sleep now instead of after their spin (docs/kernels.md#threads):
+// for benchmarks, so that a spinning worker does not take a core from another library's timed call.
+void park_workers();
+
 }  // namespace pto

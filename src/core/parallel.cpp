@@ -62,6 +62,8 @@ class Pool {
     return *pool;
   }
 
+  void park() { parked_.store(generation_.load(std::memory_order_acquire), std::memory_order_relaxed); }
+
   bool try_run(int chunks, int64_t n, const std::function<void(int64_t, int64_t)>& body) {
     std::unique_lock lock(mutex_, std::try_to_lock);
     if (!lock.owns_lock()) return false;
@@ -132,9 +134,11 @@ class Pool {
     const std::chrono::nanoseconds spin_for = idle_spin();
     for (;;) {
       // Spins kSpin pauses at least, then until spin_for has passed (the clock read every 256 pauses).
+      // park() asks the workers idle after job `seen` to sleep at once.
       const auto deadline = std::chrono::steady_clock::now() + spin_for;
       for (int spin = 0; generation_.load(std::memory_order_acquire) == seen; ++spin) {
-        if (spin < kSpin || spin % 256 != 0 || std::chrono::steady_clock::now() < deadline) cpu_relax();
+        const bool spinning = spin < kSpin || spin % 256 != 0 || std::chrono::steady_clock::now() < deadline;
+        if (spinning && parked_.load(std::memory_order_relaxed) != seen) cpu_relax();
         else generation_.wait(seen, std::memory_order_acquire);
       }
       seen = generation_.load(std::memory_order_acquire);
@@ -153,6 +157,7 @@ class Pool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<uint64_t> claim_{0};  // generation (32 bits) | chunks (16) | next chunk (16)
   std::atomic<int> done_{0};        // chunks finished by workers in the current job
+  std::atomic<uint64_t> parked_{~uint64_t(0)};  // the job after which idle workers sleep at once
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
   int64_t n_ = 0;
 };
@@ -174,6 +179,8 @@ int get_num_threads() {
   }
   return n;
 }
+
+void park_workers() { Pool::instance().park(); }
 
 void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;

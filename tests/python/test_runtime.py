@@ -274,26 +274,33 @@ ptocpu.add(x, x)  # starts the worker
 time.sleep(0.2)
 before = worker_ns()
 ptocpu.add(x, x)
+if os.environ.get("PARK"):
+    ptocpu._core._park_workers()
 time.sleep(0.2)
 print(worker_ns() - before)
 """
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/schedstat"), reason="needs Linux's per-thread schedstat")
-def test_idle_workers_spin_for_milliseconds_unless_passive():
+def test_idle_workers_spin_for_milliseconds_unless_passive_or_parked():
     """docs/kernels.md#threads: after a job an idle worker keeps spinning for about 5 ms (libgomp's
-    default policy), so the next call finds it awake; PTOCPU_WAIT_POLICY=passive makes it sleep at once.
-    Measured as the worker threads' CPU time over the 200 ms after one small parallel add."""
-    def spun_ns(policy):
+    default policy), so the next call finds it awake; PTOCPU_WAIT_POLICY=passive makes it sleep at once,
+    and so does ptocpu._core._park_workers() (the benchmark's, before a peer's timed call). Measured as
+    the worker threads' CPU time over the 200 ms after one small parallel add."""
+    def spun_ns(policy=None, park=False):
         env = dict(os.environ)
         env.pop("PTOCPU_WAIT_POLICY", None)
+        env.pop("PARK", None)
         if policy:
             env["PTOCPU_WAIT_POLICY"] = policy
+        if park:
+            env["PARK"] = "1"
         out = subprocess.run([sys.executable, "-c", _WORKER_SPIN_SCRIPT], env=env, capture_output=True, text=True,
                              check=True)
         return int(out.stdout.strip())
-    assert spun_ns(None) > 1_000_000  # 5 ms of spinning, at least 1 ms of it on a core even when shared
+    assert spun_ns() > 1_000_000  # 5 ms of spinning, at least 1 ms of it on a core even when shared
     assert spun_ns("passive") < 1_000_000  # a few microseconds of work, tens of spinning
+    assert spun_ns(park=True) < 1_000_000
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 5])
