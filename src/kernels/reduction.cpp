@@ -538,6 +538,16 @@ PTO_SIMD_CLONES void accumulate_strip(typename P::Acc* __restrict acc, const typ
   for (int c = 0; c < kW; ++c) acc[c] = a[c];
 }
 
+// Rows [0, rows) of `outers` outers' narrow columns side by side (Reducer::grouped_columns): outer
+// g's row i, W values at v[g] + i * W, goes to buf row i (kGroupLanes wide) at lanes [g * W, g * W + W).
+constexpr int64_t kGroupLanes = 16;  // accumulators of a group of outers: one AVX-512 register of fp32
+template <class In, int W>
+PTO_SIMD_CLONES void side_by_side(In* __restrict buf, const In* const* v, int64_t outers, int64_t rows) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t g = 0; g < outers; ++g)  // a row's W values as one move of W * sizeof(In) bytes
+      std::memcpy(buf + i * kGroupLanes + g * W, v[g] + i * W, W * sizeof(In));
+}
+
 template <class P>
 PTO_SIMD_CLONES void combine_rows(typename P::Acc* __restrict a, const typename P::Acc* __restrict b, int64_t w) {
   for (int64_t c = 0; c < w; ++c) a[c] = P::combine(a[c], b[c]);
@@ -818,8 +828,58 @@ class Reducer {
     }
   }
 
+  // Columns of at most kGroupLanes / 2 values whose rows follow each other, read in place, with more
+  // than one outer: pieces of (group of outers, row block), the group's columns side by side in
+  // kGroupLanes accumulators, each column still taking its rows in order from the identity and its
+  // blocks through the same tree (the same bits as columns()). One outer's two or three columns a
+  // piece spent the time on the pieces (sum over dim 1 of [8192, 1024, 2] fp32: 9.5 -> 2.9 ms, torch 2.1-2.9).
+  void grouped_columns() {
+    const int64_t w = l_.col.size, group = kGroupLanes / w, lanes = group * w;
+    const int64_t outers = count(l_.outer), groups = (outers + group - 1) / group;
+    const int64_t blocks = (l_.n + kRowBlock - 1) / kRowBlock;
+    void (*gather)(In*, const In* const*, int64_t, int64_t) = nullptr;
+    with_constant<1, 2, 3, 4, 5, 6, 7, 8>(w, [&](auto k) { gather = &side_by_side<In, k()>; });
+    std::vector<Acc> partial(blocks > 1 ? static_cast<size_t>(groups * blocks * lanes) : 0);
+    const In* in = reinterpret_cast<const In*>(io_.in);
+    parallel_for(groups * blocks, std::max<int64_t>(1, kMinElementsPerThread / (kRowBlock * lanes)), [&](int64_t b, int64_t e) {
+      alignas(64) Acc acc[kGroupLanes];
+      // Lanes past a group's columns (16 is not a multiple of 3, a last group may be short) are
+      // accumulated too, from whatever they hold, and never stored: all 16 stay one register.
+      alignas(64) In buf[kRowBlock * kGroupLanes] = {};
+      const In* v[kGroupLanes];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t block = t % blocks, o0 = t / blocks * group, k = std::min(group, outers - o0);
+        const int64_t r0 = block * kRowBlock, m = std::min(l_.n, r0 + kRowBlock) - r0;
+        Walk at(l_.outer, o0);
+        for (int64_t g = 0; g < k; ++g, at.next()) v[g] = in + at.in + r0 * l_.red;
+        gather(buf, v, k, m);
+        std::fill(acc, acc + kGroupLanes, P::identity());
+        accumulate_narrow<P, kGroupLanes>(acc, buf, m, r0);
+        if (blocks == 1) store_group(acc, o0, k);
+        else std::copy(acc, acc + k * w, partial.data() + t * lanes);
+      }
+    });
+    if (blocks == 1) return;
+    parallel_for(groups, 1, [&](int64_t b, int64_t e) {
+      for (int64_t grp = b; grp < e; ++grp) {
+        const int64_t o0 = grp * group, k = std::min(group, outers - o0);
+        Acc* rows = partial.data() + grp * blocks * lanes;
+        tree<P>(rows, blocks, k * w, lanes);
+        store_group(rows, o0, k);
+      }
+    });
+  }
+  // The results of outers [o0, o0 + k), l_.col.size each, side by side in acc.
+  void store_group(const Acc* acc, int64_t o0, int64_t k) const {
+    Walk at(l_.outer, o0);
+    for (int64_t g = 0; g < k; ++g, at.next())
+      store_results(acc + g * l_.col.size, l_.col.size, io_.out + at.out * io_.osz, l_.col.out);
+  }
+
   // The reduced axis is not innermost: pieces of (outer index, column chunk, row block).
   void columns() {
+    if (!kIndexed<P> && direct_ && l_.col.size <= kGroupLanes / 2 && packed_rows(l_.col.size) && count(l_.outer) > 1)
+      return grouped_columns();
     const int64_t width = std::min(kColumnWidth<Acc>, l_.col.size);
     const int64_t outers = count(l_.outer), chunks = (l_.col.size + width - 1) / width;
     const int64_t blocks = (l_.n + kRowBlock - 1) / kRowBlock;

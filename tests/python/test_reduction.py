@@ -123,12 +123,15 @@ def test_var_every_platform_dtype_and_dims(platform):
 @pytest.mark.parametrize("dt", [np.float32, np.float16, BF16, np.float64])
 @pytest.mark.parametrize("shape, dim", [((5000,), 0), ((3, 9000), 1), ((700, 5), 0), ((4, 300, 6), 1),
                                         ((2, 40, 33), -1), ((9000, 2), 0), ((3, 20, 700), 1), ((2, 200, 1100), 1),
-                                        ((3, 20, 100), 1), ((3, 20, 200), 1)])
+                                        ((3, 20, 100), 1), ((3, 20, 200), 1), ((37, 300, 2), 1), ((11, 129, 3), 1),
+                                        ((3, 5, 257, 7), 2), ((9, 64, 8), 1)])
 def test_long_axes_in_both_orders(dt, shape, dim):
     """Several chunks (lanes) and several row blocks (columns), in the contiguous layout and in the
     transposed one, which reads the other way. Wide rows of a block are read in strips: in registers
     with a partial strip left over ([3, 20, 700]), in 2 KiB strips ([2, 200, 1100]); rows too narrow
-    for strips ([3, 20, 100]) and just wide enough ([3, 20, 200])."""
+    for strips ([3, 20, 100]) and just wide enough ([3, 20, 200]). Columns of 2-8 values side by side
+    for several outer indices, in whole and partial groups, one and several row blocks, two outer dims
+    ([37, 300, 2], [11, 129, 3], [3, 5, 257, 7], [9, 64, 8])."""
     rng = np.random.default_rng(len(shape) + dim)
     x = values(rng, shape, np.dtype(dt))
     t = np.ascontiguousarray(x.swapaxes(0, -1)).swapaxes(0, -1)
