@@ -301,7 +301,7 @@ void triangle_in_place_typed(const Tensor& t, const Triangle& tri) {
 // A last dim of a few elements read from as many planes (channels moved last, [N, 3, H, W] to
 // [N, H, W, 3]): out[j * C + k] = src[k * plane + j], the C planes read in order and the output
 // written in order, where the blocked transpose would work tiles only C rows deep.
-constexpr int64_t kMaxPlanes = 8;
+constexpr int64_t kMaxPlanes = 8;  // and at least 2: dims of one element are dropped
 template <class T, int C>
 PTO_SIMD_CLONES void interleave_planes(T* __restrict out, const T* __restrict src, int64_t plane, int64_t n) {
   for (int64_t j = 0; j < n; ++j)
@@ -309,9 +309,7 @@ PTO_SIMD_CLONES void interleave_planes(T* __restrict out, const T* __restrict sr
 }
 template <class T>
 void interleave_planes(T* __restrict out, const T* __restrict src, int64_t plane, int64_t n, int64_t c) {
-  if (with_constant<2, 3, 4, 8>(c, [&](auto k) { interleave_planes<T, k()>(out, src, plane, n); })) return;
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t k = 0; k < c; ++k) out[j * c + k] = src[k * plane + j];
+  with_constant<2, 3, 4, 5, 6, 7, 8>(c, [&](auto k) { interleave_planes<T, k()>(out, src, plane, n); });
 }
 
 }  // namespace

@@ -838,7 +838,7 @@ class Reducer {
     const int64_t outers = count(l_.outer), groups = (outers + group - 1) / group;
     const int64_t blocks = (l_.n + kRowBlock - 1) / kRowBlock;
     void (*gather)(In*, const In* const*, int64_t, int64_t) = nullptr;
-    with_constant<1, 2, 3, 4, 5, 6, 7, 8>(w, [&](auto k) { gather = &side_by_side<In, k()>; });
+    with_constant<2, 3, 4, 5, 6, 7, 8>(w, [&](auto k) { gather = &side_by_side<In, k()>; });  // no dims of 1
     std::vector<Acc> partial(blocks > 1 ? static_cast<size_t>(groups * blocks * lanes) : 0);
     const In* in = reinterpret_cast<const In*>(io_.in);
     parallel_for(groups * blocks, std::max<int64_t>(1, kMinElementsPerThread / (kRowBlock * lanes)), [&](int64_t b, int64_t e) {
