@@ -538,14 +538,105 @@ PTO_SIMD_CLONES void accumulate_strip(typename P::Acc* __restrict acc, const typ
   for (int c = 0; c < kW; ++c) acc[c] = a[c];
 }
 
-// Rows [0, rows) of `outers` outers' narrow columns side by side (Reducer::grouped_columns): outer
-// g's row i, W values at v[g] + i * W, goes to buf row i (kGroupLanes wide) at lanes [g * W, g * W + W).
+// As accumulate_narrow for argmax / argmin: rows r0, r0 + 1, ... of kW columns; a strictly better
+// key replaces the column's best (the first index stays).
+template <class P, int kW>
+PTO_SIMD_CLONES void update_narrow(typename P::K* __restrict keys, int32_t* __restrict at,
+                                   const typename P::In* __restrict v, int64_t rows, int64_t r0) {
+  typename P::K k[kW];
+  int32_t a[kW];
+  for (int c = 0; c < kW; ++c) k[c] = keys[c], a[c] = at[c];
+  for (int64_t i = 0; i < rows; ++i)
+    for (int c = 0; c < kW; ++c) {
+      const typename P::K x = P::key(v[i * kW + c]);
+      const bool take = P::better(x, k[c]);
+      k[c] = take ? x : k[c];
+      a[c] = take ? static_cast<int32_t>(r0 + i) : a[c];
+    }
+  for (int c = 0; c < kW; ++c) keys[c] = k[c], at[c] = a[c];
+}
+
+// Rows [first, rows) of `outers` outers' narrow columns side by side (Reducer::grouped_columns):
+// outer g's row i, W values at v[g] + i * W, goes to buf row i (kGroupLanes wide) at lanes
+// [g * W, g * W + W).
 constexpr int64_t kGroupLanes = 16;  // accumulators of a group of outers: one AVX-512 register of fp32
 template <class In, int W>
-PTO_SIMD_CLONES void side_by_side(In* __restrict buf, const In* const* v, int64_t outers, int64_t rows) {
-  for (int64_t i = 0; i < rows; ++i)
+PTO_SIMD_CLONES void side_by_side(In* __restrict buf, const In* const* v, int64_t outers, int64_t first,
+                                  int64_t rows) {
+  for (int64_t i = first; i < rows; ++i)
     for (int64_t g = 0; g < outers; ++g)  // a row's W values as one move of W * sizeof(In) bytes
       std::memcpy(buf + i * kGroupLanes + g * W, v[g] + i * W, W * sizeof(In));
+}
+using SideBySideFn = void (*)(void* buf, const void* const* v, int64_t outers, int64_t rows);
+template <class In, int W>
+void side_by_side_moves(void* buf, const void* const* v, int64_t outers, int64_t rows) {
+  side_by_side<In, W>(static_cast<In*>(buf), reinterpret_cast<const In* const*>(v), outers, 0, rows);
+}
+
+#if PTO_X86
+// t[l] = 128-bit lane l of x[0], x[1], x[2], x[3] (a 4 x 4 transpose of 128-bit lanes).
+PTO_TARGET_AVX512 inline void transpose_lanes(const __m512i* x, __m512i* t) {
+  const __m512i even01 = _mm512_shuffle_i64x2(x[0], x[1], _MM_SHUFFLE(2, 0, 2, 0));
+  const __m512i even23 = _mm512_shuffle_i64x2(x[2], x[3], _MM_SHUFFLE(2, 0, 2, 0));
+  const __m512i odd01 = _mm512_shuffle_i64x2(x[0], x[1], _MM_SHUFFLE(3, 1, 3, 1));
+  const __m512i odd23 = _mm512_shuffle_i64x2(x[2], x[3], _MM_SHUFFLE(3, 1, 3, 1));
+  t[0] = _mm512_shuffle_i64x2(even01, even23, _MM_SHUFFLE(2, 0, 2, 0));
+  t[2] = _mm512_shuffle_i64x2(even01, even23, _MM_SHUFFLE(3, 1, 3, 1));
+  t[1] = _mm512_shuffle_i64x2(odd01, odd23, _MM_SHUFFLE(2, 0, 2, 0));
+  t[3] = _mm512_shuffle_i64x2(odd01, odd23, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+// side_by_side for 4-byte values in rows of W = 2, 4 or 8 (8, 16 or 32 bytes), a full group of
+// kUnits = 16 / W outers: the next kUnits rows of each outer are one register, and a transpose in
+// units of a row turns the kUnits registers into kUnits rows of buf (24, 8 or 2 shuffles for
+// 16 row moves; the moves took five times the additions in sum over dim 1 of [8192, 1024, 2]).
+template <class In, int W>
+PTO_TARGET_AVX512 void side_by_side_avx512(void* buf_, const void* const* v_, int64_t outers, int64_t rows) {
+  constexpr int kUnits = static_cast<int>(kGroupLanes / W);
+  static_assert(sizeof(In) == 4 && kUnits * W == kGroupLanes);
+  In* buf = static_cast<In*>(buf_);
+  const In* const* v = reinterpret_cast<const In* const*>(v_);
+  int64_t i = 0;
+  if (outers == kUnits) {
+    for (; i + kUnits <= rows; i += kUnits) {
+      __m512i r[kUnits], t[kUnits];
+      for (int g = 0; g < kUnits; ++g) r[g] = _mm512_loadu_si512(v[g] + i * W);
+      if constexpr (W == 2) {
+        __m512i a[8];  // a[2p + h]: rows 2l + h of outers 2p, 2p + 1 in lane l
+        for (int p = 0; p < 4; ++p) {
+          a[2 * p] = _mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]);
+          a[2 * p + 1] = _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]);
+        }
+        __m512i h[2][4];
+        for (int e = 0; e < 2; ++e) {
+          const __m512i x[4] = {a[e], a[e + 2], a[e + 4], a[e + 6]};
+          transpose_lanes(x, h[e]);
+        }
+        for (int l = 0; l < 4; ++l) t[2 * l] = h[0][l], t[2 * l + 1] = h[1][l];
+      } else if constexpr (W == 4) {
+        transpose_lanes(r, t);
+      } else {
+        t[0] = _mm512_shuffle_i64x2(r[0], r[1], _MM_SHUFFLE(1, 0, 1, 0));
+        t[1] = _mm512_shuffle_i64x2(r[0], r[1], _MM_SHUFFLE(3, 2, 3, 2));
+      }
+      for (int g = 0; g < kUnits; ++g) _mm512_store_si512(buf + (i + g) * kGroupLanes, t[g]);
+    }
+  }
+  side_by_side<In, W>(buf, v, outers, i, rows);
+}
+#endif
+
+// The side-by-side copy for w columns of In.
+template <class In>
+SideBySideFn side_by_side_for(int64_t w) {
+  SideBySideFn fn = nullptr;
+  with_constant<2, 3, 4, 5, 6, 7, 8>(w, [&](auto k) { fn = &side_by_side_moves<In, k()>; });  // no dims of 1
+#if PTO_X86
+  if constexpr (sizeof(In) == 4)
+    if (kernel_tuning().isa == Isa::Avx512)
+      with_constant<2, 4, 8>(w, [&](auto k) { fn = &side_by_side_avx512<In, k()>; });
+#endif
+  return fn;
 }
 
 template <class P>
@@ -837,8 +928,7 @@ class Reducer {
     const int64_t w = l_.col.size, group = kGroupLanes / w, lanes = group * w;
     const int64_t outers = count(l_.outer), groups = (outers + group - 1) / group;
     const int64_t blocks = (l_.n + kRowBlock - 1) / kRowBlock;
-    void (*gather)(In*, const In* const*, int64_t, int64_t) = nullptr;
-    with_constant<2, 3, 4, 5, 6, 7, 8>(w, [&](auto k) { gather = &side_by_side<In, k()>; });  // no dims of 1
+    const SideBySideFn gather = side_by_side_for<In>(w);
     std::vector<Acc> partial(blocks > 1 ? static_cast<size_t>(groups * blocks * lanes) : 0);
     const In* in = reinterpret_cast<const In*>(io_.in);
     parallel_for(groups * blocks, std::max<int64_t>(1, kMinElementsPerThread / (kRowBlock * lanes)), [&](int64_t b, int64_t e) {
@@ -852,9 +942,18 @@ class Reducer {
         const int64_t r0 = block * kRowBlock, m = std::min(l_.n, r0 + kRowBlock) - r0;
         Walk at(l_.outer, o0);
         for (int64_t g = 0; g < k; ++g, at.next()) v[g] = in + at.in + r0 * l_.red;
-        gather(buf, v, k, m);
-        std::fill(acc, acc + kGroupLanes, P::identity());
-        accumulate_narrow<P, kGroupLanes>(acc, buf, m, r0);
+        gather(buf, reinterpret_cast<const void* const*>(v), k, m);
+        if constexpr (kIndexed<P>) {
+          alignas(64) typename P::K keys[kGroupLanes];
+          alignas(64) int32_t rows[kGroupLanes];
+          std::fill(keys, keys + kGroupLanes, P::kWorst);
+          std::fill(rows, rows + kGroupLanes, static_cast<int32_t>(r0));
+          update_narrow<P, kGroupLanes>(keys, rows, buf, m, r0);
+          for (int64_t c = 0; c < kGroupLanes; ++c) acc[c] = P::packed(keys[c], rows[c]);
+        } else {
+          std::fill(acc, acc + kGroupLanes, P::identity());
+          accumulate_narrow<P, kGroupLanes>(acc, buf, m, r0);
+        }
         if (blocks == 1) store_group(acc, o0, k);
         else std::copy(acc, acc + k * w, partial.data() + t * lanes);
       }
@@ -878,7 +977,7 @@ class Reducer {
 
   // The reduced axis is not innermost: pieces of (outer index, column chunk, row block).
   void columns() {
-    if (!kIndexed<P> && direct_ && l_.col.size <= kGroupLanes / 2 && packed_rows(l_.col.size) && count(l_.outer) > 1)
+    if (direct_ && l_.col.size <= kGroupLanes / 2 && packed_rows(l_.col.size) && count(l_.outer) > 1)
       return grouped_columns();
     const int64_t width = std::min(kColumnWidth<Acc>, l_.col.size);
     const int64_t outers = count(l_.outer), chunks = (l_.col.size + width - 1) / width;

@@ -156,6 +156,27 @@ def test_many_short_rows_in_whole_and_partial_groups(dt, n):
         check(op, x, -1)
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.int32, np.float64])
+@pytest.mark.parametrize("shape", [(37, 300, 2), (13, 130, 4), (5, 129, 8), (11, 70, 3), (6, 200, 5)])
+def test_narrow_columns_of_several_outers_on_every_isa(dt, shape):
+    """A middle dim over rows of 2-8 values: the outer indices' rows side by side (a transpose in
+    registers for 4-byte rows of 2, 4 and 8 on AVX-512; row by row otherwise), in whole and partial
+    groups of outers, with rows left over, in one and several row blocks; ties, NaN and signed zeros
+    for the first index and the NaN rule of argmax / argmin."""
+    rng = np.random.default_rng(sum(shape))
+    x = values(rng, shape, np.dtype(dt), -3, 3)
+    if ref.is_float(x.dtype):
+        x = np.round(x)  # ties and zeros
+        x[1, 5, 0], x[-1, 60, -1], x[2, 0, 1] = np.nan, np.nan, -0.0
+    try:
+        for isa in ("avx512", "avx2", "baseline"):
+            ptocpu._core._set_kernel_tuning(isa=isa)
+            for op in SINGLE_DIM:
+                check(op, x, 1)
+    finally:
+        ptocpu._core._set_kernel_tuning()
+
+
 # ---------------------------------------------------------------- layouts and views
 
 def test_layouts_that_keep_the_order_give_the_same_bits():
