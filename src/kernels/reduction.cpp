@@ -711,6 +711,7 @@ class Reducer {
   void run() {
     if (r_.out.numel() == 0) return;
     if (l_.n == 0) return fill_identity();
+    if (l_.n == 1 && !l_.outer.empty()) return single_values();
     if (l_.columns) return columns();
     if (l_.n <= kShortRow) return short_rows();
     rows();
@@ -756,6 +757,25 @@ class Reducer {
       Acc acc[kBlock];
       std::fill(acc, acc + kBlock, P::identity());
       for (int64_t o = b; o < e; o += kBlock) store_results(acc, std::min(kBlock, e - o), io_.out + o * io_.osz, 1);
+    });
+  }
+
+  // A reduced dim of one element: each result is its value stepped from the identity, taken in runs
+  // along the innermost kept axis (through the lanes, a row of one value cost 4 ns: amax over dim 0
+  // of [1, 1522685] int32 took 6.3 ms, torch 0.5).
+  void single_values() {
+    const Axis& inner = l_.outer.back();
+    parallel_for(count(l_.outer), kMinElementsPerThread, [&](int64_t b, int64_t e) {
+      alignas(64) In buf[kBlock];
+      Acc acc[kBlock];
+      for (int64_t o = b; o < e;) {
+        const int64_t k = std::min({kBlock, e - o, inner.size - o % inner.size});
+        const Walk at(l_.outer, o);
+        const In* v = values(io_.in + at.in * io_.isz, inner.in, k, buf, center_at(at.ctr), inner.ctr);
+        for (int64_t i = 0; i < k; ++i) acc[i] = P::step(P::identity(), v[i], 0);
+        store_results(acc, k, io_.out + at.out * io_.osz, inner.out);
+        o += k;
+      }
     });
   }
 

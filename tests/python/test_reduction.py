@@ -177,6 +177,27 @@ def test_narrow_columns_of_several_outers_on_every_isa(dt, shape):
         ptocpu._core._set_kernel_tuning()
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.int32, np.int8])
+@pytest.mark.parametrize("shape, dim", [((1, 70000), 0), ((300, 1, 7), 1), ((3, 1, 5000), -2), ((2, 3, 1), 2)])
+def test_a_reduced_dim_of_one_element(dt, shape, dim):
+    """Each result is its one value from the identity (sum of -0 is +0, argmax 0, var 0), in long
+    runs, in several outer dims, and read through a transposed layout."""
+    rng = np.random.default_rng(len(shape))
+    x = values(rng, shape, np.dtype(dt))
+    if ref.is_float(x.dtype):
+        flat = x.reshape(-1)
+        flat[3], flat[5] = np.nan, -0.0
+    t = np.ascontiguousarray(x.swapaxes(0, -1)).swapaxes(0, -1)
+    for data in (x, t):
+        for op in SINGLE_DIM:
+            check(op, data, dim)
+            check(op, data, dim, keepdim=True)
+        if ref.is_float(x.dtype):
+            for op in SCANS:
+                check(op, data, dim)
+            assert_same_bits(ptocpu.var(data, dim), ref.squeeze(ref.ref_var(data, [dim]), [dim], False))
+
+
 # ---------------------------------------------------------------- layouts and views
 
 def test_layouts_that_keep_the_order_give_the_same_bits():
