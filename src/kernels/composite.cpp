@@ -343,6 +343,18 @@ void softmax(const Tensor& in, int dim, const Tensor& out) {
   }
   // Another dim: blocks of columns of the last axis, each column reduced along dim.
   if (in.numel() == 0) return;
+  // The dims after dim as one where they follow each other in both tensors: blocks then span them
+  // all ([2, 41, 29, 4] over dim 1 went in blocks of 4 columns, 3x the time of [2, 41, 116]).
+  Shape shape = in.shape();
+  Strides in_strides = in.strides(), out_strides = out.strides();
+  while (static_cast<int>(shape.size()) > dim + 2 && !in.partially_valid() && !out.partially_valid()) {
+    const size_t a = shape.size() - 2, b = a + 1;
+    if (in_strides[a] != in_strides[b] * shape[b] || out_strides[a] != out_strides[b] * shape[b]) break;
+    shape[a] *= shape[b], in_strides[a] = in_strides[b], out_strides[a] = out_strides[b];
+    shape.pop_back(), in_strides.pop_back(), out_strides.pop_back();
+  }
+  if (shape.size() < in.shape().size())
+    return softmax(in.as_strided(shape, in_strides, 0), dim, out.as_strided(shape, out_strides, 0));
   const int r = in.ndim();
   const int64_t n = in.shape(dim), lanes = in.shape(r - 1);
   const int64_t w = std::min(lanes, std::clamp<int64_t>(131072 / n / 8 * 8, 8, 256));  // n * w floats: 512 KB

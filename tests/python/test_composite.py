@@ -109,6 +109,13 @@ def test_softmax_strided_and_valid_shape():
     out = ptocpu.softmax(t, -1)
     assert out.shape == [5, 20]
     assert_within(out, ref.softmax(base[:5, :20], -1), 2)
+    # the dims after dim taken as one where they follow each other, and where they do not
+    deep = random(rng, (3, 20, 6, 5), np.float32)
+    for view in (deep, deep[..., ::2], deep[:, :, ::2], deep.transpose(0, 1, 3, 2)):
+        for dim in (0, 1):
+            assert_within(ptocpu.softmax(view, dim), ref.softmax(view, dim), 4)
+    t = ptocpu.view(ptocpu.asarray(deep), [3, 16, 6, 5], [0, 2, 0, 0], valid_shape=[3, 16, 4, 5])
+    assert_within(ptocpu.softmax(t, 1), ref.softmax(deep[:, 2:18, :4], 1), 4)
 
 
 def test_softmax_along_any_dim_is_the_last_dim_transposed():
