@@ -178,7 +178,8 @@ def test_narrow_columns_of_several_outers_on_every_isa(dt, shape):
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float16, np.int32, np.int8])
-@pytest.mark.parametrize("shape, dim", [((1, 70000), 0), ((300, 1, 7), 1), ((3, 1, 5000), -2), ((2, 3, 1), 2)])
+@pytest.mark.parametrize("shape, dim", [((1, 70000), 0), ((300, 1, 7), 1), ((3, 1, 5000), -2), ((2, 3, 1), 2),
+                                        ((700, 1, 1, 33), 1)])
 def test_a_reduced_dim_of_one_element(dt, shape, dim):
     """Each result is its one value from the identity (sum of -0 is +0, argmax 0, var 0), in long
     runs, in several outer dims, and read through a transposed layout."""
