@@ -299,17 +299,25 @@ void triangle_in_place_typed(const Tensor& t, const Triangle& tri) {
 }
 
 // A last dim of a few elements read from as many planes (channels moved last, [N, 3, H, W] to
-// [N, H, W, 3]): out[j * C + k] = src[k * plane + j], the C planes read in order and the output
-// written in order, where the blocked transpose would work tiles only C rows deep.
+// [N, H, W, 3]; the first and last dims of [a, M, b] swapped): out[j * C + k] = src[k * plane +
+// j * step], the C planes read in order and the output written in order, where the blocked
+// transpose would work tiles only C rows deep (or C x step elements).
 constexpr int64_t kMaxPlanes = 8;  // and at least 2: dims of one element are dropped
-template <class T, int C>
-PTO_SIMD_CLONES void interleave_planes(T* __restrict out, const T* __restrict src, int64_t plane, int64_t n) {
+constexpr int64_t kMaxPlaneStepBytes = 64;  // a larger step reads a line per element
+template <class T, int C, bool kUnitStep>
+PTO_SIMD_CLONES void interleave_planes(T* __restrict out, const T* __restrict src, int64_t plane, int64_t step,
+                                       int64_t n) {
+  const int64_t s = kUnitStep ? 1 : step;  // unit steps vectorise
   for (int64_t j = 0; j < n; ++j)
-    for (int k = 0; k < C; ++k) out[j * C + k] = src[k * plane + j];
+    for (int k = 0; k < C; ++k) out[j * C + k] = src[k * plane + j * s];
 }
 template <class T>
-void interleave_planes(T* __restrict out, const T* __restrict src, int64_t plane, int64_t n, int64_t c) {
-  with_constant<2, 3, 4, 5, 6, 7, 8>(c, [&](auto k) { interleave_planes<T, k()>(out, src, plane, n); });
+void interleave_planes(T* __restrict out, const T* __restrict src, int64_t plane, int64_t step, int64_t n,
+                       int64_t c) {
+  with_constant<2, 3, 4, 5, 6, 7, 8>(c, [&](auto k) {
+    if (step == 1) interleave_planes<T, k(), true>(out, src, plane, 1, n);
+    else interleave_planes<T, k(), false>(out, src, plane, step, n);
+  });
 }
 
 }  // namespace
@@ -337,10 +345,17 @@ bool transposed_copy(const Tensor& dst, const Tensor& src) {
   for (size_t k = 0; k + 1 < dims.size(); ++k)
     if (dims[k].ds <= 0) return false;  // dst laid out in its dims' order
   const int64_t item = static_cast<int64_t>(dst.itemsize());
-  const Dim inner = dims.back(), across = dims[t];
+  const Dim inner = dims.back();
+  // The planes' interleave runs along dst's next-to-last dim, the blocked transpose along src's
+  // contiguous one; the other dims are batches.
+  const Dim& beside = dims[dims.size() - 2];
+  const bool planes = inner.size <= kMaxPlanes && beside.ds == inner.size && beside.ss > 0 &&
+                      (beside.ss == 1 || beside.ss * item <= kMaxPlaneStepBytes);
+  const size_t across_at = planes ? dims.size() - 2 : t;
+  const Dim across = dims[across_at];
   std::vector<Dim> batch;
   for (size_t k = 0; k + 1 < dims.size(); ++k)
-    if (k != t) batch.push_back(dims[k]);
+    if (k != across_at) batch.push_back(dims[k]);
   int64_t batches = 1;
   for (const Dim& d : batch) batches *= d.size;
   const auto batch_offsets = [&](int64_t b, int64_t& soff, int64_t& doff) {
@@ -351,18 +366,21 @@ bool transposed_copy(const Tensor& dst, const Tensor& src) {
       b /= batch[k].size;
     }
   };
-  if (inner.size <= kMaxPlanes && across.ds == inner.size) {
-    // Planes: threads over (batch, j) ranges, each batch's run of j written as one interleave.
-    const int64_t c = inner.size, pixels = batches * across.size;
+  if (planes) {
+    // Pieces of (run of j, batch), every batch of a run before the next run: with a step > 1 the
+    // batches whose sources interleave within it (src's contiguous dim) read the run's lines while
+    // they are in L1. A run covers 16 KiB of source lines.
+    const int64_t c = inner.size, step = across.ss;
+    const int64_t run = std::min(across.size, std::max<int64_t>(64, 16384 / (c * step * item)));
+    const int64_t runs = (across.size + run - 1) / run, pieces = runs * batches;
     visit_width(static_cast<size_t>(item), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      parallel_for(pixels, std::max<int64_t>(1, kMinChunkBytes / (c * item)), [&](int64_t lo, int64_t hi) {
-        for (int64_t p = lo; p < hi;) {
-          const int64_t b = p / across.size, j = p % across.size, n = std::min(across.size - j, hi - p);
+      parallel_for(pieces, std::max<int64_t>(1, kMinChunkBytes / (c * item * run)), [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi; ++p) {
+          const int64_t j = p / batches * run, n = std::min(run, across.size - j);
           int64_t soff, doff;
-          batch_offsets(b, soff, doff);
-          interleave_planes(dst.data_as<T>() + doff + j * c, src.data_as<T>() + soff + j, inner.ss, n, c);
-          p += n;
+          batch_offsets(p % batches, soff, doff);
+          interleave_planes(dst.data_as<T>() + doff + j * c, src.data_as<T>() + soff + j * step, inner.ss, step, n, c);
         }
       });
     });

@@ -257,6 +257,21 @@ def test_channels_moved_last_match_torch(dt):
         assert_same_bits(ptocpu.permute(x, [2, 3, 0, 1]), np.transpose(x, [2, 3, 0, 1]).copy())  # two small dims last
 
 
+@pytest.mark.parametrize("dt", [np.int8, np.float16, np.float32, np.float64])
+def test_first_and_last_small_dims_swapped_match_torch(dt):
+    """[a, M, b] to [b, M, a] with a <= 8: planes read with a step of b elements (docs/ops/layout.md)
+    while b elements span at most a cache line, the blocked transpose past it; leading batches, views."""
+    rng = np.random.default_rng(8)
+    line = 64 // np.dtype(dt).itemsize
+    for a, b in ((3, 3), (2, 4), (5, 4), (8, 7), (2, line), (3, line + 1), (9, 3)):
+        x = (rng.standard_normal((2, a, 301, b)) * 100).astype(dt)
+        for view in (x, x[:, :, ::3], x[::-1, :, 7:]):
+            for perm in ([0, 3, 2, 1], [3, 2, 1, 0], [3, 0, 2, 1]):
+                want = torch.from_numpy(view.copy()).permute(*perm).contiguous().numpy()
+                assert_same_bits(ptocpu.permute(view, perm), want)
+        assert_same_bits(ptocpu.transpose(x[1], 0, 2), np.swapaxes(x[1], 0, 2).copy())
+
+
 def test_transpose_and_permute_no_op_cases_return_the_input():
     x = ptocpu.asarray(np.arange(6, dtype=np.float32).reshape(1, 6, 1))
     assert np.shares_memory(ptocpu.transpose(x, 1, -2).numpy(), x.numpy())
