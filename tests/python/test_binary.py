@@ -426,6 +426,20 @@ def test_scalar_rules():
 
 # ---- shapes, views, 0-d and empty tensors -------------------------------------------------------------
 
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.int8, np.int32])
+def test_short_rows_by_a_column_match_numpy(dt):
+    """Rows of 1-9 and 17 elements by a column (the short-row batches repeat each row's value), the
+    column read in place, converted (fp16) or through a strided view; the sum and the difference
+    each rounded once from the exact result, as numpy computes them."""
+    rng = np.random.default_rng(17)
+    for n in (1, 2, 3, 4, 5, 7, 8, 9, 17):
+        a = (rng.standard_normal((3, 700, n)) * 50).astype(dt)
+        col = (rng.standard_normal((3, 1400, 1)) * 50).astype(dt)
+        for b in (col[:, :700], col[:, ::2]):
+            same(ptocpu.add(a, b), a + b)
+            same(ptocpu.sub(b, a), b - a)
+
+
 def test_broadcasting_rules():
     with pytest.raises(ptocpu.ArgumentError, match="do not broadcast"):
         ptocpu.floor_div(np.ones((2, 3), np.float32), np.ones(4, np.float32))

@@ -43,7 +43,7 @@ def binary_sweep(op: str, peer: Callable, *, dtypes=("fp32", "fp16", "bf16"), lo
                  nonzero: bool = False, scalar=None, peer_scalar: Optional[Callable] = None, tol=None,
                  result_bytes: Optional[int] = None, mixed: Optional[str] = None) -> list[Case]:
     """The op's cases: same-shape, row / column broadcast, scalar, strided (long and 8-element rows)
-    at 16M in the first dtype, the other dtypes at 16M, 1-D from 4K to 64M, a 4-D case, same-shape and
+    at 16M and rows of 3 by a column at 4M in the first dtype, the other dtypes at 16M, 1-D from 4K to 64M, a 4-D case, same-shape and
     row / column broadcasts at 1M (in the caches). other: the second operand's
     range (nonzero: no zeros, for divisors); peer_scalar: torch's call for (tensor, scalar) when peer
     takes only tensors; tol: (rtol, atol) per dtype (None: bit-exact); result_bytes: the result's
@@ -91,6 +91,8 @@ def binary_sweep(op: str, peer: Callable, *, dtypes=("fp32", "fp16", "bf16"), lo
     add("strided-16M", [(_ROWS, _COLS), (_ROWS, _COLS)], first, strided=True)
     short = (_ROWS * _COLS // 8, 8)  # a strided view's short rows: one call would be worth less than a row
     add("strided-rows8-16M", [short, short], first, strided=True)
+    rows3 = (_ROWS * _COLS // 4 // 3, 3)  # rows of a few elements by a column (pairs, RGB): 4M elements
+    add("col-bcast-rows3-4M", [rows3, (rows3[0], 1)], first)
     for dt in dtypes[1:]:
         add(f"same-16M-{dt}", [(_ROWS, _COLS), (_ROWS, _COLS)], dt)
     for size, count in _SIZES.items():

@@ -63,6 +63,7 @@ def softmax_shapes() -> list[Case]:
         _softmax("SW-SOFTMAX-4096x4096-fp16", (4096, 4096), dtype="fp16"),
         _softmax("SW-SOFTMAX-4096x4096-bf16", (4096, 4096), dtype="bf16"),
         _softmax("SW-SOFTMAX-wide-64x65536", (64, 65536)),
+        _softmax("SW-SOFTMAX-d1-of-4d", (256, 41, 29, 4), 1),  # the dims after dim follow each other
         _softmax("SW-SOFTMAX-rows128", (32768, 128)),
         _softmax("SW-SOFTMAX-rows16", (262144, 16)),
         _softmax("SW-SOFTMAX-attention-4d", (8, 16, 256, 256)),

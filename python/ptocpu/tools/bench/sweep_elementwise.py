@@ -81,6 +81,7 @@ def elementwise_sweep(op: str, torch_op: Callable, *, arity: int = 2, dtypes=("f
     add("same-16M", [(rows, cols), (rows, cols)])
     add("row-bcast-16M", [(rows, cols), (1, cols)])
     add("col-bcast-16M", [(rows, cols), (rows, 1)])
+    add("col-bcast-rows3-4M", [(n // 4 // 3, 3), (n // 4 // 3, 1)])  # rows of a few elements (pairs, RGB)
     add("scalar-16M", [(rows, cols)], s=scalar)
     add("strided-16M", [(rows, cols), (rows, cols)], strided=True)
     for dt in dtypes[1:]:

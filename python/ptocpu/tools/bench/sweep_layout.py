@@ -89,6 +89,9 @@ def permute_cases() -> list[Case]:
         pm("SW-PM-nchw-nhwc-c2-int8", (16, 2, 512, 512), (0, 2, 3, 1), "int8"),
         pm("SW-PM-nhwc-nchw-c3", (8, 224, 224, 3), (0, 3, 1, 2)),
         pm("SW-PM-3d-210-lead2-fp16", (2, 528, 3302), (2, 1, 0), "fp16"),
+        # small first and last dims swapped around a long one
+        pm("SW-PM-3d-210-ends3-int16", (3, 1 << 20, 3), (2, 1, 0), "int16"),
+        pm("SW-PM-4d-3120-ends2x4-bf16", (2, 262144, 8, 4), (3, 1, 2, 0), "bf16"),
     ]
 
 

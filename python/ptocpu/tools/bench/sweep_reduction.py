@@ -30,6 +30,8 @@ SHAPES = [
     ("4d-d1", (16, 16, 256, 256), 1), ("4d-d3", (16, 16, 256, 256), 3),
     # a middle dim over innermost rows of 2-3 elements (pairs, RGB)
     ("3d-d1-inner2", (N // 2048, 1024, 2), 1), ("3d-d1-inner3", (N // 1024, 256, 3), 1),
+    # a reduced dim of one element
+    ("d0-of-one", (1, N // 8), 0),
 ]
 # The shapes each further dtype runs: one per layout class.
 DTYPE_SHAPES = ("wide-last", "wide-d0", "rows8-last", "rows64-d0", "1d")
