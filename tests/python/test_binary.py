@@ -428,16 +428,20 @@ def test_scalar_rules():
 
 @pytest.mark.parametrize("dt", [np.float32, np.float16, np.int8, np.int32])
 def test_short_rows_by_a_column_match_numpy(dt):
-    """Rows of 1-9 and 17 elements by a column (the short-row batches repeat each row's value), the
-    column read in place, converted (fp16) or through a strided view; the sum and the difference
-    each rounded once from the exact result, as numpy computes them."""
+    """Rows of 1-9 and 17 elements by a column (each row's value repeated) and by a row (filled once),
+    read in place, converted (fp16) or through strided views, contiguous or padded rows; the sum and
+    the difference each rounded once from the exact result, as numpy computes them."""
     rng = np.random.default_rng(17)
     for n in (1, 2, 3, 4, 5, 7, 8, 9, 17):
         a = (rng.standard_normal((3, 700, n)) * 50).astype(dt)
         col = (rng.standard_normal((3, 1400, 1)) * 50).astype(dt)
-        for b in (col[:, :700], col[:, ::2]):
+        row = (rng.standard_normal((1, 1, 2 * n)) * 50).astype(dt)
+        for b in (col[:, :700], col[:, ::2], row[..., ::2]):  # columns; a row down all the rows
             same(ptocpu.add(a, b), a + b)
             same(ptocpu.sub(b, a), b - a)
+        padded = np.zeros((3, 700, 2 * n), dt)[..., ::2]  # rows a step apart, not back to back
+        padded[...] = a
+        same(ptocpu.add(padded, col[:, ::2]), a + col[:, ::2])
 
 
 def test_broadcasting_rules():
