@@ -781,8 +781,12 @@ class Reducer {
     runs_of_outers(l_.outer, [&](const Walk& at, int64_t k) {
       alignas(64) In buf[kBlock];
       Acc acc[kBlock];
-      const In* v = values(io_.in + at.in * io_.isz, inner.in, k, buf, center_at(at.ctr), inner.ctr);
-      for (int64_t i = 0; i < k; ++i) acc[i] = P::step(P::identity(), v[i], 0);
+      if constexpr (kIndexed<P>) {  // the index of the one element, whatever it holds: no reads
+        std::fill(acc, acc + k, P::packed(P::kWorst, 0));
+      } else {
+        const In* v = values(io_.in + at.in * io_.isz, inner.in, k, buf, center_at(at.ctr), inner.ctr);
+        for (int64_t i = 0; i < k; ++i) acc[i] = P::step(P::identity(), v[i], 0);
+      }
       store_results(acc, k, io_.out + at.out * io_.osz, inner.out);
     });
   }
