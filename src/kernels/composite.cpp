@@ -16,6 +16,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/math.h"
 #include "kernels/row_walk.h"
+#include "kernels/dims.h"
 #include "kernels/scratch.h"
 #include "ptocpu/parallel.h"
 
@@ -347,12 +348,7 @@ void softmax(const Tensor& in, int dim, const Tensor& out) {
   // all ([2, 41, 29, 4] over dim 1 went in blocks of 4 columns, 3x the time of [2, 41, 116]).
   Shape shape = in.shape();
   Strides in_strides = in.strides(), out_strides = out.strides();
-  while (static_cast<int>(shape.size()) > dim + 2 && !in.partially_valid() && !out.partially_valid()) {
-    const size_t a = shape.size() - 2, b = a + 1;
-    if (in_strides[a] != in_strides[b] * shape[b] || out_strides[a] != out_strides[b] * shape[b]) break;
-    shape[a] *= shape[b], in_strides[a] = in_strides[b], out_strides[a] = out_strides[b];
-    shape.pop_back(), in_strides.pop_back(), out_strides.pop_back();
-  }
+  if (!in.partially_valid() && !out.partially_valid()) merge_contiguous_dims(shape, dim + 1, in_strides, out_strides);
   if (shape.size() < in.shape().size())
     return softmax(in.as_strided(shape, in_strides, 0), dim, out.as_strided(shape, out_strides, 0));
   const int r = in.ndim();

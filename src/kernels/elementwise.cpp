@@ -66,7 +66,6 @@ namespace {
 // adds ([8192, 64]: 90 -> 45 us).
 constexpr int64_t kShortRowBytes = 1024, kRowsAhead = 4;
 
-
 // Walks the flattened range [begin, end) of the loop, a row segment, a batch of short rows or a run of
 // whole rows at a time.
 void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch, RowRunFn run, void* ctx,

@@ -372,15 +372,18 @@ struct Arg {
         nan ? first_of(src, m, [](T y) { return y != y; }) : first_of(src, m, [x](T y) { return y == x; });
     return packed(key(src.at(i)), idx0 + i);
   }
-  // Row `idx` of w columns: a strictly better key replaces the column's best (the first stays).
+  // Row `idx` of w columns through column_step.
   PTO_SIMD_CLONES static void update(K* __restrict keys, int32_t* __restrict at, const In* __restrict v, int64_t w,
                                      int32_t idx) {
-    for (int64_t c = 0; c < w; ++c) {
-      const K k = key(v[c]);
-      const bool take = better(k, keys[c]);
-      keys[c] = take ? k : keys[c];
-      at[c] = take ? idx : at[c];
-    }
+    for (int64_t c = 0; c < w; ++c) column_step(keys[c], at[c], v[c], idx);
+  }
+  // A column's next value v at row idx: a strictly better key replaces the column's best (the first
+  // index stays).
+  [[gnu::always_inline]] static void column_step(K& best, int32_t& at, In v, int32_t idx) {
+    const K k = key(v);
+    const bool take = better(k, best);
+    best = take ? k : best;
+    at = take ? idx : at;
   }
   static Acc packed(K k, int64_t idx) {
     const U low = kMax ? U(0xFFFFFFFFu) - static_cast<U>(idx) : static_cast<U>(idx);
@@ -538,8 +541,7 @@ PTO_SIMD_CLONES void accumulate_strip(typename P::Acc* __restrict acc, const typ
   for (int c = 0; c < kW; ++c) acc[c] = a[c];
 }
 
-// As accumulate_narrow for argmax / argmin: rows r0, r0 + 1, ... of kW columns; a strictly better
-// key replaces the column's best (the first index stays).
+// As accumulate_narrow for argmax / argmin: rows r0, r0 + 1, ... of kW columns through P::column_step.
 template <class P, int kW>
 PTO_SIMD_CLONES void update_narrow(typename P::K* __restrict keys, int32_t* __restrict at,
                                    const typename P::In* __restrict v, int64_t rows, int64_t r0) {
@@ -547,12 +549,7 @@ PTO_SIMD_CLONES void update_narrow(typename P::K* __restrict keys, int32_t* __re
   int32_t a[kW];
   for (int c = 0; c < kW; ++c) k[c] = keys[c], a[c] = at[c];
   for (int64_t i = 0; i < rows; ++i)
-    for (int c = 0; c < kW; ++c) {
-      const typename P::K x = P::key(v[i * kW + c]);
-      const bool take = P::better(x, k[c]);
-      k[c] = take ? x : k[c];
-      a[c] = take ? static_cast<int32_t>(r0 + i) : a[c];
-    }
+    for (int c = 0; c < kW; ++c) P::column_step(k[c], a[c], v[i * kW + c], static_cast<int32_t>(r0 + i));
   for (int c = 0; c < kW; ++c) keys[c] = k[c], at[c] = a[c];
 }
 

@@ -25,6 +25,7 @@
 #include "copy/simd.h"
 #include "core/allocator.h"
 #include "core/half.h"
+#include "kernels/dims.h"
 #include "kernels/scratch.h"
 #include "ptocpu/parallel.h"
 
@@ -93,23 +94,6 @@ struct Geometry {
   }
 };
 
-// Merges each axis into its outer neighbour when out and src step over both as one (index
-// positions are row-major, so they always do): most outer / inner sets become one axis.
-void merge_dims(Axes& shape, Axes& out, Axes& src) {
-  size_t m = 0;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (m > 0 && out[m - 1] == out[i] * shape[i] && src[m - 1] == src[i] * shape[i]) {
-      shape[m - 1] *= shape[i];
-      out[m - 1] = out[i];
-      src[m - 1] = src[i];
-      continue;
-    }
-    shape[m] = shape[i], out[m] = out[i], src[m] = src[i];
-    ++m;
-  }
-  shape.resize(m), out.resize(m), src.resize(m);
-}
-
 Geometry geometry(const ScatterArgs& a) {
   Geometry g;
   const int d = a.dim, r = a.out.ndim();
@@ -130,8 +114,9 @@ Geometry geometry(const ScatterArgs& a) {
       g.inner *= m;
     }
   }
-  merge_dims(g.outer_shape, g.outer_out, g.outer_src);
-  merge_dims(g.inner_shape, g.inner_out, g.inner_src);
+  // Index positions are row-major, so out and src usually step over neighbouring axes as one.
+  merge_contiguous_dims(g.outer_shape, 0, g.outer_out, g.outer_src);
+  merge_contiguous_dims(g.inner_shape, 0, g.inner_out, g.inner_src);
   int64_t expected = 1;
   for (int i = static_cast<int>(g.inner_shape.size()) - 1; i >= 0; --i) {
     if (g.inner_out[i] != expected || (!scalar && g.inner_src[i] != expected)) g.inner_identity = false;
