@@ -107,6 +107,7 @@ struct Rows {
   StoreFn<Tout> store;
   bool out_native = false;  // the output's storage type is Tout: contiguous rows are written in place
   std::array<bool, N> in_native{};  // input k's storage type is Tin: its contiguous rows are read in place
+  std::array<int, N> in_size{};     // input k's bytes per element
 
   // Set for a contiguous output of at least kernel_tuning().stream_bytes (docs/kernels.md#streaming-stores)
   // when kStreams: each block is computed (and stored to its dtype) in L1, then streamed out; the
@@ -201,71 +202,73 @@ struct Rows {
     return fused[mask];
   }
 
-  // Rows too short to be worth a call each (a strided view's rows of a few elements): operand k of
-  // row r at ptrs[r * kMaxOperands + k], worked through the block buffers by short_rows().
+  // Rows too short to be worth a call each (a strided view's rows of a few elements): loaded one
+  // after another into the block buffers, worked as one block, stored back row by row. An operand
+  // whose rows lie back to back (a contiguous one beside a strided one) is loaded or stored as one run.
   static void batch(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n, int64_t rows) {
     const auto& self = *static_cast<const Rows*>(ctx);
     if (self.in_place(strides)) return rows_in_place(ptrs, n, rows);
     alignas(64) Tin buffers[N][kBlock];
-    bool tight[kMaxOperands];
-    for (int k = 0; k <= N; ++k) {
-      const int64_t row_bytes = n * strides[k];
-      tight[k] = true;
-      for (int64_t r = 1; r < rows && tight[k]; ++r) tight[k] = ptrs[r * kMaxOperands + k] == ptrs[k] + r * row_bytes;
-    }
-    const auto at = [ptrs](int64_t r, int k) { return ptrs[r * kMaxOperands + k]; };
-    short_rows(self, at, strides, tight, 0, n, rows, buffers);
-  }
-
-  // m rows of n elements loaded one after another into the block buffers, worked as one block and
-  // stored back row by row: operand k of row r at at(r, k). An operand whose rows lie back to back
-  // (tight[k]) is loaded or stored as one run; input k with bit k of `kept` set is already in
-  // buffers[k] (a row broadcast down the rows, filled once by the caller). `at` is taken by value, its
-  // captures by value: held in this frame, they stay in registers across the loaders' calls (captured
-  // by reference they were reloaded per row: add of [20000, 3] int32 by a column 16 -> 27 us).
-  template <class At>
-  static void short_rows(const Rows& self, const At at, const int64_t* strides, const bool* tight, unsigned kept,
-                         int64_t n, int64_t m, Tin (&buffers)[N][kBlock]) {
     alignas(64) Tout out_buffer[kBlock];
+    const auto back_to_back = [&](int k) {
+      const int64_t row_bytes = n * strides[k];
+      for (int64_t r = 1; r < rows; ++r)
+        if (ptrs[r * kMaxOperands + k] != ptrs[k] + r * row_bytes) return false;
+      return true;
+    };
     const Tin* in[N];
     for (int k = 0; k < N; ++k) {
-      in[k] = buffers[k];
-      if (kept >> k & 1u) continue;
-      if (tight[k + 1]) {
-        in[k] = self.load[k](at(0, k + 1), strides[k + 1], n * m, buffers[k]);
+      if (back_to_back(k + 1)) {
+        in[k] = self.load[k](ptrs[k + 1], strides[k + 1], n * rows, buffers[k]);
         continue;
       }
+      in[k] = buffers[k];
       if (strides[k + 1] == 0) {  // a column broadcast along the short rows: each row's value, repeated
         alignas(64) Tin value[kBlock];
+        const Tin* values = value;
         if (self.in_native[k])
-          for (int64_t r = 0; r < m; ++r) std::memcpy(value + r, at(r, k + 1), sizeof(Tin));
+          for (int64_t r = 0; r < rows; ++r) std::memcpy(value + r, ptrs[r * kMaxOperands + k + 1], sizeof(Tin));
         else
-          for (int64_t r = 0; r < m; ++r) value[r] = *self.load[k](at(r, k + 1), 0, 1, value + r);
-        repeat_each(buffers[k], value, m, n);
+          values = converted_column(self, [ptrs](int64_t r, int j) { return ptrs[r * kMaxOperands + j]; }, k, rows, value);
+        repeat_each(buffers[k], values, rows, n);
         continue;
       }
       // Rows of Tin are copied with inline moves: a library call per row cost more than its bytes.
       const bool copied = self.in_native[k] && strides[k + 1] == static_cast<int64_t>(sizeof(Tin));
-      for (int64_t r = 0; r < m; ++r) {
-        Tin* to = buffers[k] + r * n;
-        const std::byte* row = at(r, k + 1);
-        const Tin* got = copied ? reinterpret_cast<const Tin*>(row) : self.load[k](row, strides[k + 1], n, to);
-        if (got != to) copy_short(to, got, n * sizeof(Tin));
+      for (int64_t r = 0; r < rows; ++r) {
+        Tin* at = buffers[k] + r * n;
+        const std::byte* row = ptrs[r * kMaxOperands + k + 1];
+        const Tin* got = copied ? reinterpret_cast<const Tin*>(row) : self.load[k](row, strides[k + 1], n, at);
+        if (got != at) copy_short(at, got, n * sizeof(Tin));
       }
     }
+    block(out_buffer, in, n * rows);
     const bool out_rows = self.out_native && strides[0] == static_cast<int64_t>(sizeof(Tout));
-    if (out_rows && !self.stream && tight[0]) return block(reinterpret_cast<Tout*>(at(0, 0)), in, n * m);
-    block(out_buffer, in, n * m);
-    if (tight[0]) {
+    if (back_to_back(0)) {
       if (out_rows && kStreams && self.stream)
-        stream_copy_tuned(at(0, 0), reinterpret_cast<const std::byte*>(out_buffer), n * m * strides[0]);
+        stream_copy_tuned(ptrs[0], reinterpret_cast<const std::byte*>(out_buffer), n * rows * strides[0]);
       else
-        self.store(out_buffer, at(0, 0), strides[0], n * m);
+        self.store(out_buffer, ptrs[0], strides[0], n * rows);
     } else if (out_rows) {
-      for (int64_t r = 0; r < m; ++r) copy_short(at(r, 0), out_buffer + r * n, n * sizeof(Tout));
+      for (int64_t r = 0; r < rows; ++r) copy_short(ptrs[r * kMaxOperands], out_buffer + r * n, n * sizeof(Tout));
     } else {
-      for (int64_t r = 0; r < m; ++r) self.store(out_buffer + r * n, at(r, 0), strides[0], n);
+      for (int64_t r = 0; r < rows; ++r) self.store(out_buffer + r * n, ptrs[r * kMaxOperands], strides[0], n);
     }
+  }
+
+  // Input k's value in each of m rows (a column), converted to Tin: the stored values side by side,
+  // then one conversion (a call per value cost more than the row: add of [300000, 3] fp16 by a column
+  // 2.4 -> 0.3 ms). Out of line: its buffer in the callers' frames slowed the native rows.
+  template <class At>
+  [[gnu::noinline]] static const Tin* converted_column(const Rows& self, const At& at, int k, int64_t m, Tin* value) {
+    alignas(64) std::byte stored[kBlock * 8];
+    const int64_t size = self.in_size[k];
+    if (with_constant<1, 2, 4, 8>(size, [&](auto bytes) {
+          for (int64_t r = 0; r < m; ++r) std::memcpy(stored + r * bytes(), at(r, k + 1), bytes());
+        }))
+      return self.load[k](stored, size, m, value);
+    for (int64_t r = 0; r < m; ++r) value[r] = *self.load[k](at(r, k + 1), 0, 1, value + r);
+    return value;
   }
 
   // out[r * n + i] = value[r] for i < n, r < rows. Known lengths become vector shuffles; a fill per
@@ -337,31 +340,68 @@ struct Rows {
     }
   }
 
-  // As batch(), for short rows a fixed step apart: kBlock / n rows at a time through short_rows(). An
+  // As batch(), for short rows a fixed step apart: kBlock / n rows at a time through the buffers. An
   // operand whose rows lie back to back (a column too: step and stride 0 for a scalar) is one run.
   static void stepped_batches(const Rows& self, std::byte* const* ptrs, const int64_t* strides, const int64_t* steps,
                               int64_t n, int64_t rows) {
     alignas(64) Tin buffers[N][kBlock];
+    alignas(64) Tout out_buffer[kBlock];
     const int64_t per = kBlock / n;
-    bool tight[kMaxOperands];
-    for (int k = 0; k <= N; ++k) tight[k] = steps[k] == n * strides[k];
+    const auto back_to_back = [&](int k) { return steps[k] == n * strides[k]; };
+    const bool out_rows = self.out_native && strides[0] == static_cast<int64_t>(sizeof(Tout));
     // A row broadcast down the rows (step 0): the same buffer for every batch, filled once.
-    unsigned kept = 0;
     for (int k = 0; k < N; ++k) {
       if (steps[k + 1] != 0 || strides[k + 1] == 0) continue;
-      kept |= 1u << k;
       const Tin* row = self.load[k](ptrs[k + 1], strides[k + 1], n, buffers[k]);
       if (row != buffers[k]) copy_short(buffers[k], row, n * sizeof(Tin));
       for (int64_t r = 1; r < std::min(per, rows); ++r) copy_short(buffers[k] + r * n, buffers[k], n * sizeof(Tin));
     }
-    std::array<std::byte*, kMaxOperands> first;
-    std::array<int64_t, kMaxOperands> step;
-    std::copy_n(ptrs, N + 1, first.begin());
-    std::copy_n(steps, N + 1, step.begin());
     for (int64_t r0 = 0; r0 < rows; r0 += per) {
-      const auto at = [first, step](int64_t r, int k) { return first[k] + r * step[k]; };
-      short_rows(self, at, strides, tight, kept, n, std::min(per, rows - r0), buffers);
-      for (int k = 0; k <= N; ++k) first[k] += per * step[k];
+      const int64_t m = std::min(per, rows - r0);
+      const Tin* in[N];
+      for (int k = 0; k < N; ++k) {
+        const std::byte* first = ptrs[k + 1] + r0 * steps[k + 1];
+        if (steps[k + 1] == 0 && strides[k + 1] != 0) {
+          in[k] = buffers[k];
+          continue;
+        }
+        if (back_to_back(k + 1)) {
+          in[k] = self.load[k](first, strides[k + 1], n * m, buffers[k]);
+          continue;
+        }
+        in[k] = buffers[k];
+        if (strides[k + 1] == 0) {  // a column: each row's value, repeated
+          alignas(64) Tin value[kBlock];
+          const Tin* values = value;
+          if (self.in_native[k]) {
+            for (int64_t r = 0; r < m; ++r) std::memcpy(value + r, first + r * steps[k + 1], sizeof(Tin));
+          } else {
+            const int64_t step = steps[k + 1];
+            values = converted_column(self, [first, step](int64_t r, int) { return first + r * step; }, k, m, value);
+          }
+          repeat_each(buffers[k], values, m, n);
+          continue;
+        }
+        const bool copied = self.in_native[k] && strides[k + 1] == static_cast<int64_t>(sizeof(Tin));  // inline moves
+        for (int64_t r = 0; r < m; ++r) {
+          Tin* at = buffers[k] + r * n;
+          const std::byte* row = first + r * steps[k + 1];
+          const Tin* got = copied ? reinterpret_cast<const Tin*>(row) : self.load[k](row, strides[k + 1], n, at);
+          if (got != at) copy_short(at, got, n * sizeof(Tin));
+        }
+      }
+      std::byte* dst = ptrs[0] + r0 * steps[0];
+      Tout* out = out_rows && !self.stream && back_to_back(0) ? reinterpret_cast<Tout*>(dst) : out_buffer;
+      block(out, in, n * m);
+      if (out != out_buffer) continue;
+      if (back_to_back(0)) {
+        if (out_rows && kStreams && self.stream)
+          stream_copy_tuned(dst, reinterpret_cast<const std::byte*>(out_buffer), n * m * strides[0]);
+        else
+          self.store(out_buffer, dst, strides[0], n * m);
+      } else {
+        for (int64_t r = 0; r < m; ++r) self.store(out_buffer + r * n, dst + r * steps[0], strides[0], n);
+      }
     }
   }
   template <unsigned Values>  // the inputs held as one value each

@@ -143,6 +143,7 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
       for (size_t k = 0; k < N; ++k) {
         rows.load[k] = kernels::ew::loader<Tin>(inputs[k]->dtype());
         rows.in_native[k] = stores_as(inputs[k]->dtype(), Tin{});
+        rows.in_size[k] = static_cast<int>(inputs[k]->itemsize());
       }
       rows.store = kernels::ew::storer<Tout>(out.dtype());
       rows.out_native = stores_as(out.dtype(), Tout{});

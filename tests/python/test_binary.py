@@ -426,10 +426,11 @@ def test_scalar_rules():
 
 # ---- shapes, views, 0-d and empty tensors -------------------------------------------------------------
 
-@pytest.mark.parametrize("dt", [np.float32, np.float16, np.int8, np.int32])
+@pytest.mark.parametrize("dt", [np.float32, np.float16, ml_dtypes.bfloat16, np.int8, np.int32])
 def test_short_rows_by_a_column_match_numpy(dt):
     """Rows of 1-9 and 17 elements by a column (each row's value repeated) and by a row (filled once),
-    read in place, converted (fp16) or through strided views, contiguous or padded rows; the sum and
+    read in place, converted (fp16, bf16: a column's values gathered, then converted in one call) or
+    through strided views, contiguous or padded rows; the sum and
     the difference each rounded once from the exact result, as numpy computes them."""
     rng = np.random.default_rng(17)
     for n in (1, 2, 3, 4, 5, 7, 8, 9, 17):
