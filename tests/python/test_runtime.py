@@ -299,8 +299,10 @@ def test_idle_workers_spin_for_milliseconds_unless_passive_or_parked():
                              check=True)
         return int(out.stdout.strip())
     assert spun_ns() > 1_000_000  # 5 ms of spinning, at least 1 ms of it on a core even when shared
-    assert spun_ns("passive") < 1_000_000  # a few microseconds of work, tens of spinning
-    assert spun_ns(park=True) < 1_000_000
+    # The least of three runs: on a loaded machine (the suite's other process on both cores) one run
+    # in about fifty measured a worker's 5 ms inside the window though parked.
+    assert min(spun_ns("passive") for _ in range(3)) < 1_000_000  # a few microseconds of work, tens of spinning
+    assert min(spun_ns(park=True) for _ in range(3)) < 1_000_000
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 5])
