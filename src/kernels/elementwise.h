@@ -115,6 +115,11 @@ struct Rows {
   // run_rows fences each thread's streaming stores once, at the end of its range (a fence per row
   // cost about 100 ns a row of 64 fp32).
   bool stream = false;
+  // Whether rows that begin or end inside a cache line stream too (docs/kernels.md#streaming-stores):
+  // set for outputs past the last-level cache. Below it such rows are stored: the line they share with
+  // the next row, written partly streamed, partly stored, cost more than the row (add of [17760, 1000]
+  // int8 by a column, 17 MB: 1.3-1.6 ms streamed, 0.95-1.15 stored, torch 0.78).
+  bool stream_split_lines = false;
 
   // Whether row() asks for the next block's input lines ahead: set where
   // kernel_tuning().prefetch_streams (docs/kernels.md#prefetching), for outputs of at least
@@ -143,7 +148,9 @@ struct Rows {
     alignas(64) Tout out_buffer[kBlock];
     alignas(64) std::byte stage[kBlock * 8];  // a streamed block in the output's dtype
     const int64_t out_size = strides[0];
-    const bool stream = kStreams && self.stream && out_size > 0 && 64 % out_size == 0;
+    // A row that begins or ends inside a cache line only where stream_split_lines allows.
+    const bool stream = kStreams && self.stream && out_size > 0 && 64 % out_size == 0 &&
+                        (n * out_size % 64 == 0 || self.stream_split_lines);
     const int64_t lead = stream ? ((64 - (reinterpret_cast<uintptr_t>(ptrs[0]) & 63)) & 63) / out_size : 0;
     const bool direct = !stream && self.out_native && out_size == static_cast<int64_t>(sizeof(Tout));
     // An operand with stride 0 (a scalar, a broadcast along the row) is the same in every block:

@@ -152,9 +152,11 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
                      out.numel() * static_cast<int64_t>(out.itemsize()) >= kernels::ew::kPrefetchFromBytes;
       // Streamed: a large contiguous output that no input shares (an in-place update has read the
       // line it writes, so it has no write-allocate read to save; streaming it measured slower).
+      const int64_t out_bytes = out.numel() * static_cast<int64_t>(out.itemsize());
       rows.stream = PTO_HAVE_STREAM_LINES && DTypeSet::all().contains(out.dtype()) && out.is_contiguous() &&
-                    out.numel() * static_cast<int64_t>(out.itemsize()) >= kernels::kernel_tuning().stream_bytes &&
+                    out_bytes >= kernels::kernel_tuning().stream_bytes &&
                     std::none_of(inputs.begin(), inputs.end(), [&](const Tensor* t) { return out.may_overlap(*t); });
+      rows.stream_split_lines = out_bytes >= 2 * kernels::kernel_tuning().stream_bytes;  // stream_bytes: half the LLC
       std::array<DType, N> input_dtypes;
       for (size_t k = 0; k < N; ++k) input_dtypes[k] = inputs[k]->dtype();
       rows.fuse(out.dtype(), input_dtypes);
