@@ -15,8 +15,8 @@
 #include "core/half.h"
 #include "kernels/elementwise.h"
 #include "kernels/math.h"
-#include "kernels/row_walk.h"
 #include "kernels/dims.h"
+#include "kernels/row_walk.h"
 #include "kernels/scratch.h"
 #include "ptocpu/parallel.h"
 

@@ -12,6 +12,7 @@
 
 #include "copy/simd.h"
 #include "copy/stream.h"
+#include "kernels/dims.h"
 #include "ptocpu/parallel.h"
 
 namespace pto::kernels {
@@ -325,19 +326,20 @@ void interleave_planes(T* __restrict out, const T* __restrict src, int64_t plane
 bool transposed_copy(const Tensor& dst, const Tensor& src) {
   // dst's dims in order with both sides' strides, size-1 dims dropped, neighbours merged where
   // both sides step over them together.
+  std::vector<int64_t> sizes, dst_steps, src_steps;
+  for (int i = 0; i < dst.ndim(); ++i) {
+    if (dst.shape(i) == 0) return false;
+    if (dst.shape(i) == 1) continue;
+    sizes.push_back(dst.shape(i));
+    dst_steps.push_back(dst.stride(i));
+    src_steps.push_back(src.stride(i));
+  }
+  merge_contiguous_dims(sizes, 0, dst_steps, src_steps);
   struct Dim {
     int64_t size, ds, ss;
   };
   std::vector<Dim> dims;
-  for (int i = 0; i < dst.ndim(); ++i) {
-    if (dst.shape(i) == 0) return false;
-    if (dst.shape(i) == 1) continue;
-    const Dim d{dst.shape(i), dst.stride(i), src.stride(i)};
-    if (!dims.empty() && dims.back().ds == d.ds * d.size && dims.back().ss == d.ss * d.size)
-      dims.back() = {dims.back().size * d.size, d.ds, d.ss};
-    else
-      dims.push_back(d);
-  }
+  for (size_t k = 0; k < sizes.size(); ++k) dims.push_back({sizes[k], dst_steps[k], src_steps[k]});
   if (dims.size() < 2 || dims.back().ds != 1 || dims.back().ss == 1 || dims.back().ss == 0) return false;
   size_t t = 0;  // the dim src reads contiguously
   while (t + 1 < dims.size() && dims[t].ss != 1) ++t;
