@@ -438,8 +438,10 @@ def _ia_case(id_, xshape, dtype, dim, n, idtype, call, tiny=False):
         return 2 * inp["src"].nbytes + inp["idx"].nbytes
 
     # fp16 / bf16 accumulate in fp32 and round once per element (docs/ops/index_add.md); the peers
-    # round after every slice on some paths: a tolerance.
-    tol = {"fp16": (2.0 ** -8, 1e-3), "bf16": (2.0 ** -5, 1e-2)}.get(dtype)
+    # round after every slice on some paths (torch 2.13 on a Xeon with AVX-512 BF16 did on
+    # [4096, 512] bf16 with four entries per row): a tolerance that grows with the entries per target.
+    per_target = max(1.0, n / xshape[d])
+    tol = {"fp16": (2.0 ** -8, 1e-3 * per_target), "bf16": (2.0 ** -5, 1e-2 * per_target)}.get(dtype)
     return Case(id_, "index_add_", call, dtype, build, tools, nbytes, tol=tol, tiny=tiny)
 
 
