@@ -1,13 +1,13 @@
 // scatter_update kernel (docs/ops/scatter_update.md). Each (i, j) copies one row (2-D: d
 // elements; 4-D: an [n, d] slice) into its slot. So that threads never write one slot twice
-// and duplicates keep "the last write wins", a serial pass first records the last position that
+// and duplicates keep "the last write wins", a serial pass first marks the last position that
 // names each slot; the copies then run in parallel, each position copying only where it is that
 // last writer. Large caches are written with streaming stores.
 #include "kernels/scatter_update.h"
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
+#include <vector>
 
 #include "copy/simd.h"
 #include "copy/stream.h"
@@ -74,6 +74,15 @@ Geometry geometry(const ScatterUpdateArgs& a) {
 // with streaming stores: the cache lines are not read first and the rest of the cache (and src)
 // stays in the CPU caches.
 constexpr int64_t kStreamRow = 256;
+// Rows up to kShortRow bytes go by fixed-size moves (copy_short), not a memcpy call each. The slots
+// lie at random, where no hardware prefetcher looks: the one kSlotsAhead positions on is asked for
+// (its first kAheadBytes; a longer row's later lines follow in order).
+constexpr int64_t kShortRow = 256, kSlotsAhead = 8, kAheadBytes = 1024;
+
+inline void prefetch_for_write(const std::byte* p, int64_t bytes) {
+  for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off, 1);
+  __builtin_prefetch(p + bytes - 1, 1);  // a row that ends in the next line
+}
 
 template <Isa isa, class I>
 void run(const ScatterUpdateArgs& a, const Geometry& g) {
@@ -85,31 +94,47 @@ void run(const ScatterUpdateArgs& a, const Geometry& g) {
   const int64_t row_bytes = g.row_elems * static_cast<int64_t>(item);
   const int64_t cache_bytes = a.input.numel() * static_cast<int64_t>(item);
   const bool stream = g.row_contiguous && row_bytes >= kStreamRow && cache_bytes >= kernel_tuning().stream_bytes;
+  const bool short_rows = g.row_contiguous && row_bytes <= kShortRow;
   auto copy_row = [&](int64_t k, int64_t slot) {
     std::byte* dst = in + g.input_offset(slot) * static_cast<int64_t>(item);
     const std::byte* from = src + g.src_offset(k) * static_cast<int64_t>(item);
     if (stream) stream_copy<isa>(dst, from, row_bytes);
+    else if (short_rows) copy_short(dst, from, static_cast<size_t>(row_bytes));
     else if (g.row_contiguous) std::memcpy(dst, from, row_bytes);
     else strided_copy(dst, g.in_row_strides, from, g.src_row_strides, g.row_shape, g.row_ndim, item);
   };
-  const int64_t min_rows = std::max<int64_t>(1, (int64_t(64) << 10) / std::max<int64_t>(1, row_bytes));
-  if (get_num_threads() == 1 || n <= min_rows) {  // one thread: row-major order is the rule itself
-    for (int64_t k = 0; k < n; ++k)
-      if (idx[k] >= 0) copy_row(k, idx[k]);
-    if (stream) stream_fence();
-    return;
-  }
-  int64_t slots = 0;  // the largest slot named + 1: the last writer per slot
-  for (int64_t k = 0; k < n; ++k) slots = std::max<int64_t>(slots, static_cast<int64_t>(idx[k]) + 1);
-  std::unique_ptr<int64_t[]> last(new int64_t[slots]);  // only the named entries are ever read
-  for (int64_t k = 0; k < n; ++k)
-    if (idx[k] >= 0) last[idx[k]] = k;
-  parallel_for(n, min_rows, [&](int64_t begin, int64_t end) {
+  // Positions [begin, end) in order, each copied where writes(k, slot); the slot kSlotsAhead
+  // positions on is asked for meanwhile (not when streamed: those stores bypass the caches).
+  const bool ask_ahead = g.row_contiguous && !stream;
+  const int64_t ahead_bytes = std::min(row_bytes, kAheadBytes);
+  auto copy_range = [&](int64_t begin, int64_t end, auto&& writes) {
     for (int64_t k = begin; k < end; ++k) {
+      if (ask_ahead && k + kSlotsAhead < end && idx[k + kSlotsAhead] >= 0)
+        prefetch_for_write(in + g.input_offset(idx[k + kSlotsAhead]) * static_cast<int64_t>(item), ahead_bytes);
       const int64_t slot = idx[k];
-      if (slot >= 0 && last[slot] == k) copy_row(k, slot);
+      if (slot >= 0 && writes(k, slot)) copy_row(k, slot);
     }
     if (stream) stream_fence();
+  };
+  const int64_t min_rows = std::max<int64_t>(1, (int64_t(64) << 10) / std::max<int64_t>(1, row_bytes));
+  if (get_num_threads() == 1 || n <= min_rows)  // one thread: row-major order is the rule itself
+    return copy_range(0, n, [](int64_t, int64_t) { return true; });
+  // The last position naming each slot is its writer: one pass from the end marks them, with a bit
+  // per slot seen and a bit per position (a 16 MB cache of 32-byte rows: 64 KiB of slot bits, in L2;
+  // an array of last positions was 4 MB written at random, and took longer than the copies).
+  const int64_t slots = g.four_d ? a.input.shape(0) * g.block_size : a.input.shape(0);
+  std::vector<uint64_t> seen(static_cast<size_t>((slots + 63) / 64)), writer(static_cast<size_t>((n + 63) / 64));
+  for (int64_t k = n; k-- > 0;) {
+    const int64_t slot = idx[k];
+    if (slot < 0) continue;
+    const uint64_t bit = uint64_t(1) << (slot & 63);
+    if (!(seen[slot >> 6] & bit)) {
+      seen[slot >> 6] |= bit;
+      writer[k >> 6] |= uint64_t(1) << (k & 63);
+    }
+  }
+  parallel_for(n, min_rows, [&](int64_t begin, int64_t end) {
+    copy_range(begin, end, [&](int64_t k, int64_t) { return (writer[k >> 6] >> (k & 63)) & 1; });
   });
 }
 
