@@ -321,6 +321,19 @@ void interleave_planes(T* __restrict out, const T* __restrict src, int64_t plane
   });
 }
 
+// The mirror: src's contiguous dim of a few elements spread into as many planes of dst (channels
+// moved first, [N, H, W, 3] to [N, 3, H, W]): out[k * plane + j] = src[j * C + k], src read in
+// order and each plane written in order, where the blocked transpose would work tiles C wide.
+template <class T, int C>
+PTO_SIMD_CLONES void split_planes(T* __restrict out, const T* __restrict src, int64_t plane, int64_t n) {
+  for (int k = 0; k < C; ++k)
+    for (int64_t j = 0; j < n; ++j) out[k * plane + j] = src[j * C + k];
+}
+template <class T>
+void split_planes(T* __restrict out, const T* __restrict src, int64_t plane, int64_t n, int64_t c) {
+  with_constant<2, 3, 4, 5, 6, 7, 8>(c, [&](auto k) { split_planes<T, k()>(out, src, plane, n); });
+}
+
 }  // namespace
 
 bool transposed_copy(const Tensor& dst, const Tensor& src) {
@@ -383,6 +396,25 @@ bool transposed_copy(const Tensor& dst, const Tensor& src) {
           int64_t soff, doff;
           batch_offsets(p % batches, soff, doff);
           interleave_planes(dst.data_as<T>() + doff + j * c, src.data_as<T>() + soff + j * step, inner.ss, step, n, c);
+        }
+      });
+    });
+    return true;
+  }
+  if (across.size <= kMaxPlanes && inner.ss == across.size) {
+    // src rows of a few elements back to back along dst's last dim: split into planes, a run of
+    // 16 KiB of src at a time, batch by batch.
+    const int64_t c = across.size;
+    const int64_t run = std::min(inner.size, std::max<int64_t>(64, 16384 / (c * item)));
+    const int64_t runs = (inner.size + run - 1) / run;
+    visit_width(static_cast<size_t>(item), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      parallel_for(runs * batches, std::max<int64_t>(1, kMinChunkBytes / (c * item * run)), [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi; ++p) {
+          const int64_t j = p % runs * run, n = std::min(run, inner.size - j);
+          int64_t soff, doff;
+          batch_offsets(p / runs, soff, doff);
+          split_planes(dst.data_as<T>() + doff + j, src.data_as<T>() + soff + j * c, across.ds, n, c);
         }
       });
     });

@@ -258,6 +258,20 @@ def test_channels_moved_last_match_torch(dt):
 
 
 @pytest.mark.parametrize("dt", [np.int8, np.float16, np.float32, np.float64])
+def test_channels_moved_first_match_torch(dt):
+    """The mirror: a contiguous last dim of up to 8 elements spread into as many planes ([N, H, W, C]
+    to [N, C, H, W]) is split plane by plane (docs/ops/layout.md), 9 and more take the blocked
+    transpose. Every plane count, runs of 16 KiB and a part run, sliced and reversed sources."""
+    rng = np.random.default_rng(9)
+    for c in range(2, 11):
+        x = (rng.standard_normal((2, 45, 200, c)) * 100).astype(dt)
+        for view in (x, x[:, 3:30, ::-1], x[1:2, 5:], x[::-1, ::2]):
+            want = torch.from_numpy(view.copy()).permute(0, 3, 1, 2).contiguous().numpy()
+            assert_same_bits(ptocpu.permute(view, [0, 3, 1, 2]), want)
+        assert_same_bits(ptocpu.transpose(x[0], 0, 2), np.swapaxes(x[0], 0, 2).copy())  # [C, W, H]
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.float16, np.float32, np.float64])
 def test_first_and_last_small_dims_swapped_match_torch(dt):
     """[a, M, b] to [b, M, a] with a <= 8: planes read with a step of b elements (docs/ops/layout.md)
     while b elements span at most a cache line, the blocked transpose past it; leading batches, views."""
