@@ -555,14 +555,17 @@ PTO_SIMD_CLONES void update_narrow(typename P::K* __restrict keys, int32_t* __re
 
 // Rows [first, rows) of `outers` outers' narrow columns side by side (Reducer::grouped_columns):
 // outer g's row i, W values at v[g] + i * W, goes to buf row i (kGroupLanes wide) at lanes
-// [g * W, g * W + W).
+// [g * P, g * P + W), P = lane_pitch(W): rows padded to a power of two, so that the AVX-512 moves
+// below take whole 128-bit or 256-bit units (lanes past W stay as buf was filled: zeros).
 constexpr int64_t kGroupLanes = 16;  // accumulators of a group of outers: one AVX-512 register of fp32
+constexpr int64_t lane_pitch(int64_t w) { return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(w))); }
 template <class In, int W>
 PTO_SIMD_CLONES void side_by_side(In* __restrict buf, const In* const* v, int64_t outers, int64_t first,
                                   int64_t rows) {
+  constexpr int64_t P = lane_pitch(W);
   for (int64_t i = first; i < rows; ++i)
     for (int64_t g = 0; g < outers; ++g)  // a row's W values as one move of W * sizeof(In) bytes
-      std::memcpy(buf + i * kGroupLanes + g * W, v[g] + i * W, W * sizeof(In));
+      std::memcpy(buf + i * kGroupLanes + g * P, v[g] + i * W, W * sizeof(In));
 }
 using SideBySideFn = void (*)(void* buf, const void* const* v, int64_t outers, int64_t rows);
 template <class In, int W>
@@ -583,22 +586,31 @@ PTO_TARGET_AVX512 inline void transpose_lanes(const __m512i* x, __m512i* t) {
   t[3] = _mm512_shuffle_i64x2(odd01, odd23, _MM_SHUFFLE(3, 1, 3, 1));
 }
 
-// side_by_side for 4-byte values in rows of W = 2, 4 or 8 (8, 16 or 32 bytes), a full group of
-// kUnits = 16 / W outers: the next kUnits rows of each outer are one register, and a transpose in
-// units of a row turns the kUnits registers into kUnits rows of buf (24, 8 or 2 shuffles for
-// 16 row moves; the moves took five times the additions in sum over dim 1 of [8192, 1024, 2]).
+// side_by_side for 4-byte values in rows of W = 2 to 8, a full group of kUnits = 16 / P outers
+// (P = lane_pitch(W): 2, 4 or 8): the next kUnits rows of each outer are one register (rows of 3,
+// 5, 6 or 7 spread to the pitch as they load: an expanding load), and a transpose in units of a row
+// turns the kUnits registers into kUnits rows of buf (24, 8 or 2 shuffles for 16 row moves; the
+// moves took five times the additions in sum over dim 1 of [8192, 1024, 2]; rows of 3 moved one at
+// a time took 1 cycle an element in sum over dim 1 of [16384, 256, 3]).
 template <class In, int W>
 PTO_TARGET_AVX512 void side_by_side_avx512(void* buf_, const void* const* v_, int64_t outers, int64_t rows) {
-  constexpr int kUnits = static_cast<int>(kGroupLanes / W);
-  static_assert(sizeof(In) == 4 && kUnits * W == kGroupLanes);
+  constexpr int P = static_cast<int>(lane_pitch(W));
+  constexpr int kUnits = static_cast<int>(kGroupLanes / P);
+  static_assert(sizeof(In) == 4 && kUnits * P == kGroupLanes);
+  constexpr __mmask16 kRowLanes = [] {  // the first W lanes of every P
+    unsigned m = 0;
+    for (int l = 0; l < kGroupLanes; ++l) m |= (l % P < W ? 1u : 0u) << l;
+    return static_cast<__mmask16>(m);
+  }();
   In* buf = static_cast<In*>(buf_);
   const In* const* v = reinterpret_cast<const In* const*>(v_);
   int64_t i = 0;
   if (outers == kUnits) {
     for (; i + kUnits <= rows; i += kUnits) {
       __m512i r[kUnits], t[kUnits];
-      for (int g = 0; g < kUnits; ++g) r[g] = _mm512_loadu_si512(v[g] + i * W);
-      if constexpr (W == 2) {
+      for (int g = 0; g < kUnits; ++g)
+        r[g] = W == P ? _mm512_loadu_si512(v[g] + i * W) : _mm512_maskz_expandloadu_epi32(kRowLanes, v[g] + i * W);
+      if constexpr (P == 2) {
         __m512i a[8];  // a[2p + h]: rows 2l + h of outers 2p, 2p + 1 in lane l
         for (int p = 0; p < 4; ++p) {
           a[2 * p] = _mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]);
@@ -610,7 +622,7 @@ PTO_TARGET_AVX512 void side_by_side_avx512(void* buf_, const void* const* v_, in
           transpose_lanes(x, h[e]);
         }
         for (int l = 0; l < 4; ++l) t[2 * l] = h[0][l], t[2 * l + 1] = h[1][l];
-      } else if constexpr (W == 4) {
+      } else if constexpr (P == 4) {
         transpose_lanes(r, t);
       } else {
         t[0] = _mm512_shuffle_i64x2(r[0], r[1], _MM_SHUFFLE(1, 0, 1, 0));
@@ -631,7 +643,7 @@ SideBySideFn side_by_side_for(int64_t w) {
 #if PTO_X86
   if constexpr (sizeof(In) == 4)
     if (kernel_tuning().isa == Isa::Avx512)
-      with_constant<2, 4, 8>(w, [&](auto k) { fn = &side_by_side_avx512<In, k()>; });
+      with_constant<2, 3, 4, 5, 6, 7, 8>(w, [&](auto k) { fn = &side_by_side_avx512<In, k()>; });
 #endif
   return fn;
 }
@@ -954,7 +966,7 @@ class Reducer {
   // blocks through the same tree (the same bits as columns()). One outer's two or three columns a
   // piece spent the time on the pieces (sum over dim 1 of [8192, 1024, 2] fp32: 9.5 -> 2.9 ms, torch 2.1-2.9).
   void grouped_columns() {
-    const int64_t w = l_.col.size, group = kGroupLanes / w, lanes = group * w;
+    const int64_t w = l_.col.size, pitch = lane_pitch(w), group = kGroupLanes / pitch, lanes = group * pitch;
     const int64_t outers = count(l_.outer), groups = (outers + group - 1) / group;
     const int64_t blocks = (l_.n + kRowBlock - 1) / kRowBlock;
     const SideBySideFn gather = side_by_side_for<In>(w);
@@ -962,7 +974,7 @@ class Reducer {
     const In* in = reinterpret_cast<const In*>(io_.in);
     parallel_for(groups * blocks, std::max<int64_t>(1, kMinElementsPerThread / (kRowBlock * lanes)), [&](int64_t b, int64_t e) {
       alignas(64) Acc acc[kGroupLanes];
-      // Lanes past a group's columns (16 is not a multiple of 3, a last group may be short) are
+      // Lanes past a group's columns (the pitch's padding, a short last group) are
       // accumulated too, from whatever they hold, and never stored: all 16 stay one register.
       alignas(64) In buf[kRowBlock * kGroupLanes] = {};
       const In* v[kGroupLanes];
@@ -984,7 +996,7 @@ class Reducer {
           accumulate_narrow<P, kGroupLanes>(acc, buf, m, r0);
         }
         if (blocks == 1) store_group(acc, o0, k);
-        else std::copy(acc, acc + k * w, partial.data() + t * lanes);
+        else std::copy(acc, acc + k * pitch, partial.data() + t * lanes);
       }
     });
     if (blocks == 1) return;
@@ -992,16 +1004,16 @@ class Reducer {
       for (int64_t grp = b; grp < e; ++grp) {
         const int64_t o0 = grp * group, k = std::min(group, outers - o0);
         Acc* rows = partial.data() + grp * blocks * lanes;
-        tree<P>(rows, blocks, k * w, lanes);
+        tree<P>(rows, blocks, k * pitch, lanes);
         store_group(rows, o0, k);
       }
     });
   }
-  // The results of outers [o0, o0 + k), l_.col.size each, side by side in acc.
+  // The results of outers [o0, o0 + k), l_.col.size each, lane_pitch(l_.col.size) apart in acc.
   void store_group(const Acc* acc, int64_t o0, int64_t k) const {
     Walk at(l_.outer, o0);
     for (int64_t g = 0; g < k; ++g, at.next())
-      store_results(acc + g * l_.col.size, l_.col.size, io_.out + at.out * io_.osz, l_.col.out);
+      store_results(acc + g * lane_pitch(l_.col.size), l_.col.size, io_.out + at.out * io_.osz, l_.col.out);
   }
 
   // The reduced axis is not innermost: pieces of (outer index, column chunk, row block).

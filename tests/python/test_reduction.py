@@ -160,10 +160,11 @@ def test_many_short_rows_in_whole_and_partial_groups(dt, n):
 @pytest.mark.parametrize("shape", [(37, 300, 2), (13, 130, 4), (5, 129, 8), (11, 70, 3), (6, 200, 5), (7, 90, 6),
                                    (9, 70, 7)])
 def test_narrow_columns_of_several_outers_on_every_isa(dt, shape):
-    """A middle dim over rows of 2-8 values: the outer indices' rows side by side (a transpose in
-    registers for 4-byte rows of 2, 4 and 8 on AVX-512; row by row otherwise), in whole and partial
-    groups of outers, with rows left over, in one and several row blocks; ties, NaN and signed zeros
-    for the first index and the NaN rule of argmax / argmin."""
+    """A middle dim over rows of 2-8 values: the outer indices' rows side by side, padded to 2, 4 or 8
+    (a transpose in registers for 4-byte rows on AVX-512, rows of 3, 5, 6, 7 spread by an expanding
+    load; row by row otherwise), in whole and partial groups of outers, with rows left over, in one
+    and several row blocks; ties, NaN and signed zeros for the first index and the NaN rule of
+    argmax / argmin."""
     rng = np.random.default_rng(sum(shape))
     x = values(rng, shape, np.dtype(dt), -3, 3)
     if ref.is_float(x.dtype):
