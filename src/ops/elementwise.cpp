@@ -56,7 +56,7 @@ Tensor scalar_operand(const OpDef& op, const Scalar& s, DType dt, ScalarAs as, b
   return t;
 }
 
-Shape broadcast_shape(const OpDef& op, const std::vector<std::pair<const char*, Shape>>& shapes) {
+Shape broadcast_shape(const OpDef& op, std::initializer_list<std::pair<const char*, const Shape&>> shapes) {
   size_t rank = 0;
   for (const auto& [param, shape] : shapes) rank = std::max(rank, shape.size());
   Shape out(rank, 1);
@@ -151,7 +151,7 @@ Plan plan_binary(const OpDef& op, const Args& a, const BinaryRules& rules) {
   const int t = first_scalar ? 1 : 0, s = 1 - t;
   const char* tname = op.params[t].name;
   const char* sname = op.params[s].name;
-  const Tensor x = operand(op, limits, a.tensor(t), tname, limits.dtypes);
+  Tensor x = operand(op, limits, a.tensor(t), tname, limits.dtypes);
   Tensor y;
   if (a.is_tensor(s)) {
     y = operand(op, limits, a.tensor(s), sname, limits.dtypes);
@@ -166,11 +166,15 @@ Plan plan_binary(const OpDef& op, const Args& a, const BinaryRules& rules) {
                        sname);
   }
   Plan p;
-  p.inputs = t == 0 ? std::vector<Tensor>{x, y} : std::vector<Tensor>{y, x};
+  const DType dtype = x.dtype();
+  // Moved, not copied: each copy of a tensor is two atomic reference counts, and this runs per call.
+  p.inputs.reserve(2);
+  p.inputs.push_back(std::move(t == 0 ? x : y));
+  p.inputs.push_back(std::move(t == 0 ? y : x));
   p.shape = broadcast_shape(op, {{op.params[0].name, p.inputs[0].shape()}, {op.params[1].name, p.inputs[1].shape()}});
   checks::check_extent(op.name.c_str(), "output", p.shape, false);
-  p.dtype = result_dtype(rules.result, x.dtype());
-  p.compute = compute_of(rules.result, x.dtype(), p.dtype);
+  p.dtype = result_dtype(rules.result, dtype);
+  p.compute = compute_of(rules.result, dtype, p.dtype);
   check_tile(op, p.shape, p.dtype, p.inputs);
   return p;
 }

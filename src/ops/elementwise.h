@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -43,7 +44,8 @@ Tensor scalar_operand(const OpDef& op, const Scalar& s, DType dt, ScalarAs as, b
                       const char* param = "other");
 
 // numpy broadcasting of the operands' shapes (ArgumentError naming both otherwise).
-Shape broadcast_shape(const OpDef& op, const std::vector<std::pair<const char*, Shape>>& shapes);
+// The shapes by reference: a call per op, where copying them cost allocations.
+Shape broadcast_shape(const OpDef& op, std::initializer_list<std::pair<const char*, const Shape&>> shapes);
 // t seen at `shape` (stride 0 along the dims it broadcasts over).
 Tensor broadcast_to(const Tensor& t, const Shape& shape);
 
@@ -221,11 +223,12 @@ bool fill_kernel(const Plan& p, Kernel& k) {
 // The table entry's run and infer for a plan and a functor.
 template <class F, size_t N>
 Outputs run_plan(const Plan& p) {
-  Tensor out = Tensor::empty(p.shape, p.dtype);
+  Outputs outputs;  // the output made in place: a copy is two atomic reference counts per call
+  const Tensor& out = outputs.emplace_back(Tensor::empty(p.shape, p.dtype));
   std::array<const Tensor*, N> inputs;
   for (size_t k = 0; k < N; ++k) inputs[k] = &p.inputs[k];
   run<F, N>(out, inputs, p.compute);
-  return {std::move(out)};
+  return outputs;
 }
 
 template <class F, const BinaryRules& R>
