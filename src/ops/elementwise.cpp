@@ -180,9 +180,8 @@ Plan plan_binary(const OpDef& op, const Args& a, const BinaryRules& rules) {
 }
 
 Plan plan_unary(const OpDef& op, const Args& a, Result result) {
-  const Tensor x = offered_input(op, a);
   Plan p;
-  p.inputs = {x};
+  const Tensor& x = p.inputs.emplace_back(offered_input(op, a));  // in place, as plan_binary's
   p.shape = x.shape();
   p.dtype = result_dtype(result, x.dtype());
   p.compute = compute_of(result, x.dtype(), p.dtype);
