@@ -366,6 +366,34 @@ bool transposed_copy(const Tensor& dst, const Tensor& src) {
   const Dim& beside = dims[dims.size() - 2];
   const bool planes = inner.size <= kMaxPlanes && beside.ds == inner.size && beside.ss > 0 &&
                       (beside.ss == 1 || beside.ss * item <= kMaxPlaneStepBytes);
+  if (!planes && inner.size <= kMaxPlanes && beside.ds == inner.size) {
+    // Rows of C elements from C planes whose rows lie far apart in src (the first and last dims of
+    // [a, M, b] swapped, b elements past a cache line): tiles C rows deep spent their time on
+    // bookkeeping. Each plane is transposed on its own into a stage, then the stage's planes are
+    // interleaved: two copies that each run at speed ([2, 528, 3302] fp16 to [3302, 528, 2] from
+    // memory: 4.3 -> 1.4 ms, torch 3.7).
+    Shape rest;
+    Strides src_rest, dst_rest, stage_rest;
+    for (size_t k = 0; k + 1 < dims.size(); ++k) {
+      rest.push_back(dims[k].size);
+      src_rest.push_back(dims[k].ss);
+      dst_rest.push_back(dims[k].ds);
+    }
+    stage_rest.resize(rest.size());
+    int64_t plane = 1;
+    for (size_t k = rest.size(); k-- > 0;) stage_rest[k] = plane, plane *= rest[k];
+    const Tensor stage = Tensor::empty({inner.size * plane}, dst.dtype());
+    const auto copy = [](const Tensor& to, const Tensor& from) {
+      if (!transposed_copy(to, from)) copy_into(to, from);
+    };
+    for (int64_t k = 0; k < inner.size; ++k)
+      copy(stage.as_strided(rest, stage_rest, k * plane), src.as_strided(rest, src_rest, k * inner.ss));
+    rest.push_back(inner.size);
+    dst_rest.push_back(inner.ds);
+    stage_rest.push_back(plane);
+    copy(dst.as_strided(rest, dst_rest, 0), stage.as_strided(rest, stage_rest, 0));
+    return true;
+  }
   const size_t across_at = planes ? dims.size() - 2 : t;
   const Dim across = dims[across_at];
   std::vector<Dim> batch;

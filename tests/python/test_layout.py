@@ -274,7 +274,8 @@ def test_channels_moved_first_match_torch(dt):
 @pytest.mark.parametrize("dt", [np.int8, np.float16, np.float32, np.float64])
 def test_first_and_last_small_dims_swapped_match_torch(dt):
     """[a, M, b] to [b, M, a] with a <= 8: planes read with a step of b elements (docs/ops/layout.md)
-    while b elements span at most a cache line, the blocked transpose past it; leading batches, views."""
+    while b elements span at most a cache line; past it each plane transposed into a stage, then the
+    stage's planes interleaved; a = 9 the blocked transpose. Leading batches, views."""
     rng = np.random.default_rng(8)
     line = 64 // np.dtype(dt).itemsize
     for a, b in ((3, 3), (2, 4), (5, 4), (8, 7), (2, line), (3, line + 1), (9, 3)):
