@@ -296,8 +296,15 @@ struct Extreme {
   static Acc identity() { return kMax ? kLow : kHigh; }
   static Acc combine(Acc a, Acc b) { return kMax ? (b > a ? b : a) : (b < a ? b : a); }
   static Acc step(Acc a, In v, int64_t) {
-    if constexpr (kFloat<T>) return combine(a, v != v ? (kMax ? kHigh : kLow) : order_key(v));
-    else return combine(a, v);
+    if constexpr (kFloat<T>) {
+      // NaN told by its bits (a magnitude past infinity's), both sides computed: with `v != v` the
+      // compiler branched per element (amax over dim 1 of [16384, 256, 3] fp32: 8.6 -> 6.0 ms).
+      const Acc bits = std::bit_cast<Acc>(v);
+      const bool nan = (bits & std::numeric_limits<Acc>::max()) > std::bit_cast<Acc>(std::numeric_limits<T>::infinity());
+      return combine(a, nan ? (kMax ? kHigh : kLow) : flip(bits));
+    } else {
+      return combine(a, v);
+    }
   }
   static Res result(Acc a) {
     if constexpr (kFloat<T>) {
