@@ -54,14 +54,16 @@ struct View {
   bool trans = false;
 };
 
-enum class Form : uint8_t { Float, Int8 };
+// Float: fp32 operands (others widened, exactly); Int8: int8 operands as they are; Bf16: bf16
+// operands as they are, for oneDNN's bf16 matmul primitive.
+enum class Form : uint8_t { Float, Int8, Bf16 };
 
 // The operand of every output batch in `form`: the caller's memory where the library can read it
 // as it is, else a packed contiguous copy (made once per distinct matrix).
 struct Prepared {
   std::vector<View> views;
   std::vector<std::vector<float>> floats;
-  std::vector<std::vector<int8_t>> bytes;
+  std::vector<std::vector<std::byte>> packs;
 };
 
 float mx_scale(const Operand& op, int64_t r, int64_t c) {
@@ -74,7 +76,7 @@ Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, Trans
   Prepared out;
   const size_t itemsize = dtype_size(op.dtype);
   const bool native = (form == Form::Float && op.dtype == DType::FP32 && tf32 == TransMode::CAST_NONE && !op.scale) ||
-                      (form == Form::Int8 && op.dtype == DType::INT8);
+                      (form == Form::Int8 && op.dtype == DType::INT8) || (form == Form::Bf16 && op.dtype == DType::BF16);
   out.views.reserve(op.offsets.size());
   for (size_t i = 0; i < op.offsets.size(); ++i) {
     const int64_t offset = op.offsets[i];
@@ -88,20 +90,12 @@ Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, Trans
     View v;
     if (native && op.col_stride == 1 && op.row_stride >= std::max<int64_t>(cols, 1)) {
       v = {base, op.row_stride, false};
-    } else if (native && op.row_stride == 1 && op.col_stride >= std::max<int64_t>(rows, 1)) {
-      if (transposed) {
-        v = {base, op.col_stride, true};
-      } else {
-        std::vector<float>& packed = out.floats.emplace_back(static_cast<size_t>(rows * cols));
-        const int64_t shape[] = {rows, cols}, to[] = {cols, 1}, from[] = {op.row_stride, op.col_stride};
-        strided_copy(packed.data(), to, base, from, shape, 2, itemsize);
-        v = {packed.data(), cols, false};
-      }
-    } else if (form == Form::Int8) {
-      std::vector<int8_t>& packed = out.bytes.emplace_back(static_cast<size_t>(rows * cols));
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          packed[r * cols + c] = static_cast<int8_t>(base[(r * op.row_stride + c * op.col_stride)]);
+    } else if (native && op.row_stride == 1 && op.col_stride >= std::max<int64_t>(rows, 1) && transposed) {
+      v = {base, op.col_stride, true};
+    } else if (native) {  // copied to row-major through the strided-copy engine's L1 tiles
+      std::vector<std::byte>& packed = out.packs.emplace_back(static_cast<size_t>(rows * cols) * itemsize);
+      const int64_t shape[] = {rows, cols}, to[] = {cols, 1}, from[] = {op.row_stride, op.col_stride};
+      strided_copy(packed.data(), to, base, from, shape, 2, itemsize);
       v = {packed.data(), cols, false};
     } else {
       std::vector<float>& packed = out.floats.emplace_back(static_cast<size_t>(rows * cols));
@@ -126,16 +120,27 @@ Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, Trans
   return out;
 }
 
-// Rows [r0, r0 + m) of A and columns [c0, c0 + n) of B, as the library's pointer arguments.
-template <class T>
-const T* rows_of(const View& a, int64_t r0) {
-  const T* p = static_cast<const T*>(a.data);
-  return a.trans ? p + r0 : p + r0 * a.ld;
+// Whether a bf16 operand ([rows, cols]) holds a nonzero below 2^-40 in magnitude. The bf16 dot-product
+// instructions treat subnormal inputs and results as zero; with every nonzero operand at 2^-40 or more,
+// every product and partial sum is a multiple of 2^-94 (8-bit significands), so none is subnormal.
+bool holds_tiny_bf16(const View& v, int64_t rows, int64_t cols) {
+  constexpr uint16_t kTinyBits = (127 - 40) << 7;  // |x| < 2^-40: biased exponent below 87
+  const int64_t lines = v.trans ? cols : rows, length = v.trans ? rows : cols;
+  unsigned tiny = 0;
+  for (int64_t i = 0; i < lines; ++i) {
+    const uint16_t* line = static_cast<const uint16_t*>(v.data) + i * v.ld;
+    for (int64_t j = 0; j < length; ++j)  // (zero wraps to 0xFFFF: not tiny)
+      tiny |= static_cast<uint16_t>((line[j] & 0x7FFFu) - 1u) < kTinyBits - 1u;
+    if (tiny) return true;
+  }
+  return false;
 }
+
+// Element (row, col) of an operand's matrix, as the library's pointer arguments take it.
 template <class T>
-const T* cols_of(const View& b, int64_t c0) {
-  const T* p = static_cast<const T*>(b.data);
-  return b.trans ? p + c0 * b.ld : p + c0;
+const T* element(const View& v, int64_t row, int64_t col) {
+  const T* p = static_cast<const T*>(v.data);
+  return v.trans ? p + col * v.ld + row : p + row * v.ld + col;
 }
 
 // Per-thread scratch: accumulators of a block and a split-K / int8 piece; the tile unit's
@@ -143,7 +148,7 @@ const T* cols_of(const View& b, int64_t c0) {
 struct Scratch {
   std::vector<float> piece;
   std::vector<std::byte> acc, tile_pad;
-  std::vector<float> row, scales;
+  std::vector<float> row, scales, float_products, wide_a, wide_b;
   std::vector<int32_t> products;
 };
 thread_local Scratch t_scratch;
@@ -157,40 +162,51 @@ T* grown(std::vector<T>& v, int64_t n) {
 void sgemm(const View& a, int64_t r0, const View& b, int64_t c0, int64_t m, int64_t n, int64_t k0, int64_t k,
            float beta, float* c, int64_t ldc) {
   // K offset k0: along A's columns and B's rows.
-  const float* ap = rows_of<float>(a, r0) + (a.trans ? k0 * a.ld : k0);
-  const float* bp = cols_of<float>(b, c0) + (b.trans ? k0 : k0 * b.ld);
+  const float* ap = element<float>(a, r0, k0);
+  const float* bp = element<float>(b, k0, c0);
   [[maybe_unused]] const OneThreadPerCall one;
   dnnl_sgemm(a.trans ? 'T' : 'N', b.trans ? 'T' : 'N', m, n, k, 1.0f, ap, a.ld, bp, b.ld, beta, c, ldc);
 }
 
-// int8 products on the CPU's tile unit (AMX): oneDNN's matmul primitive runs its brgemm kernels
-// there, about 4x its VNNI GEMM on one core ([512, 1024] x [1024, 1024]: 0.73 against 2.8 ms).
-// int8 sums are exact, so either gives the same bits. A primitive is compiled for one shape and
-// layout (0.1 - 0.5 ms): a shape takes it from its second call, or from its first when its
-// products are many enough to hide the compilation; each is kept for the process's lifetime.
-class TileUnitInt8 {
+// Products on oneDNN's matmul primitive, on the CPU's tile unit (AMX) or bf16 dot products where it has
+// them. int8 x int8 -> int32: the primitive's brgemm kernels on the tiles run about 4x its VNNI GEMM on one
+// core ([512, 1024] x [1024, 1024]: 0.73 against 2.8 ms); int8 sums are exact, so either gives the same
+// bits. bf16 x bf16 -> fp32: exact products summed in fp32, as the widened sgemm does (in another order),
+// 3-7x faster (docs/ops/matmul.md#speed). A primitive is compiled for one shape and layout (0.1 - 0.5
+// ms). An int8 shape takes it from its second call, or from its first when its products are many enough
+// to hide the compilation; a bf16 shape from its first (a later call must give the first call's bits).
+// Each is compiled and run on one thread (its blocking then cannot split a sum by the thread count).
+class MatmulPrimitives {
  public:
+  enum class Kind : uint8_t { Int8, Bf16 };
   struct Shape {
+    Kind kind;
     int64_t m, n, k, lda, ldb, ldc;
     bool trans_a, trans_b;
-    auto key() const { return std::tie(m, n, k, lda, ldb, ldc, trans_a, trans_b); }
+    auto key() const { return std::tie(kind, m, n, k, lda, ldb, ldc, trans_a, trans_b); }
     bool operator<(const Shape& o) const { return key() < o.key(); }
   };
 
-  // Runs c = a b on the tile unit and returns true, or returns false (the caller runs the GEMM).
-  static bool run(const Shape& s, const int8_t* a, const int8_t* b, int32_t* c) {
-    static TileUnitInt8* unit = available() ? new TileUnitInt8() : nullptr;  // outlives its users at exit
-    if (!unit) return false;
+  static bool available(Kind kind) {
+    const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    const auto need = static_cast<unsigned>(kind == Kind::Int8 ? dnnl_cpu_isa_avx512_core_amx : dnnl_cpu_isa_avx512_core_bf16);
+    return (isa & need) == need;
+  }
+
+  // Runs c = a b (c's rows ldc apart) and returns true, or returns false (the caller runs the GEMM).
+  static bool run(const Shape& s, const void* a, const void* b, void* c) {
+    static MatmulPrimitives* unit = new MatmulPrimitives();  // outlives its users at exit
+    if (!available(s.kind)) return false;
+    [[maybe_unused]] const OneThreadPerCall one;
     const std::optional<Compiled> compiled = unit->primitive(s);
     if (!compiled) return false;
     thread_local dnnl::stream stream(unit->engine_);
-    dnnl::memory src(compiled->pd.src_desc(), unit->engine_, const_cast<int8_t*>(a));
-    dnnl::memory weights(compiled->pd.weights_desc(), unit->engine_, const_cast<int8_t*>(b));
+    dnnl::memory src(compiled->pd.src_desc(), unit->engine_, const_cast<void*>(a));
+    dnnl::memory weights(compiled->pd.weights_desc(), unit->engine_, const_cast<void*>(b));
     dnnl::memory dst(compiled->pd.dst_desc(), unit->engine_, c);
     // Each thread brings its own scratchpad (packed tiles of B): threads run one primitive at once.
     const dnnl::memory::desc pad = compiled->pd.scratchpad_desc();
     dnnl::memory scratchpad(pad, unit->engine_, grown(t_scratch.tile_pad, static_cast<int64_t>(pad.get_size())));
-    [[maybe_unused]] const OneThreadPerCall one;
     compiled->primitive.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst},
                                          {DNNL_ARG_SCRATCHPAD, scratchpad}});
     stream.wait();
@@ -199,27 +215,23 @@ class TileUnitInt8 {
 
  private:
   static constexpr int64_t kCompileAtOnce = int64_t(1) << 26;  // products (a 0.5 ms compile is < 10 % of the GEMM)
-  static constexpr size_t kMaxSeen = 4096;
+  static constexpr size_t kMaxKept = 4096;                     // shapes seen or compiled, before forgetting them
 
   struct Compiled {
     dnnl::matmul::primitive_desc pd;
     dnnl::matmul primitive;
   };
 
-  static bool available() {
-    const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-    return (isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
-  }
-
-  // The primitive of a shape, or nothing (its first call, or oneDNN would not use the tile unit).
+  // The primitive of a shape, or nothing (an int8 shape's first call, or no fitting kernel).
   std::optional<Compiled> primitive(const Shape& s) {
     std::lock_guard lock(mutex_);
     if (const auto it = compiled_.find(s); it != compiled_.end()) return it->second;
-    if (s.m * s.n * s.k < kCompileAtOnce && seen_.insert(s).second) {
-      if (seen_.size() > kMaxSeen) seen_.clear();
+    if (s.kind == Kind::Int8 && s.m * s.n * s.k < kCompileAtOnce && seen_.insert(s).second) {
+      if (seen_.size() > kMaxKept) seen_.clear();
       return std::nullopt;
     }
     seen_.erase(s);
+    if (compiled_.size() >= kMaxKept) compiled_.clear();
     std::optional<Compiled> made = compile(s);
     compiled_.emplace(s, made);
     return made;
@@ -227,15 +239,20 @@ class TileUnitInt8 {
 
   std::optional<Compiled> compile(const Shape& s) const {
     using dt = dnnl::memory::data_type;
+    const bool int8 = s.kind == Kind::Int8;
+    const dt in = int8 ? dt::s8 : dt::bf16, out = int8 ? dt::s32 : dt::f32;
     const auto strides = [](bool trans, int64_t ld) { return trans ? dnnl::memory::dims{1, ld} : dnnl::memory::dims{ld, 1}; };
-    const dnnl::memory::desc a({s.m, s.k}, dt::s8, strides(s.trans_a, s.lda));
-    const dnnl::memory::desc b({s.k, s.n}, dt::s8, strides(s.trans_b, s.ldb));
-    const dnnl::memory::desc c({s.m, s.n}, dt::s32, dnnl::memory::dims{s.ldc, 1});
+    const dnnl::memory::desc a({s.m, s.k}, in, strides(s.trans_a, s.lda));
+    const dnnl::memory::desc b({s.k, s.n}, in, strides(s.trans_b, s.ldb));
+    const dnnl::memory::desc c({s.m, s.n}, out, dnnl::memory::dims{s.ldc, 1});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     try {
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, engine_);
-      if (std::string_view(pd.impl_info_str()).find("amx") == std::string_view::npos) return std::nullopt;
+      // int8: only the tiles beat the GEMM; bf16: any kernel but the reference loops.
+      const std::string_view impl = pd.impl_info_str();
+      if (int8 ? impl.find("amx") == std::string_view::npos : impl.find("ref") != std::string_view::npos)
+        return std::nullopt;
       return Compiled{pd, dnnl::matmul(pd)};
     } catch (const dnnl::error&) {
       return std::nullopt;
@@ -248,16 +265,50 @@ class TileUnitInt8 {
   std::set<Shape> seen_;
 };
 
+// [rows, cols] of a bf16 operand from (row0, col0), widened (exactly) into a row-major fp32 copy.
+void widen_bf16(const View& v, int64_t row0, int64_t col0, int64_t rows, int64_t cols, float* dst) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      dst[r * cols + c] = std::bit_cast<float>(uint32_t{*element<uint16_t>(v, row0 + r, col0 + c)} << 16);
+}
+
+// c = a b over K [k0, k0 + k), for rows [r0, r0 + m) of A and columns [c0, c0 + n) of B, plus c when
+// beta is 1: bf16 views on the bf16 primitive, fp32 views on sgemm.
+void float_gemm(Form form, const View& a, int64_t r0, const View& b, int64_t c0, int64_t m, int64_t n, int64_t k0,
+                int64_t k, float beta, float* c, int64_t ldc) {
+  if (form != Form::Bf16) return sgemm(a, r0, b, c0, m, n, k0, k, beta, c, ldc);
+  using Kind = MatmulPrimitives::Kind;
+  const uint16_t* ap = element<uint16_t>(a, r0, k0);
+  const uint16_t* bp = element<uint16_t>(b, k0, c0);
+  if (beta == 0.0f) {
+    if (MatmulPrimitives::run({Kind::Bf16, m, n, k, a.ld, b.ld, ldc, a.trans, b.trans}, ap, bp, c)) return;
+  } else {  // the products to scratch, added here in fp32 (as sgemm's beta does)
+    float* const products = grown(t_scratch.float_products, m * n);
+    if (MatmulPrimitives::run({Kind::Bf16, m, n, k, a.ld, b.ld, n, a.trans, b.trans}, ap, bp, products)) {
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j) c[r * ldc + j] += products[r * n + j];
+      return;
+    }
+  }
+  // oneDNN has no kernel for this layout (none seen on CPUs with bf16 dot products): widen and sgemm.
+  float* const wa = grown(t_scratch.wide_a, m * k);
+  float* const wb = grown(t_scratch.wide_b, k * n);
+  widen_bf16(a, r0, k0, m, k, wa);
+  widen_bf16(b, k0, c0, k, n, wb);
+  sgemm({wa, k, false}, 0, {wb, n, false}, 0, m, n, 0, k, beta, c, ldc);
+}
+
 void s8gemm(const View& a, int64_t r0, const View& b, int64_t c0, int64_t m, int64_t n, int64_t k, float beta,
             int32_t* c, int64_t ldc) {
-  const int8_t* ap = rows_of<int8_t>(a, r0);
-  const int8_t* bp = cols_of<int8_t>(b, c0);
+  const int8_t* ap = element<int8_t>(a, r0, 0);
+  const int8_t* bp = element<int8_t>(b, 0, c0);
+  using Kind = MatmulPrimitives::Kind;
   if (beta == 0.0f) {
-    if (TileUnitInt8::run({m, n, k, a.ld, b.ld, ldc, a.trans, b.trans}, ap, bp, c)) return;
+    if (MatmulPrimitives::run({Kind::Int8, m, n, k, a.ld, b.ld, ldc, a.trans, b.trans}, ap, bp, c)) return;
   } else {
     // oneDNN's sum post-op adds in fp32: the products go to scratch and are added here, exactly.
     int32_t* const products = grown(t_scratch.products, m * n);
-    if (TileUnitInt8::run({m, n, k, a.ld, b.ld, n, a.trans, b.trans}, ap, bp, products)) {
+    if (MatmulPrimitives::run({Kind::Int8, m, n, k, a.ld, b.ld, n, a.trans, b.trans}, ap, bp, products)) {
       for (int64_t r = 0; r < m; ++r)
         for (int64_t j = 0; j < n; ++j)  // (wrapping as the GEMM's int32 sums do)
           c[r * ldc + j] = static_cast<int32_t>(static_cast<uint32_t>(c[r * ldc + j]) +
@@ -287,8 +338,8 @@ int8_t saturate_int8(float v) {
 class Block {
  public:
   Block(const Problem& p, const View& a, const View& b, int64_t batch, int64_t r0, int64_t m, int64_t c0, int64_t n,
-        bool vnni)
-      : p_(p), a_(a), b_(b), batch_(batch), r0_(r0), m_(m), c0_(c0), n_(n), vnni_(vnni) {}
+        Form form)
+      : p_(p), a_(a), b_(b), batch_(batch), r0_(r0), m_(m), c0_(c0), n_(n), form_(form) {}
 
   void run() {
     const bool int_acc = p_.a.dtype == DType::INT8;
@@ -353,11 +404,11 @@ class Block {
     const int64_t k = p_.k;
     if (k == 0) return;
     const int64_t piece = p_.split_k > 0 && p_.split_k < k ? p_.split_k : k;
-    sgemm(a_, r0_, b_, c0_, m_, n_, 0, piece, beta, acc, ldc);
+    float_gemm(form_, a_, r0_, b_, c0_, m_, n_, 0, piece, beta, acc, ldc);
     // Split-K: each further piece is a partial of its own, added to the sum so far in K order.
     float* part = piece < k ? grown(t_scratch.piece, m_ * n_) : nullptr;
     for (int64_t k0 = piece; k0 < k; k0 += piece) {
-      sgemm(a_, r0_, b_, c0_, m_, n_, k0, std::min(piece, k - k0), 0.0f, part, n_);
+      float_gemm(form_, a_, r0_, b_, c0_, m_, n_, k0, std::min(piece, k - k0), 0.0f, part, n_);
       for (int64_t r = 0; r < m_; ++r)
         for (int64_t c = 0; c < n_; ++c) acc[r * ldc + c] += part[r * n_ + c];
     }
@@ -366,7 +417,7 @@ class Block {
   void accumulate_int8(int32_t* acc, int64_t ldc, float beta) {
     const int64_t k = p_.k;
     if (k == 0) return;
-    if (vnni_) {
+    if (form_ == Form::Int8) {
       s8gemm(a_, r0_, b_, c0_, m_, n_, k, beta, acc, ldc);
       return;
     }
@@ -422,7 +473,7 @@ class Block {
   const Problem& p_;
   const View &a_, &b_;
   int64_t batch_, r0_, m_, c0_, n_;
-  bool vnni_;
+  Form form_;
 };
 
 bool detect_vnni_gemm() {
@@ -474,23 +525,35 @@ void run(const Problem& p) {
   const bool int8 = p.a.dtype == DType::INT8;
   // (The kernel tuning's ISA cap below AVX-512 takes the other path: tests compare the two.)
   const bool vnni = int8 && kernel_tuning().isa == Isa::Avx512 && int8_uses_vnni_gemm();
-  const Form form = vnni ? Form::Int8 : Form::Float;
+  const bool bf16 = p.a.dtype == DType::BF16 && p.b.dtype == DType::BF16 && !p.a.scale && !p.b.scale &&
+                    kernel_tuning().isa == Isa::Avx512 && MatmulPrimitives::available(MatmulPrimitives::Kind::Bf16);
+  Form form = vnni ? Form::Int8 : bf16 ? Form::Bf16 : Form::Float;
   const TransMode tf32 = p.a.dtype == DType::FP32 ? p.tf32 : TransMode::CAST_NONE;
-  const Prepared a = prepare(p.a, p.m, p.k, form, tf32);
-  Operand b_op = p.b;
-  Prepared b;
-  if (p.b.scale) {
-    // Pack B transposed ([n, k]) so that its MX blocks run along the packed rows, then read it as
-    // the transpose of a row-major [k, n].
-    std::swap(b_op.row_stride, b_op.col_stride);
-    b = prepare(b_op, p.n, p.k, form, tf32);
-    for (View& v : b.views) v.trans = !v.trans;
-  } else {
-    // Both operands transposed: B is copied to row-major first. oneDNN's sgemm runs 'T', 'T' at about
-    // half the speed of 'T', 'N' ([1024]^3 fp32 on an Ice Lake Xeon: 17.7 against 8.1 ms), and the
-    // copy of B costs about 1 ms.
-    const bool a_transposed = std::any_of(a.views.begin(), a.views.end(), [](const View& v) { return v.trans; });
-    b = prepare(b_op, p.k, p.n, form, tf32, form != Form::Float || !a_transposed);
+  Prepared a, b;
+  const auto prepare_both = [&] {
+    a = prepare(p.a, p.m, p.k, form, tf32);
+    Operand b_op = p.b;
+    if (p.b.scale) {
+      // Pack B transposed ([n, k]) so that its MX blocks run along the packed rows, then read it as
+      // the transpose of a row-major [k, n].
+      std::swap(b_op.row_stride, b_op.col_stride);
+      b = prepare(b_op, p.n, p.k, form, tf32);
+      for (View& v : b.views) v.trans = !v.trans;
+    } else {
+      // Both operands transposed: B is copied to row-major first. oneDNN's sgemm runs 'T', 'T' at about
+      // half the speed of 'T', 'N' ([1024]^3 fp32 on an Ice Lake Xeon: 17.7 against 8.1 ms), and the
+      // copy of B costs about 1 ms.
+      const bool a_transposed = std::any_of(a.views.begin(), a.views.end(), [](const View& v) { return v.trans; });
+      b = prepare(b_op, p.k, p.n, form, tf32, form != Form::Float || !a_transposed);
+    }
+  };
+  prepare_both();
+  const auto tiny = [](const Prepared& op, int64_t rows, int64_t cols) {
+    return std::any_of(op.views.begin(), op.views.end(), [&](const View& v) { return holds_tiny_bf16(v, rows, cols); });
+  };
+  if (form == Form::Bf16 && (tiny(a, p.m, p.k) || tiny(b, p.k, p.n))) {
+    form = Form::Float;  // exact fp32 arithmetic keeps the subnormals
+    prepare_both();
   }
   const Blocks blocks = int8 ? int8_blocks(p.m, p.n, p.k, p.batches) : float_blocks(p.m, p.n);
   const int64_t mb = blocks.rows, nb = blocks.cols;
@@ -500,7 +563,7 @@ void run(const Problem& p) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t batch = t / per_batch, rb = (t % per_batch) / col_blocks, cb = t % col_blocks;
       const int64_t r0 = rb * mb, c0 = cb * nb;
-      Block(p, a.views[batch], b.views[batch], batch, r0, std::min(mb, p.m - r0), c0, std::min(nb, p.n - c0), vnni)
+      Block(p, a.views[batch], b.views[batch], batch, r0, std::min(mb, p.m - r0), c0, std::min(nb, p.n - c0), form)
           .run();
     }
   });

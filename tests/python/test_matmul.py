@@ -329,6 +329,33 @@ def test_empty_operands_on_cpu_and_their_error_on_the_chips():
             ptocpu.matmul(tensor(a), tensor(b), D.DT_FP32)
 
 
+def test_bf16_sums_keep_their_subnormals():
+    # 2^-70 squared is 2^-140, subnormal in fp32: CPUs' bf16 dot products would flush it to zero, so
+    # operands holding values this small take the widened fp32 GEMM (docs/ops/matmul.md#speed). Every
+    # sum here is exact in fp32, so the result is the exact product, bit for bit.
+    tiny = 2.0 ** -70
+    for a_trans, b_trans in ((False, False), (True, False), (False, True)):
+        a = np.full((300, 96), tiny)
+        b = np.full((96, 520), tiny)
+        a[3, :], b[:, 5] = 1.0, 1.0
+        av, bv = a.T.copy() if a_trans else a, b.T.copy() if b_trans else b
+        got = ptocpu.matmul(tensor(av.astype(ml_dtypes.bfloat16)), tensor(bv.astype(ml_dtypes.bfloat16)), D.DT_FP32,
+                            a_trans=a_trans, b_trans=b_trans)
+        want = exact_product(a, b).astype(np.float32)
+        assert want[0, 0] == np.float32(96 * 2.0 ** -140) and want[0, 0] < np.finfo(np.float32).tiny
+        np.testing.assert_array_equal(got.numpy(), want)
+    # without them: the bf16 kernels, still the exact sums (and a bias added once)
+    a, b = np.where(a == tiny, 0.5, a), np.where(b == tiny, -0.25, b)
+    a[7, :] = 0.0
+    a[7, ::2] = 2.0 ** -40  # the smallest magnitude given to the bf16 kernels
+    bf = ml_dtypes.bfloat16
+    got = ptocpu.matmul(tensor(a.astype(bf)), tensor(b.astype(bf)), D.DT_FP32)
+    np.testing.assert_array_equal(got.numpy(), exact_product(a, b).astype(np.float32))
+    bias = np.arange(520, dtype=np.float32)[None, :]
+    got = ptocpu.matmul(tensor(a[:7].astype(bf)), tensor(b.astype(bf)), D.DT_FP32, extend_params={"bias_tensor": tensor(bias)})
+    np.testing.assert_array_equal(got.numpy(), (exact_product(a[:7], b) + bias).astype(np.float32))
+
+
 @pytest.mark.parametrize("dtype", [D.DT_FP32, D.DT_BF16, D.DT_INT8])
 def test_one_and_two_threads_give_the_same_bits(dtype):
     rng = np.random.default_rng(12)
