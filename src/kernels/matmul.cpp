@@ -30,7 +30,11 @@ using kernels::OneThreadPerCall;
 struct Blocks {
   int64_t rows, cols;
 };
-Blocks float_blocks(int64_t m, int64_t n) { return {m <= 384 ? m : 256, n <= 1024 ? n : 512}; }
+// Rows: M up to 384, else a quarter of M (whole 64s) within [256, 1024]; columns: N up to 1024, else
+// 1024. One core's sgemm, K 4096, on an Intel Xeon (2026-12-05): [256, 512] blocks 168 GFLOP/s, [1024, 1024] 189.
+Blocks float_blocks(int64_t m, int64_t n) {
+  return {m <= 384 ? m : std::clamp<int64_t>(m / 4 / 64 * 64, 256, 1024), std::min<int64_t>(n, 1024)};
+}
 // int8 sums are exact, so any cut gives the same bits: one block per thread and batch, cut along
 // the longer side (the library's best case), none below a few million products (a thread's
 // wake-up costs more than it saves there).
