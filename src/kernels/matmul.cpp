@@ -31,7 +31,8 @@ struct Blocks {
   int64_t rows, cols;
 };
 // Rows: M up to 384, else a quarter of M (whole 64s) within [256, 1024]; columns: N up to 1024, else
-// 1024. One core's sgemm, K 4096, on an Intel Xeon (2026-12-05): [256, 512] blocks 168 GFLOP/s, [1024, 1024] 189.
+// 1024. One core's sgemm, K 4096, on an Intel Xeon (2026-12-05): [256, 512] blocks run at 168 GFLOP/s,
+// [1024, 1024] at 189.
 Blocks float_blocks(int64_t m, int64_t n) {
   return {m <= 384 ? m : std::clamp<int64_t>(m / 4 / 64 * 64, 256, 1024), std::min<int64_t>(n, 1024)};
 }
@@ -80,7 +81,8 @@ Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, Trans
   Prepared out;
   const size_t itemsize = dtype_size(op.dtype);
   const bool native = (form == Form::Float && op.dtype == DType::FP32 && tf32 == TransMode::CAST_NONE && !op.scale) ||
-                      (form == Form::Int8 && op.dtype == DType::INT8) || (form == Form::Bf16 && op.dtype == DType::BF16);
+                      (form == Form::Int8 && op.dtype == DType::INT8) ||
+                      (form == Form::Bf16 && op.dtype == DType::BF16);
   out.views.reserve(op.offsets.size());
   for (size_t i = 0; i < op.offsets.size(); ++i) {
     const int64_t offset = op.offsets[i];
@@ -193,7 +195,8 @@ class MatmulPrimitives {
 
   static bool available(Kind kind) {
     const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-    const auto need = static_cast<unsigned>(kind == Kind::Int8 ? dnnl_cpu_isa_avx512_core_amx : dnnl_cpu_isa_avx512_core_bf16);
+    const auto need =
+        static_cast<unsigned>(kind == Kind::Int8 ? dnnl_cpu_isa_avx512_core_amx : dnnl_cpu_isa_avx512_core_bf16);
     return (isa & need) == need;
   }
 
