@@ -75,4 +75,17 @@ def matmul_shapes() -> list[Case]:
     ]
 
 
-SWEEP = [matmul_shapes]
+def matmul_shape_classes() -> list[Case]:
+    """Shapes between the published ones, in each operand dtype: few rows (a single block, one thread,
+    before 2026-12-05), a thin A, a mid-size cube, odd N, a short K, and a call-overhead-sized product."""
+    shapes = [((384, 1024), (1024, 1024)), ((32, 4096), (4096, 1024)), ((256, 256), (256, 256)),
+              ((2048, 1024), (1024, 3000)), ((1024, 64), (64, 1024)), ((8, 8), (8, 8))]
+    cases = []
+    for a, b in shapes:
+        for dtype, out in (("fp32", "fp32"), ("bf16", "fp32"), ("fp16", "fp32"), ("int8", "int32")):
+            cases.append(_mm(f"SW-MATMUL-{a[0]}x{a[1]}x{b[1]}-{dtype.upper()}", a, b, dtype, out,
+                             tiny=a[0] * a[1] * b[1] < 1 << 16))
+    return cases
+
+
+SWEEP = [matmul_shapes, matmul_shape_classes]
