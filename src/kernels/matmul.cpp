@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -15,6 +16,7 @@
 #include <tuple>
 
 #include "copy/simd.h"
+#include "core/allocator.h"
 #include "copy/strided_copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/onednn_threads.h"
@@ -72,11 +74,17 @@ struct View {
 enum class Form : uint8_t { Float, Int8, Bf16 };
 
 // The operand of every output batch in `form`: the caller's memory where the library can read it
-// as it is, else a packed contiguous copy (made once per distinct matrix).
+// as it is, else a packed contiguous copy (made once per distinct matrix, in tensor storage's
+// cached blocks: a repeated call reuses mapped pages instead of faulting in fresh ones).
 struct Prepared {
   std::vector<View> views;
-  std::vector<std::vector<float>> floats;
-  std::vector<std::vector<std::byte>> packs;
+  std::vector<std::shared_ptr<void>> copies;
+
+  template <class T>
+  T* copy(int64_t elements) {
+    const size_t bytes = static_cast<size_t>(elements) * sizeof(T);
+    return static_cast<T*>(copies.emplace_back(allocate_storage(bytes, false)).get());
+  }
 };
 
 float mx_scale(const Operand& op, int64_t r, int64_t c) {
@@ -107,14 +115,13 @@ Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, Trans
     } else if (native && op.row_stride == 1 && op.col_stride >= std::max<int64_t>(rows, 1) && transposed) {
       v = {base, op.col_stride, true};
     } else if (native) {  // copied to row-major through the strided-copy engine's L1 tiles
-      std::vector<std::byte>& packed = out.packs.emplace_back(static_cast<size_t>(rows * cols) * itemsize);
+      std::byte* packed = out.copy<std::byte>(rows * cols * static_cast<int64_t>(itemsize));
       const int64_t shape[] = {rows, cols}, to[] = {cols, 1}, from[] = {op.row_stride, op.col_stride};
-      strided_copy(packed.data(), to, base, from, shape, 2, itemsize);
-      v = {packed.data(), cols, false};
+      strided_copy(packed, to, base, from, shape, 2, itemsize);
+      v = {packed, cols, false};
     } else {
-      std::vector<float>& packed = out.floats.emplace_back(static_cast<size_t>(rows * cols));
+      float* const dst = out.copy<float>(rows * cols);
       const ew::LoadFn<float> load = ew::loader<float>(op.dtype);
-      float* dst = packed.data();
       parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           float* row = dst + r * cols;
@@ -127,7 +134,7 @@ Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, Trans
             for (int64_t c = 0; c < cols; ++c) row[c] *= mx_scale(op, r, c);
         }
       });
-      v = {packed.data(), cols, false};
+      v = {dst, cols, false};
     }
     out.views.push_back(v);
   }
