@@ -360,7 +360,7 @@ def test_bf16_sums_keep_their_subnormals():
 def test_one_and_two_threads_give_the_same_bits(dtype):
     rng = np.random.default_rng(12)
     np_dtype = NP[dtype]
-    # 3 x 2 output blocks per batch (blocks of 256 rows and 1024 columns), 2 batches.
+    # 2 x 2 output blocks per batch (260 rows and 550 columns each), 2 batches.
     a = (rng.integers(-100, 100, (2, 520, 700)) if dtype == D.DT_INT8 else rng.standard_normal((2, 520, 700)))
     b = (rng.integers(-100, 100, (1, 700, 1100)) if dtype == D.DT_INT8 else rng.standard_normal((1, 700, 1100)))
     ta, tb = tensor(a.astype(np_dtype)), tensor(b.astype(np_dtype))
