@@ -63,7 +63,11 @@ namespace {
 // from memory: 9.5 -> 7.1 ms). Shorter rows share lines with their neighbours: the prefetchers
 // follow them. Only for loops whose operands come from memory (at least
 // kernel_tuning().stream_bytes of them): on rows in the caches the prefetches cost more than the
-// adds ([8192, 64]: 90 -> 45 us).
+// adds ([8192, 64]: 90 -> 45 us). On an Intel Xeon with AVX-512 FP16 (2026-12-05) the prefetchers
+// keep up with rows worked by a few instructions an element and the prefetches cost (atomic_add as
+// above 6.8 ms without, 7.5 with; add of x[:, :32] of [524288, 64] 9.5 / 12.0 ms), while a vector
+// math function still gains (exp of x[:, 16:48]: 12.3 -> 10.3 ms): ops set Loop::short_rows_ahead.
+// Callers other than the elementwise ops keep the read-ahead.
 constexpr int64_t kShortRowBytes = 1024, kRowsAhead = 4;
 
 // Walks the flattened range [begin, end) of the loop, a row segment, a batch of short rows or a run of
@@ -91,7 +95,8 @@ void walk(const Loop& loop, std::byte* const* data, RowFn row, RowBatchFn batch,
     for (int d = 0; d < dims - 1; ++d) off += at[d] * loop.strides[k][d];
     return off;
   };
-  const bool prefetch = kernel_tuning().prefetch_streams && from_memory && dims > 1 && len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
+  const bool prefetch = kernel_tuning().prefetch_streams && loop.short_rows_ahead && from_memory && dims > 1 &&
+                        len * widest >= 64 && len * widest <= kShortRowBytes && widest <= 8;
   if (prefetch) {
     std::copy(idx, idx + dims, ahead);
     for (int i = 0; i < kRowsAhead; ++i) next_row(ahead);

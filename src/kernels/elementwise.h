@@ -47,6 +47,9 @@ struct Loop {
   // Elements per thread below which a thread's start-up costs more than the work: the default
   // suits a few instructions an element; a vector math function's dozens take threads sooner.
   int64_t min_chunk = int64_t(1) << 15;
+  // Whether short rows that do not follow each other have rows ahead prefetched (elementwise.cpp's
+  // kShortRowBytes; docs/kernels.md#elementwise).
+  bool short_rows_ahead = true;
 };
 
 // out and the inputs; each input broadcasts to out's shape numpy-style (right-aligned, dims of

@@ -176,6 +176,10 @@ void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType co
         if (run_by_table(rows, *inputs[0], out)) return;
       kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), static_cast<int>(N));
       if constexpr (decltype(rows)::kBlockForm) loop.min_chunk = block_min_chunk<F>();
+      // Short rows read ahead only for a functor that costs more than its memory traffic (a vector
+      // math call, pow, atan2: the kind that is not streamed), not updating an input in place
+      // (kernels/elementwise.cpp's kShortRowBytes).
+      loop.short_rows_ahead = !decltype(rows)::kStreams && std::none_of(inputs.begin(), inputs.end(), updated);
       kernels::ew::run_rows(loop, &decltype(rows)::row, &rows, nullptr, &decltype(rows)::batch, &decltype(rows)::run);
     } else {
       fail<Error>("internal: elementwise functor has no ", dtype_name(compute), " form");
