@@ -5,8 +5,7 @@
 // Memory traffic decides the speed, so:
 // - outputs larger than about half the last-level cache are written with non-temporal
 //   (streaming) stores: no read-for-ownership of the output, no eviction of the input;
-// - rows of 64 bytes or more a few positions ahead are prefetched in software (their addresses
-//   are random, the hardware prefetchers cannot guess them); shorter rows are not (below);
+// - rows are not prefetched in software (their loads are independent; measured below);
 // - work is handed out in blocks from a shared counter, so a thread that the OS descheduled
 //   does not hold the others up;
 // - the last-dim gather (inner block of one element) uses AVX-512 gathers when the CPU has
@@ -54,21 +53,6 @@ void dynamic_for(int64_t n, int64_t grain, F&& f, Done&& done) {
     done();
   });
 }
-
-// ---------------------------------------------------------------------------------------------
-// Prefetch of the rows a gather reads next (the streaming copies are in copy/stream.h).
-
-#if PTO_X86
-inline void prefetch_lines(const std::byte* p, int64_t n) {
-  // Every line of [p, p + n), which spans one more line than n / 64 when p is not aligned.
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  for (uintptr_t l = a & ~uintptr_t(63); l < a + n; l += 64) _mm_prefetch(reinterpret_cast<const char*>(l), _MM_HINT_T0);
-}
-#else
-inline void prefetch_lines(const std::byte* p, int64_t n) {
-  for (int64_t o = 0; o < n; o += 64) __builtin_prefetch(p + o);
-}
-#endif
 
 // ---------------------------------------------------------------------------------------------
 // Geometry of input seen as [outer dims..., dim, inner dims...].
@@ -126,8 +110,7 @@ Geometry geometry(const Tensor& input, int dim, const Tensor& index) {
   return g;
 }
 
-// Walks global output rows [begin, end) (row r = outer r / n, index position r % n) with a
-// second cursor `ahead` rows in front for prefetching. Calls row(dst_row, src_row) per row.
+// Walks global output rows [begin, end) (row r = outer r / n, index position r % n).
 template <class I>
 struct RowWalk {
   const Geometry& g;
@@ -154,36 +137,24 @@ struct RowWalk {
 };
 
 // Contiguous inner blocks of a multiple of 64 bytes (or at least 256 bytes): each row is
-// streamed straight from the input; rows `ahead` positions on are prefetched.
+// streamed straight from the input.
 template <Isa isa, class I>
-void gather_rows_stream(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end, int64_t ahead) {
+void gather_rows_stream(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end) {
   const int64_t B = w.block_bytes;
   auto cur = w.at(begin);
-  auto pre = cur;
-  int64_t p = begin;
-  const int64_t pb = std::min<int64_t>(B, 2048);
-  for (; p < std::min(end, begin + ahead); ++p) {
-    prefetch_lines(w.src(pre), pb);
-    w.step(pre);
-  }
   std::byte* d = dst + begin * B;
   for (int64_t r = begin; r < end; ++r, d += B) {
-    if (p < end) {
-      prefetch_lines(w.src(pre), pb);
-      w.step(pre);
-      ++p;
-    }
     if (B % 64 == 0) stream_lines<isa>(d, w.src(cur), B);
     else stream_copy<isa>(d, w.src(cur), B);
     w.step(cur);
   }
 }
 
-// Rows below 64 bytes are not prefetched in software: their loads do not depend on each other, so
-// the core already has many rows in flight, and on an Intel Xeon with AVX-512 FP16 (2026-12-05)
-// prefetching the row 16 on cost 7-25 % from memory and from the caches (x [1048576, 32] int8,
-// 104857 rows from a cold table: 1.50 -> 1.20 ms, torch 1.50; 8M rows of 16 bytes streamed out:
-// 42.8 -> 35.1 ms).
+// No row is prefetched in software: the rows' loads do not depend on each other, so the core
+// already keeps many in flight, and on an Intel Xeon with AVX-512 FP16 (2026-12-05) prefetching
+// the rows ahead cost 5-25 % from memory and from the caches (x [1048576, 32] int8, 104857 rows
+// from a cold table: 1.50 -> 1.20 ms, torch 1.50; 128-byte rows 2.3-2.9 -> 2.3 ms; 256-byte rows
+// streamed out 14.2 -> 12.3 ms).
 // Small contiguous inner blocks: rows are gathered into an L1-resident stage, which is then
 // streamed out in whole lines.
 template <Isa isa, class I, size_t Bytes>
@@ -228,7 +199,7 @@ void gather_fixed_blocks(const RowWalk<I>& w, std::byte* dst, int64_t begin, int
 }
 
 template <class I>
-void gather_rows_cached(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end, int64_t ahead) {
+void gather_rows_cached(const RowWalk<I>& w, std::byte* dst, int64_t begin, int64_t end) {
   switch (w.block_bytes) {
     case 1: return gather_fixed_blocks<1>(w, dst, begin, end);
     case 2: return gather_fixed_blocks<2>(w, dst, begin, end);
@@ -241,18 +212,7 @@ void gather_rows_cached(const RowWalk<I>& w, std::byte* dst, int64_t begin, int6
   }
   const int64_t B = w.block_bytes;
   auto cur = w.at(begin);
-  auto pre = cur;
-  int64_t p = begin;
-  for (; p < std::min(end, begin + ahead); ++p) {
-    prefetch_lines(w.src(pre), std::min<int64_t>(B, 1024));
-    w.step(pre);
-  }
   for (int64_t r = begin; r < end; ++r) {
-    if (p < end) {
-      prefetch_lines(w.src(pre), std::min<int64_t>(B, 1024));
-      w.step(pre);
-      ++p;
-    }
     std::memcpy(dst + r * B, w.src(cur), B);
     w.step(cur);
   }
@@ -439,18 +399,16 @@ void gather_rows(const Geometry& g, const std::byte* in, const I* idx, std::byte
   const int64_t rows = g.outer * g.rows_per_outer;
   const RowWalk<I> w{g, in, idx, item, B, g.dim_stride * item};
   const bool stream = rows * B >= stream_threshold();
-  // Rows in flight ahead of the copy: about 8 KiB of them, at least 4.
-  const int64_t ahead = std::clamp<int64_t>((int64_t(8) << 10) / B, 4, 64);
   if (!stream) {
     const int64_t min_rows = std::max<int64_t>(1, (int64_t(1) << 16) / B);
-    parallel_for(rows, min_rows, [&](int64_t begin, int64_t end) { gather_rows_cached<I>(w, dst, begin, end, ahead); });
+    parallel_for(rows, min_rows, [&](int64_t begin, int64_t end) { gather_rows_cached<I>(w, dst, begin, end); });
     return;
   }
   // Blocks of about 256 KiB of output; with small rows, a multiple of the stage so that each
   // block starts on a line boundary.
   int64_t grain = std::max<int64_t>(1, (int64_t(256) << 10) / B);
   if (B % 64 == 0 || B >= 256) {
-    dynamic_for(rows, grain, [&](int64_t b, int64_t e) { gather_rows_stream<isa, I>(w, dst, b, e, ahead); },
+    dynamic_for(rows, grain, [&](int64_t b, int64_t e) { gather_rows_stream<isa, I>(w, dst, b, e); },
                 [] { stream_fence(); });
   } else {
     const int64_t per = std::max<int64_t>(1, 4096 / B);
