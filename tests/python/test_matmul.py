@@ -363,16 +363,18 @@ def test_bf16_sums_keep_their_subnormals():
 def test_one_and_two_threads_give_the_same_bits(dtype):
     rng = np.random.default_rng(12)
     np_dtype = NP[dtype]
-    # 2 x 2 output blocks per batch (260 rows and 550 columns each), 2 batches.
-    a = (rng.integers(-100, 100, (2, 520, 700)) if dtype == D.DT_INT8 else rng.standard_normal((2, 520, 700)))
-    b = (rng.integers(-100, 100, (1, 700, 1100)) if dtype == D.DT_INT8 else rng.standard_normal((1, 700, 1100)))
-    ta, tb = tensor(a.astype(np_dtype)), tensor(b.astype(np_dtype))
-    out_dtype = D.DT_INT32 if dtype == D.DT_INT8 else D.DT_FP32
-    results = []
-    for threads in (1, 2):
-        ptocpu.set_num_threads(threads)
-        results.append(ptocpu.matmul(ta, tb, out_dtype).numpy())
-    np.testing.assert_array_equal(results[0].view(np.uint32), results[1].view(np.uint32))
+    # [520, 700] rows: 2 x 2 output blocks per batch (260 rows and 550 columns each); [300, 700]
+    # rows: one block row cut into four of 256 columns and a last one of 76; 2 batches each.
+    for rows in (520, 300):
+        a = rng.integers(-100, 100, (2, rows, 700)) if dtype == D.DT_INT8 else rng.standard_normal((2, rows, 700))
+        b = rng.integers(-100, 100, (1, 700, 1100)) if dtype == D.DT_INT8 else rng.standard_normal((1, 700, 1100))
+        ta, tb = tensor(a.astype(np_dtype)), tensor(b.astype(np_dtype))
+        out_dtype = D.DT_INT32 if dtype == D.DT_INT8 else D.DT_FP32
+        results = []
+        for threads in (1, 2):
+            ptocpu.set_num_threads(threads)
+            results.append(ptocpu.matmul(ta, tb, out_dtype).numpy())
+        np.testing.assert_array_equal(results[0].view(np.uint32), results[1].view(np.uint32))
 
 
 def test_tensor_method_and_the_at_operator():
