@@ -296,9 +296,9 @@ def test_trans_mode_rounds_fp32_operands_to_tf32(mode, want):
 def test_split_k_adds_the_partials_left_to_right_in_fp32(np_dtype):
     # K = 96 in pieces of 32: the first piece sums to 2^24, each later one to 1. Left to right,
     # 2^24 + 1 rounds to 2^24 (ties to even) twice; the exact sum is 2^24 + 2. (bf16 operands take
-    # oneDNN's bf16 kernel piece by piece where the CPU has one.)
+    # oneDNN's bf16 kernel piece by piece where the CPU has one: 2^17 products or more.)
     a = np.zeros((1, 96), np_dtype)
-    b = np.zeros((96, 16), np_dtype)
+    b = np.zeros((96, 2048), np_dtype)
     a[0, 0], b[0, :] = 2.0 ** 12, 2.0 ** 12
     a[0, 32], b[32, :] = 1.0, 1.0
     a[0, 64], b[64, :] = 1.0, 1.0
@@ -312,9 +312,12 @@ def test_split_k_adds_the_partials_left_to_right_in_fp32(np_dtype):
 
 @pytest.mark.parametrize("np_dtype", [np.float32, ml_dtypes.bfloat16])
 def test_nan_and_inf_propagate(np_dtype):
-    a = np.array([[np.nan, 1.0], [np.inf, 0.0], [1.0, 1.0]], np_dtype)
-    b = np.array([[1.0, 0.0], [1.0, 1.0]], np_dtype)
-    got = ptocpu.matmul(tensor(a), tensor(b), D.DT_FP32).numpy()
+    # zero-padded to 2^17 products or more (bf16: oneDNN's bf16 kernel where the CPU has one)
+    a = np.zeros((3, 128), np_dtype)
+    b = np.zeros((128, 512), np_dtype)
+    a[:, :2] = np.array([[np.nan, 1.0], [np.inf, 0.0], [1.0, 1.0]])
+    b[:2, :2] = np.array([[1.0, 0.0], [1.0, 1.0]])
+    got = ptocpu.matmul(tensor(a), tensor(b), D.DT_FP32).numpy()[:, :2]
     assert np.isnan(got[0]).all() and got[1, 0] == np.inf and np.isnan(got[1, 1])
     np.testing.assert_array_equal(got[2], [2.0, 1.0])
 
