@@ -5,7 +5,11 @@
 // Memory traffic decides the speed, so:
 // - outputs larger than about half the last-level cache are written with non-temporal
 //   (streaming) stores: no read-for-ownership of the output, no eviction of the input;
-// - rows are not prefetched in software (their loads are independent; measured below);
+// - rows are not prefetched in software: their loads do not depend on each other, so the core
+//   already keeps many in flight, and on an Intel Xeon with AVX-512 FP16 (2026-12-05) prefetching
+//   the rows ahead cost 5-25 % from memory and from the caches (x [1048576, 32] int8, 104857 rows
+//   from a cold table: 1.50 -> 1.20 ms, torch 1.50; 128-byte rows 2.3-2.9 -> 2.3 ms; 256-byte
+//   rows streamed out 14.2 -> 12.3 ms);
 // - work is handed out in blocks from a shared counter, so a thread that the OS descheduled
 //   does not hold the others up;
 // - the last-dim gather (inner block of one element) uses AVX-512 gathers when the CPU has
@@ -150,11 +154,6 @@ void gather_rows_stream(const RowWalk<I>& w, std::byte* dst, int64_t begin, int6
   }
 }
 
-// No row is prefetched in software: the rows' loads do not depend on each other, so the core
-// already keeps many in flight, and on an Intel Xeon with AVX-512 FP16 (2026-12-05) prefetching
-// the rows ahead cost 5-25 % from memory and from the caches (x [1048576, 32] int8, 104857 rows
-// from a cold table: 1.50 -> 1.20 ms, torch 1.50; 128-byte rows 2.3-2.9 -> 2.3 ms; 256-byte rows
-// streamed out 14.2 -> 12.3 ms).
 // Small contiguous inner blocks: rows are gathered into an L1-resident stage, which is then
 // streamed out in whole lines.
 template <Isa isa, class I, size_t Bytes>

@@ -16,8 +16,8 @@
 #include <tuple>
 
 #include "copy/simd.h"
-#include "core/allocator.h"
 #include "copy/strided_copy.h"
+#include "core/allocator.h"
 #include "kernels/elementwise.h"
 #include "kernels/onednn_threads.h"
 #include "ptocpu/parallel.h"
@@ -32,16 +32,15 @@ using kernels::OneThreadPerCall;
 struct Blocks {
   int64_t rows, cols;
 };
-// Blocks of more than 384 rows: pieces of at most 1024 rows and 2048 columns, cut further until
-// their count is a multiple of four (so that 1, 2 or 4 threads share them evenly). One core's sgemm
+// Blocks of more than 384 rows: pieces of at most 1024 rows and 2048 columns, cut further (the
+// longer side first, to no less than 256 rows or 512 columns) until their count is a multiple of
+// four (so that 1, 2 or 4 threads share them evenly). One core's sgemm
 // on an Intel Xeon (2026-12-05) runs [256, 512] blocks at 150-165 GFLOP/s, [1024, 1536] at 180-195
 // (K 1024 to 4096). A block of up to 384 rows is cut into one piece per 2^18 products and at most
 // four: along N into pieces of 128 columns or more where it has 256, else along M into pieces of 32
 // rows or more ([384, 1024] x [1024, 1024]: 4.8 -> 2.5 ms on 2 threads).
 Blocks float_blocks(int64_t m, int64_t n, int64_t k) {
   if (m > 384) {
-    // Pieces of at most 1024 rows and 2048 columns, then cut further (the longer side first, to no
-    // less than 256 rows or 512 columns) until their count is a multiple of four.
     int64_t row_pieces = (m + 1023) / 1024, col_pieces = (n + 2047) / 2048;
     while ((row_pieces * col_pieces) % 4 != 0) {
       const bool rows_can = m / (row_pieces + 1) >= 256, cols_can = n / (col_pieces + 1) >= 512;
