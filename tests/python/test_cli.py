@@ -123,6 +123,24 @@ def test_bench_sweep_runs_chosen_cases_and_prints_the_summary(tmp_path):
     data = json.loads(path.read_text())
     assert data["peers"] == ["torch"] and [c["id"] for c in data["cases"]] == ["SW-IS-tiny-rows", "SW-SS-tiny"]
     assert data["header"]["sweep_summary"] == summary[0]
+    if os.path.exists("/proc/stat"):
+        assert all(0.0 <= c["steal"] <= 1.0 for c in data["cases"])
+
+
+def test_bench_notes_the_cpu_time_the_host_took():
+    from ptocpu.tools.bench import measure, sweep
+    assert measure.steal_fraction((10, 1000), (60, 1500)) == 0.1
+    assert measure.steal_fraction(None, (1, 2)) is None
+    assert measure.steal_fraction((5, 100), (5, 100)) is None
+    if os.path.exists("/proc/stat"):
+        steal, total = measure._cpu_ticks()
+        assert 0 <= steal <= total
+    results = [{"id": "SW-A", "call": "a", "steal": 0.2, "tools": {"torch": {"speedup": 0.5}}},
+               {"id": "SW-B", "call": "b", "steal": 0.01, "tools": {"torch": {"speedup": 2.0}}},
+               {"id": "SW-C", "call": "c", "tools": {"torch": {"speedup": 3.0}}}]
+    lines = sweep.summary(results)
+    assert lines[2] == "  0.50x  SW-A: a (host took 20% of the CPU time meanwhile)"
+    assert lines[3] == "  2.00x  SW-B: b" and lines[4] == "  3.00x  SW-C: c"
 
 
 def test_bench_evicts_the_cache_after_each_reset_and_before_each_timed_call():

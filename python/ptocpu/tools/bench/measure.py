@@ -127,6 +127,27 @@ class CacheEvict:
         ptocpu.sum(self.buffer, 0)
 
 
+def _cpu_ticks() -> tuple[int, int] | None:
+    """(steal, all) clock ticks of the machine's CPUs so far, from /proc/stat; None without it.
+    Steal is the time a virtual CPU had work but its host ran something else."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    ticks = [int(v) for v in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    return ticks[7], sum(ticks)
+
+
+def steal_fraction(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """The share of CPU time the host took from this machine between two _cpu_ticks readings."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
 def _status_line(case: Case, msg: str) -> str:
     return f"[{case.id}] {msg}"
 
@@ -178,6 +199,7 @@ def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: Copy
 
     gc_was = gc.isenabled()
     gc.disable()
+    ticks = _cpu_ticks()
     try:
         if case.tiny:
             _time_tiny(case, tools, alive, rec, repeats, progress)
@@ -186,6 +208,9 @@ def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: Copy
     finally:
         if gc_was:
             gc.enable()
+    steal = steal_fraction(ticks, _cpu_ticks())
+    if steal is not None:
+        rec["steal"] = round(steal, 4)
 
     mismatch = any(rec["tools"][n].get("check", "equal") != "equal" for n in alive)
     rec["status"] = "MISMATCH" if mismatch else "ok"

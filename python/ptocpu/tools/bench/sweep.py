@@ -477,9 +477,19 @@ def select_sweep(ids: list[str] | None) -> list[Case]:
     return out
 
 
+# From this share of the machine's CPU time taken by its host during a case (steal), the summary says
+# so: on two virtual CPUs a case run while one was taken is no measure of either tool.
+STEAL_NOTED = 0.05
+
+
+def _stolen(r: dict) -> str:
+    steal = r.get("steal")
+    return f" (host took {steal:.0%} of the CPU time meanwhile)" if steal is not None and steal >= STEAL_NOTED else ""
+
+
 def summary(results: list[dict], worst: int = 5) -> list[str]:
     """The median speedup over torch, the worst cases and the count below 1.0x."""
-    rows = [(r["tools"]["torch"]["speedup"], r["id"], r["call"]) for r in results
+    rows = [(r["tools"]["torch"]["speedup"], r["id"], r["call"] + _stolen(r)) for r in results
             if "speedup" in r.get("tools", {}).get("torch", {})]
     if not rows:
         return ["sweep: no case has a speedup over torch (torch missing, or every result differs)"]
