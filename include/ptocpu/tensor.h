@@ -26,11 +26,11 @@ class Tensor {
   Tensor() = default;  // undefined (no storage); defined() is false
 
   // Uninitialised contiguous storage (64-byte aligned).
-  static Tensor empty(const Shape& shape, DType dtype);
-  static Tensor zeros(const Shape& shape, DType dtype);
+  static Tensor empty(Shape shape, DType dtype);
+  static Tensor zeros(Shape shape, DType dtype);
   // Wraps foreign memory without copying; keep_alive owns it for as long as any view lives.
   // ptr points at element [0, ..., 0]; strides are in elements.
-  static Tensor from_blob(void* ptr, const Shape& shape, const Strides& strides, DType dtype,
+  static Tensor from_blob(void* ptr, Shape shape, Strides strides, DType dtype,
                           std::shared_ptr<void> keep_alive);
 
   bool defined() const { return defined_; }
@@ -69,7 +69,7 @@ class Tensor {
   // This tensor when contiguous, else a contiguous copy.
   Tensor contiguous() const;
   // A view over the same storage; offset in elements relative to element [0, ..., 0].
-  Tensor as_strided(const Shape& shape, const Strides& strides, int64_t element_offset) const;
+  Tensor as_strided(Shape shape, Strides strides, int64_t element_offset) const;
   // The same bytes seen as another dtype of the same width.
   Tensor reinterpret(DType dtype) const;
 

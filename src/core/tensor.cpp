@@ -48,10 +48,11 @@ Strides contiguous_strides(const Shape& s) {
 }
 
 namespace {
-Tensor allocate(const Shape& shape, DType dtype, bool zero) {
+Tensor allocate(Shape shape, DType dtype, bool zero) {
   auto storage = allocate_storage(static_cast<size_t>(checked_nbytes(shape, dtype_size(dtype), "tensor")), zero);
   void* p = storage.get();
-  return Tensor::from_blob(p, shape, contiguous_strides(shape), dtype, std::move(storage));
+  Strides strides = contiguous_strides(shape);
+  return Tensor::from_blob(p, std::move(shape), std::move(strides), dtype, std::move(storage));
 }
 }  // namespace
 
@@ -70,10 +71,12 @@ const std::shared_ptr<const Tensor::Layout>& Tensor::empty_layout() {
   return *layout;
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) { return allocate(shape, dtype, false); }
-Tensor Tensor::zeros(const Shape& shape, DType dtype) { return allocate(shape, dtype, true); }
+// Shapes and strides by value: a caller's temporary moves into the tensor's layout, where a copy
+// would cost an allocation per vector on every op's output.
+Tensor Tensor::empty(Shape shape, DType dtype) { return allocate(std::move(shape), dtype, false); }
+Tensor Tensor::zeros(Shape shape, DType dtype) { return allocate(std::move(shape), dtype, true); }
 
-Tensor Tensor::from_blob(void* ptr, const Shape& shape, const Strides& strides, DType dtype,
+Tensor Tensor::from_blob(void* ptr, Shape shape, Strides strides, DType dtype,
                          std::shared_ptr<void> keep_alive) {
   if (shape.size() != strides.size())
     fail<ArgumentError>("from_blob: shape ", shape_to_string(shape), " and strides ", shape_to_string(strides),
@@ -81,7 +84,7 @@ Tensor Tensor::from_blob(void* ptr, const Shape& shape, const Strides& strides, 
   Tensor t;
   t.owner_ = std::move(keep_alive);
   t.base_ = static_cast<std::byte*>(ptr);
-  t.layout_ = make_layout(shape, strides);
+  t.layout_ = make_layout(std::move(shape), std::move(strides));
   t.offset_ = 0;
   t.dtype_ = dtype;
   t.defined_ = true;
@@ -107,9 +110,9 @@ Tensor Tensor::contiguous() const {
   return out;
 }
 
-Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t element_offset) const {
+Tensor Tensor::as_strided(Shape shape, Strides strides, int64_t element_offset) const {
   Tensor t = *this;
-  t.layout_ = make_layout(shape, strides);  // a new view: all of it is valid
+  t.layout_ = make_layout(std::move(shape), std::move(strides));  // a new view: all of it is valid
   t.offset_ = offset_ + element_offset;
   return t;
 }
