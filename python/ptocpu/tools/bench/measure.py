@@ -5,6 +5,7 @@ import functools
 import gc
 import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -141,6 +142,29 @@ def _cpu_ticks() -> tuple[int, int] | None:
     return ticks[7], sum(ticks)
 
 
+def _thread_cpu_s() -> dict[str, float]:
+    """CPU seconds so far of this process's threads, summed by kind: 'main' (the calling thread),
+    'ptocpu' (its pool's workers) and 'other' (torch's, BLAS libraries', ...); empty without /proc."""
+    main = str(threading.get_native_id())
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    out = {"main": 0.0, "ptocpu": 0.0, "other": 0.0}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return {}
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # the thread has ended
+            continue
+        close = stat.rindex(b")")
+        fields = stat[close + 2:].split()
+        kind = "main" if tid == main else "ptocpu" if stat[stat.index(b"(") + 1:close] == b"ptocpu-worker" else "other"
+        out[kind] += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return out
+
+
 def steal_fraction(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
     """The share of CPU time the host took from this machine between two _cpu_ticks readings."""
     if before is None or after is None or after[1] <= before[1]:
@@ -199,7 +223,8 @@ def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: Copy
 
     gc_was = gc.isenabled()
     gc.disable()
-    ticks = _cpu_ticks()
+    ticks, threads = _cpu_ticks(), _thread_cpu_s()
+    wall = time.perf_counter()
     try:
         if case.tiny:
             _time_tiny(case, tools, alive, rec, repeats, progress)
@@ -211,6 +236,9 @@ def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: Copy
     steal = steal_fraction(ticks, _cpu_ticks())
     if steal is not None:
         rec["steal"] = round(steal, 4)
+    if threads:  # busy threads outside the tools' calls show here (docs/benchmarks.md#timing)
+        rec["thread_cpu_s"] = {k: round(v - threads[k], 2) for k, v in _thread_cpu_s().items() if k in threads}
+        rec["wall_s"] = round(time.perf_counter() - wall, 2)
 
     mismatch = any(rec["tools"][n].get("check", "equal") != "equal" for n in alive)
     rec["status"] = "MISMATCH" if mismatch else "ok"
