@@ -142,26 +142,36 @@ def _cpu_ticks() -> tuple[int, int] | None:
     return ticks[7], sum(ticks)
 
 
+def _cpu_seconds(stat: bytes, tick: int) -> float:
+    """utime + stime of a /proc .../stat line."""
+    fields = stat[stat.rindex(b")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / tick
+
+
 def _thread_cpu_s() -> dict[str, float]:
-    """CPU seconds so far of this process's threads, summed by kind: 'main' (the calling thread),
-    'ptocpu' (its pool's workers) and 'other' (torch's, BLAS libraries', ...); empty without /proc."""
+    """CPU seconds so far of this process, by kind of thread: 'main' (the calling thread), 'ptocpu'
+    (its pool's workers) and 'other' (the rest: torch's, BLAS libraries', ..., threads that have
+    ended included, so every kind only grows); empty without /proc."""
     main = str(threading.get_native_id())
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    out = {"main": 0.0, "ptocpu": 0.0, "other": 0.0}
+    out = {"main": 0.0, "ptocpu": 0.0}
     try:
+        with open("/proc/self/stat", "rb") as f:
+            process = f.read()
         tids = os.listdir("/proc/self/task")
     except OSError:
         return {}
+    tick = os.sysconf("SC_CLK_TCK")
+    total = _cpu_seconds(process, tick)  # the whole process, ended threads included
     for tid in tids:
         try:
             with open(f"/proc/self/task/{tid}/stat", "rb") as f:
                 stat = f.read()
         except OSError:  # the thread has ended
             continue
-        close = stat.rindex(b")")
-        fields = stat[close + 2:].split()
-        kind = "main" if tid == main else "ptocpu" if stat[stat.index(b"(") + 1:close] == b"ptocpu-worker" else "other"
-        out[kind] += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+        name = stat[stat.index(b"(") + 1:stat.rindex(b")")]
+        if tid == main or name == b"ptocpu-worker":
+            out["main" if tid == main else "ptocpu"] += _cpu_seconds(stat, tick)
+    out["other"] = max(0.0, total - out["main"] - out["ptocpu"])
     return out
 
 
