@@ -5,7 +5,6 @@ import functools
 import gc
 import os
 import sys
-import threading
 import time
 
 import numpy as np
@@ -142,39 +141,6 @@ def _cpu_ticks() -> tuple[int, int] | None:
     return ticks[7], sum(ticks)
 
 
-def _cpu_seconds(stat: bytes, tick: int) -> float:
-    """utime + stime of a /proc .../stat line."""
-    fields = stat[stat.rindex(b")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / tick
-
-
-def _thread_cpu_s() -> dict[str, float]:
-    """CPU seconds so far of this process, by kind of thread: 'main' (the calling thread), 'ptocpu'
-    (its pool's workers) and 'other' (the rest: torch's, BLAS libraries', ..., threads that have
-    ended included, so every kind only grows); empty without /proc."""
-    main = str(threading.get_native_id())
-    out = {"main": 0.0, "ptocpu": 0.0}
-    try:
-        with open("/proc/self/stat", "rb") as f:
-            process = f.read()
-        tids = os.listdir("/proc/self/task")
-    except OSError:
-        return {}
-    tick = os.sysconf("SC_CLK_TCK")
-    total = _cpu_seconds(process, tick)  # the whole process, ended threads included
-    for tid in tids:
-        try:
-            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:  # the thread has ended
-            continue
-        name = stat[stat.index(b"(") + 1:stat.rindex(b")")]
-        if tid == main or name == b"ptocpu-worker":
-            out["main" if tid == main else "ptocpu"] += _cpu_seconds(stat, tick)
-    out["other"] = max(0.0, total - out["main"] - out["ptocpu"])
-    return out
-
-
 def steal_fraction(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
     """The share of CPU time the host took from this machine between two _cpu_ticks readings."""
     if before is None or after is None or after[1] <= before[1]:
@@ -233,8 +199,7 @@ def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: Copy
 
     gc_was = gc.isenabled()
     gc.disable()
-    ticks, threads = _cpu_ticks(), _thread_cpu_s()
-    wall = time.perf_counter()
+    ticks = _cpu_ticks()
     try:
         if case.tiny:
             _time_tiny(case, tools, alive, rec, repeats, progress)
@@ -246,9 +211,6 @@ def run_case(case: Case, repeats: int, progress: Progress, seed: int, copy: Copy
     steal = steal_fraction(ticks, _cpu_ticks())
     if steal is not None:
         rec["steal"] = round(steal, 4)
-    if threads:  # busy threads outside the tools' calls show here (docs/benchmarks.md#timing)
-        rec["thread_cpu_s"] = {k: round(v - threads[k], 2) for k, v in _thread_cpu_s().items() if k in threads}
-        rec["wall_s"] = round(time.perf_counter() - wall, 2)
 
     mismatch = any(rec["tools"][n].get("check", "equal") != "equal" for n in alive)
     rec["status"] = "MISMATCH" if mismatch else "ok"
