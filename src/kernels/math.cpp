@@ -449,9 +449,11 @@ void sigmoid(float* out, const float* in, int64_t n) { sigmoid_of(out, in, n); }
 
 void sigmoid(double* out, const double* in, int64_t n) { sigmoid_of(out, in, n); }
 
-// softmax's exp and lane sums in one pass over the registers: the same exp build evaluate(Fn::Exp)
-// picks, on the same fp32 difference, NaN made canonical before it is stored and summed, so the bits
-// are those of the three passes.
+// softmax's exp and lane sums over a piece of a row while it is in L1: the exps first (the same exp
+// build evaluate(Fn::Exp) picks, on the same fp32 difference, NaN made canonical), stored, then the
+// stored exps added into the lanes, so the bits are those of the three passes. Two loops, not one:
+// with the sums live across SLEEF's out-of-line calls GCC spills and reloads them around every call,
+// and that one-loop form measured the slower and the less steady (docs/benchmarks.md#timing).
 namespace {
 constexpr int64_t kSumLanes = 32;
 
@@ -462,20 +464,18 @@ PTO_TARGET_AVX512 inline __m512 shifted_exp(__m512 x, __mmask16 k, __m512 m) {
   return _mm512_maskz_mov_ps(k, _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(e, e, _CMP_UNORD_Q), _mm512_set1_ps(kNaN<float>)));
 }
 
-// Lanes past n take +0 (shifted_exp), which leaves a sum of exps as it is.
+// Lanes past n take +0 (the zero-masked loads), which leaves a sum of exps as it is.
 PTO_TARGET_AVX512 void exp_shifted_avx512(float* out, const float* in, float shift, int64_t n, float* sums) {
   using R = Zmm<float>;
   const __m512 m = _mm512_set1_ps(shift);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = R::lanes(n - i);
+    _mm512_mask_storeu_ps(out + i, k, shifted_exp(_mm512_maskz_loadu_ps(k, in + i), k, m));
+  }
   __m512 low = _mm512_loadu_ps(sums), high = _mm512_loadu_ps(sums + 16);
   for (int64_t i = 0; i < n; i += kSumLanes) {
-    const __mmask16 k0 = R::lanes(n - i), k1 = n - i > 16 ? R::lanes(n - i - 16) : 0;
-    const __m512 e0 = shifted_exp(_mm512_maskz_loadu_ps(k0, in + i), k0, m);
-    _mm512_mask_storeu_ps(out + i, k0, e0);
-    low = _mm512_add_ps(low, e0);
-    if (!k1) break;  // a tail of at most 16
-    const __m512 e1 = shifted_exp(_mm512_maskz_loadu_ps(k1, in + i + 16), k1, m);
-    _mm512_mask_storeu_ps(out + i + 16, k1, e1);
-    high = _mm512_add_ps(high, e1);
+    low = _mm512_add_ps(low, _mm512_maskz_loadu_ps(R::lanes(n - i), out + i));
+    high = _mm512_add_ps(high, _mm512_maskz_loadu_ps(n - i > 16 ? R::lanes(n - i - 16) : 0, out + i + 16));
   }
   _mm512_storeu_ps(sums, low);
   _mm512_storeu_ps(sums + 16, high);
@@ -484,16 +484,17 @@ PTO_TARGET_AVX512 void exp_shifted_avx512(float* out, const float* in, float shi
 PTO_TARGET_AVX2 void exp_shifted_avx2(float* out, const float* in, float shift, int64_t n, float* sums) {
   using R = Ymm<float>;
   const __m256 m = _mm256_set1_ps(shift), nan = _mm256_set1_ps(kNaN<float>);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i k = R::lanes(n - i);
+    const __m256 e = Sleef_finz_expf8_u10avx2(_mm256_sub_ps(_mm256_maskload_ps(in + i, k), m));
+    _mm256_maskstore_ps(out + i, k, _mm256_blendv_ps(e, nan, _mm256_cmp_ps(e, e, _CMP_UNORD_Q)));
+  }
   __m256 acc[4];
   for (int j = 0; j < 4; ++j) acc[j] = _mm256_loadu_ps(sums + 8 * j);
   for (int64_t i = 0; i < n; i += kSumLanes)
     for (int j = 0; j < 4; ++j) {
       const int64_t left = n - i - 8 * j;
-      const __m256i k = R::lanes(std::max<int64_t>(left, 0));
-      __m256 e = Sleef_finz_expf8_u10avx2(_mm256_sub_ps(_mm256_maskload_ps(in + i + 8 * j, k), m));
-      e = _mm256_blendv_ps(e, nan, _mm256_cmp_ps(e, e, _CMP_UNORD_Q));
-      _mm256_maskstore_ps(out + i + 8 * j, k, e);
-      acc[j] = _mm256_add_ps(acc[j], _mm256_and_ps(e, _mm256_castsi256_ps(k)));  // +0 past the end
+      acc[j] = _mm256_add_ps(acc[j], _mm256_maskload_ps(out + i + 8 * j, R::lanes(std::max<int64_t>(left, 0))));
     }
   for (int j = 0; j < 4; ++j) _mm256_storeu_ps(sums + 8 * j, acc[j]);
 }
