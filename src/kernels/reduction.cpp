@@ -1366,6 +1366,10 @@ class Scanner {
                                         const Acc* __restrict offset, const typename P::Wide* __restrict wide,
                                         int64_t rows, int64_t w, bool write) {
     if (wide) return rows_from(v, y, local, wide, rows, w);
+    if (with_constant<1, 2, 3, 4, 5, 6, 7, 8>(w, [&](auto width) {
+          write ? narrow_rows<width(), true>(v, y, local, offset, rows) : narrow_rows<width(), false>(v, y, local, offset, rows);
+        }))
+      return;
     for (int64_t i = 0; i < rows; ++i, v += w, y += w) {
       if (!write) {
         for (int64_t c = 0; c < w; ++c) local[c] = P::combine(local[c], v[c]);
@@ -1376,6 +1380,22 @@ class Scanner {
         y[c] = static_cast<Res>(P::combine(offset[c], local[c]));
       }
     }
+  }
+  // scan_rows for a width known when compiled: the running values stay in registers. With a run-time
+  // width they live in `local`, and each row's sum waits for the previous row's store to reach its
+  // load (cumsum over dim 1 of [8192, 1024, 2] fp32, two threads: 15.8 -> 5.5 ms; [4096, 512, 8]:
+  // 5.8 -> 4.6 ms; 16 wide and more vectorise across the row and gain nothing).
+  template <int W, bool Write>
+  static void narrow_rows(const In* __restrict v, Res* __restrict y, Acc* __restrict local, const Acc* __restrict offset,
+                          int64_t rows) {
+    Acc l[W], o[W];
+    for (int c = 0; c < W; ++c) l[c] = local[c], o[c] = Write ? offset[c] : P::identity();
+    for (int64_t i = 0; i < rows; ++i, v += W, y += W)
+      for (int c = 0; c < W; ++c) {
+        l[c] = P::combine(l[c], v[c]);
+        if constexpr (Write) y[c] = static_cast<Res>(P::combine(o[c], l[c]));
+      }
+    for (int c = 0; c < W; ++c) local[c] = l[c];
   }
   // scan_rows' outputs from widened offsets (inlined into each of its builds).
   [[gnu::always_inline]] static inline void rows_from(const In* __restrict v, Res* __restrict y, Acc* __restrict local,
