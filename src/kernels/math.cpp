@@ -565,8 +565,9 @@ PTO_TARGET_AVX512 void softmax_short_rows_avx512(float* out, const float* in, in
   }
 }
 
-// Longer rows in three passes while the row is in L1 (whole registers with plain moves, which issue
-// and forward faster than masked ones): the max; the exps, stored, and their lane sums; the division.
+// Longer rows in four passes while the row is in L1 (whole registers with plain moves, which issue
+// and forward faster than masked ones): the max; the exps, stored; their lane sums; the division.
+// The sums are taken from the stored exps, not in the exp loop, for the reason of exp_shifted_avx512.
 PTO_TARGET_AVX512 void softmax_rows_avx512(float* out, const float* in, int64_t rows, int64_t n) {
   using R = Zmm<float>;
   const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -581,26 +582,18 @@ PTO_TARGET_AVX512 void softmax_rows_avx512(float* out, const float* in, int64_t 
       unordered |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     }
     const __m512 m = row_max(top, unordered);
+    for (int64_t i = 0; i < whole; i += 16) _mm512_storeu_ps(out + i, shifted_exp(_mm512_loadu_ps(in + i), 0xFFFF, m));
+    if (tail) _mm512_mask_storeu_ps(out + whole, tail, shifted_exp(_mm512_maskz_loadu_ps(tail, in + whole), tail, m));
     __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();  // the registers i / 16 even, odd
     int64_t i = 0;
     for (; i + 32 <= whole; i += 32) {
-      const __m512 e0 = shifted_exp(_mm512_loadu_ps(in + i), 0xFFFF, m);
-      _mm512_storeu_ps(out + i, e0);
-      const __m512 e1 = shifted_exp(_mm512_loadu_ps(in + i + 16), 0xFFFF, m);
-      _mm512_storeu_ps(out + i + 16, e1);
-      even = _mm512_add_ps(even, e0);
-      odd = _mm512_add_ps(odd, e1);
+      even = _mm512_add_ps(even, _mm512_loadu_ps(out + i));
+      odd = _mm512_add_ps(odd, _mm512_loadu_ps(out + i + 16));
     }
-    if (i < whole) {
-      const __m512 e = shifted_exp(_mm512_loadu_ps(in + i), 0xFFFF, m);
-      _mm512_storeu_ps(out + i, e);
-      even = _mm512_add_ps(even, e);
-    }
+    if (i < whole) even = _mm512_add_ps(even, _mm512_loadu_ps(out + i));
     if (tail) {
-      const __m512 e = shifted_exp(_mm512_maskz_loadu_ps(tail, in + whole), tail, m);
-      _mm512_mask_storeu_ps(out + whole, tail, e);
       __m512& sums = whole / 16 % 2 ? odd : even;
-      sums = _mm512_add_ps(sums, e);
+      sums = _mm512_add_ps(sums, _mm512_maskz_loadu_ps(tail, out + whole));
     }
     const __m512 s = lane_tree(even, odd);
     for (int64_t j = 0; j < whole; j += 16) _mm512_storeu_ps(out + j, _mm512_div_ps(_mm512_loadu_ps(out + j), s));
