@@ -152,9 +152,10 @@ PTO_INLINE bool with_row_length(int64_t n, Fn fn) {
 // kLongRowPiece (whole sets of lanes, so the sums are the same): one pass over the row in L2
 // instead of three.
 constexpr int64_t kLongRow = 4096, kLongRowPiece = 1024;
-// Rows between: from kFusedRow elements, the exp and the sums in one pass, a row's last set of lanes
-// partly idle (one thread, [32768, 128] fp32: 5.4 -> 4.9 ms, [4096, 1024]: 6.3 -> 5.3 ms; shorter
-// rows lose more to the idle lanes than the pass saves: [262144, 40] 17.6 -> 19.2 ms).
+// Rows between: from kFusedRow elements, the exp and the sums a row at a time while it is in L1, a
+// row's last set of lanes partly idle (measured when exp and sums shared one loop, one thread:
+// [32768, 128] fp32 5.4 -> 4.9 ms, [4096, 1024] 6.3 -> 5.3 ms; shorter rows lose more to the idle
+// lanes than the pass saves: [262144, 40] 17.6 -> 19.2 ms).
 constexpr int64_t kFusedRow = 64, kGroupRows = 32;
 
 // Rows of softmax, one after another: y = exp(x - max) / sum per row (y may not be x). The exp is
@@ -204,7 +205,7 @@ PTO_SIMD_CLONES void softmax_rows(const float* __restrict x, float* __restrict y
     }
     return;
   }
-  // The exp and the sums in one pass (math::exp_shifted_lane_sums), a group's rows (at most
+  // The exp and the sums a row at a time (math::exp_shifted_lane_sums), a group's rows (at most
   // kGroupElements / kFusedRow of them) in one call.
   float shifts[kGroupRows], acc[kGroupRows][kLanes];
   for (int64_t r0 = 0; r0 < rows; r0 += kGroupRows) {

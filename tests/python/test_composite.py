@@ -462,7 +462,7 @@ def test_streamed_outputs_keep_the_bits(dtype):
 
 def test_softmax_gives_the_same_bits_on_every_instruction_set():
     # docs/ops/softmax.md: on AVX-512 rows of 9 to 4095 elements in registers (up to 32 in one or two,
-    # longer ones in three passes); elsewhere from 64 elements the exp and the lane sums in one pass
+    # longer ones in four passes); elsewhere from 64 elements the exp and the lane sums a row at a time
     # (the last set of lanes partly idle), shorter ones three passes; each instruction set's build and
     # the scalar one agree bit for bit, with NaN, inf and rows that are all -inf
     rng = np.random.default_rng(41)
