@@ -40,6 +40,17 @@ inline bool with_constant(int64_t n, Fn&& fn) {
   return ((n == Ns && (fn(std::integral_constant<int, Ns>{}), true)) || ...);
 }
 
+// v, held in a register. GCC folds a constant into the instruction that uses it, as a memory
+// operand; in a masked instruction whose mask is empty (a NaN fixed up only where there is one)
+// that read costs a microcode assist on every run once the kernel has cleared the accessed bit of
+// the constant's page (page aging, DAMON), until a plain read sets it again: exp ran 4x slower for
+// as long (docs/kernels.md#masked-constants). The empty asm hides the value's origin from GCC.
+template <class V>
+[[gnu::always_inline]] inline V in_register(V v) {
+  asm("" : "+v"(v));
+  return v;
+}
+
 // Instruction sets of the hand-written (intrinsics) kernels.
 enum class Isa { Baseline, Avx2, Avx512 };
 
