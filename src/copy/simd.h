@@ -40,14 +40,15 @@ inline bool with_constant(int64_t n, Fn&& fn) {
   return ((n == Ns && (fn(std::integral_constant<int, Ns>{}), true)) || ...);
 }
 
-// v, held in a register. GCC folds a constant into the instruction that uses it, as a memory
-// operand; in a masked instruction whose mask is empty (a NaN fixed up only where there is one)
-// that read costs a microcode assist on every run once the kernel has cleared the accessed bit of
-// the constant's page (page aging, DAMON), until a plain read sets it again: exp ran 4x slower for
-// as long (docs/kernels.md#masked-constants). The empty asm hides the value's origin from GCC.
+// v, in a register where it is used. GCC folds a constant (or a value it spilled around a call)
+// into the instruction that uses it, as a memory operand; in a masked instruction whose mask is
+// empty (a NaN fixed up only where there is one) that read costs a microcode assist on every run
+// once the kernel has cleared the accessed bit of its page (page aging, DAMON), until a plain read
+// sets it again: exp ran 2-4x slower for as long (docs/kernels.md#masked-constants). The empty asm
+// makes GCC load v with a plain move first; volatile keeps it at the use, not hoisted out of a loop.
 template <class V>
 [[gnu::always_inline]] inline V in_register(V v) {
-  asm("" : "+v"(v));
+  asm volatile("" : "+v"(v));
   return v;
 }
 

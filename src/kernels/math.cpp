@@ -78,16 +78,15 @@ struct Zmm {
     if constexpr (kF32) return _mm512_set1_ps(x);
     else return _mm512_set1_pd(x);
   }
-  // The canonical NaN, taken once per loop (see in_register).
-  PTO_TARGET_AVX512 static auto nan() { return in_register(splat(kNaN<T>)); }
   template <class V>
-  PTO_TARGET_AVX512 static void store(T* p, V v, int64_t n, V nan) {
-    if constexpr (kF32) _mm512_mask_storeu_ps(p, lanes(n), _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), nan));
-    else _mm512_mask_storeu_pd(p, lanes(n), _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), nan));
+  PTO_TARGET_AVX512 static void store(T* p, V v, int64_t n) {
+    // The NaN in a register, not a masked read of memory (see in_register).
+    if constexpr (kF32) _mm512_mask_storeu_ps(p, lanes(n), _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), in_register(splat(kNaN<T>))));
+    else _mm512_mask_storeu_pd(p, lanes(n), _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), in_register(splat(kNaN<T>))));
   }
-  template <class F, class V, class... Splat>
-  PTO_TARGET_AVX512 static void block(F f, T* out, const T* in, int64_t n, V nan, Splat... s) {
-    store(out, f(load(in, n), splat(s)...), n, nan);
+  template <class F, class... Splat>
+  PTO_TARGET_AVX512 static void block(F f, T* out, const T* in, int64_t n, Splat... s) {
+    store(out, f(load(in, n), splat(s)...), n);
   }
 };
 
@@ -108,15 +107,14 @@ struct Ymm {
     if constexpr (kF32) return _mm256_set1_ps(x);
     else return _mm256_set1_pd(x);
   }
-  PTO_TARGET_AVX2 static auto nan() { return splat(kNaN<T>); }  // blendv: no masked read
   template <class V>
-  PTO_TARGET_AVX2 static void store(T* p, V v, int64_t n, V nan) {
-    if constexpr (kF32) _mm256_maskstore_ps(p, lanes(n), _mm256_blendv_ps(v, nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-    else _mm256_maskstore_pd(p, lanes(n), _mm256_blendv_pd(v, nan, _mm256_cmp_pd(v, v, _CMP_UNORD_Q)));
+  PTO_TARGET_AVX2 static void store(T* p, V v, int64_t n) {
+    if constexpr (kF32) _mm256_maskstore_ps(p, lanes(n), _mm256_blendv_ps(v, splat(kNaN<T>), _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+    else _mm256_maskstore_pd(p, lanes(n), _mm256_blendv_pd(v, splat(kNaN<T>), _mm256_cmp_pd(v, v, _CMP_UNORD_Q)));
   }
-  template <class F, class V, class... Splat>
-  PTO_TARGET_AVX2 static void block(F f, T* out, const T* in, int64_t n, V nan, Splat... s) {
-    store(out, f(load(in, n), splat(s)...), n, nan);
+  template <class F, class... Splat>
+  PTO_TARGET_AVX2 static void block(F f, T* out, const T* in, int64_t n, Splat... s) {
+    store(out, f(load(in, n), splat(s)...), n);
   }
 };
 
@@ -124,8 +122,7 @@ struct Ymm {
 // functions compiled for R's build, which inline R's blocks).
 template <template <class> class R, class T, class F, class... Splat>
 [[gnu::always_inline]] inline void blocks(F f, T* out, const T* in, int64_t n, Splat... s) {
-  const auto nan = R<T>::nan();
-  for (int64_t i = 0; i < n; i += R<T>::kLanes) R<T>::block(f, out + i, in + i, n - i, nan, s...);
+  for (int64_t i = 0; i < n; i += R<T>::kLanes) R<T>::block(f, out + i, in + i, n - i, s...);
 }
 template <class T, class F, class... Splat>
 PTO_TARGET_AVX512 void blocks_avx512(F f, T* out, const T* in, int64_t n, Splat... s) {
@@ -462,19 +459,19 @@ namespace {
 constexpr int64_t kSumLanes = 32;
 
 #if PTO_X86
-// exp(x - m) in the k lanes (NaN canonical: nan is Zmm<float>::nan(); +0 in the others).
-PTO_TARGET_AVX512 inline __m512 shifted_exp(__m512 x, __mmask16 k, __m512 m, __m512 nan) {
+// exp(x - m) in the k lanes (NaN canonical, +0 in the others).
+PTO_TARGET_AVX512 inline __m512 shifted_exp(__m512 x, __mmask16 k, __m512 m) {
   const __m512 e = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(x, m));
-  return _mm512_maskz_mov_ps(k, _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(e, e, _CMP_UNORD_Q), nan));
+  return _mm512_maskz_mov_ps(k, _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(e, e, _CMP_UNORD_Q), in_register(_mm512_set1_ps(kNaN<float>))));
 }
 
 // Lanes past n take +0 (the zero-masked loads), which leaves a sum of exps as it is.
 PTO_TARGET_AVX512 void exp_shifted_avx512(float* out, const float* in, float shift, int64_t n, float* sums) {
   using R = Zmm<float>;
-  const __m512 m = _mm512_set1_ps(shift), nan = R::nan();
+  const __m512 m = _mm512_set1_ps(shift);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = R::lanes(n - i);
-    _mm512_mask_storeu_ps(out + i, k, shifted_exp(_mm512_maskz_loadu_ps(k, in + i), k, m, nan));
+    _mm512_mask_storeu_ps(out + i, k, shifted_exp(_mm512_maskz_loadu_ps(k, in + i), k, m));
   }
   __m512 low = _mm512_loadu_ps(sums), high = _mm512_loadu_ps(sums + 16);
   for (int64_t i = 0; i < n; i += kSumLanes) {
@@ -556,13 +553,13 @@ PTO_TARGET_AVX512 inline __m512 lane_tree(__m512 even, __m512 odd) {
 template <bool Two>
 PTO_TARGET_AVX512 void softmax_short_rows_avx512(float* out, const float* in, int64_t rows, int64_t n) {
   using R = Zmm<float>;
-  const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), zero = _mm512_setzero_ps(), nan = R::nan();
+  const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), zero = _mm512_setzero_ps();
   const __mmask16 k0 = R::lanes(n), k1 = R::lanes(std::max<int64_t>(n - 16, 0));
   for (int64_t r = 0; r < rows; ++r, in += n, out += n) {
     const __m512 x0 = _mm512_mask_loadu_ps(low, k0, in), x1 = Two ? _mm512_mask_loadu_ps(low, k1, in + 16) : low;
     const __mmask16 unordered = _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q) | (Two ? _mm512_cmp_ps_mask(x1, x1, _CMP_UNORD_Q) : 0);
     const __m512 m = row_max(Two ? _mm512_max_ps(x0, x1) : x0, unordered);
-    const __m512 e0 = shifted_exp(x0, k0, m, nan), e1 = Two ? shifted_exp(x1, k1, m, nan) : zero;
+    const __m512 e0 = shifted_exp(x0, k0, m), e1 = Two ? shifted_exp(x1, k1, m) : zero;
     const __m512 s = lane_tree(e0, e1);
     _mm512_mask_storeu_ps(out, k0, _mm512_div_ps(e0, s));
     if (Two) _mm512_mask_storeu_ps(out + 16, k1, _mm512_div_ps(e1, s));
@@ -574,7 +571,7 @@ PTO_TARGET_AVX512 void softmax_short_rows_avx512(float* out, const float* in, in
 // The sums are taken from the stored exps, not in the exp loop, for the reason of exp_shifted_avx512.
 PTO_TARGET_AVX512 void softmax_rows_avx512(float* out, const float* in, int64_t rows, int64_t n) {
   using R = Zmm<float>;
-  const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), nan = R::nan();
+  const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   const int64_t whole = n / 16 * 16;
   const __mmask16 tail = R::lanes(n - whole);
   for (int64_t r = 0; r < rows; ++r, in += n, out += n) {
@@ -586,8 +583,8 @@ PTO_TARGET_AVX512 void softmax_rows_avx512(float* out, const float* in, int64_t 
       unordered |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     }
     const __m512 m = row_max(top, unordered);
-    for (int64_t i = 0; i < whole; i += 16) _mm512_storeu_ps(out + i, shifted_exp(_mm512_loadu_ps(in + i), 0xFFFF, m, nan));
-    if (tail) _mm512_mask_storeu_ps(out + whole, tail, shifted_exp(_mm512_maskz_loadu_ps(tail, in + whole), tail, m, nan));
+    for (int64_t i = 0; i < whole; i += 16) _mm512_storeu_ps(out + i, shifted_exp(_mm512_loadu_ps(in + i), 0xFFFF, m));
+    if (tail) _mm512_mask_storeu_ps(out + whole, tail, shifted_exp(_mm512_maskz_loadu_ps(tail, in + whole), tail, m));
     __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();  // the registers i / 16 even, odd
     int64_t i = 0;
     for (; i + 32 <= whole; i += 32) {
