@@ -296,25 +296,26 @@ PTO_SIMD_CLONES void float_to_int_saturating(const float* __restrict src, std::b
 
 // fp32 -> an integer dtype keeping the low bits. The loop the compiler vectorises covers values
 // the widest convertible integer holds (|r| < 2^31, or 2^63 for 64-bit targets); the rest (and
-// NaN) is fixed after it.
+// NaN) is fixed after it. Whether any was outside is an OR of the lanes' flags: a count would
+// widen every flag to 64 bits (fp32 -> int16 of 16M, 2 threads: 5.3 -> 3.8-4.7 ms).
 template <class T, Round R>
-PTO_SIMD_CLONES int64_t float_to_int_low_bits_fast(const float* __restrict src, T* __restrict d, int64_t n) {
+PTO_SIMD_CLONES bool float_to_int_low_bits_fast(const float* __restrict src, T* __restrict d, int64_t n) {
   using Wide = std::conditional_t<(sizeof(T) == 8), int64_t, int32_t>;
   constexpr float limit = sizeof(T) == 8 ? 0x1p63f : 0x1p31f;
-  int64_t outside = 0;
+  unsigned outside = 0;
   for (int64_t i = 0; i < n; ++i) {
     const float r = rounded<R>(src[i]);
     const bool in = std::fabs(r) < limit;
-    outside += !in;
+    outside |= !in;
     d[i] = static_cast<T>(static_cast<Wide>(in ? r : 0.0f));
   }
-  return outside;
+  return outside != 0;
 }
 
 template <class T, Round R>
 void float_to_int_low_bits(const float* src, std::byte* dst, int64_t n) {
   auto* d = reinterpret_cast<T*>(dst);
-  if (float_to_int_low_bits_fast<T, R>(src, d, n) == 0) return;
+  if (!float_to_int_low_bits_fast<T, R>(src, d, n)) return;
   constexpr float limit = sizeof(T) == 8 ? 0x1p63f : 0x1p31f;
   for (int64_t i = 0; i < n; ++i)
     if (!(std::fabs(rounded<R>(src[i])) < limit))
