@@ -129,12 +129,26 @@ pto::Value default_value(const pto::Param& p) {
   throw std::logic_error("op table: default '" + std::string(d) + "' of " + p.name + " has no value");
 }
 
+// A ptocpu Tensor itself (not a subclass): one pointer comparison, where nanobind's isinstance
+// looks the type up.
+bool exactly_tensor(nb::handle obj) {
+  static PyTypeObject* const tensor_type = reinterpret_cast<PyTypeObject*>(nb::type<pto::Tensor>().ptr());
+  return Py_TYPE(obj.ptr()) == tensor_type;
+}
+
 // A tensor with dynamic dims (lang/tensor_spec.py marks a jit argument annotated pypto.DYNAMIC
 // with `_dynamic_dims`) read by an op: refused as PyPTO refuses it, before anything runs. Only
 // ptocpu tensors can carry the mark; a lookup that finds nothing raises nothing.
 // `index` >= 0: item `index` of the list parameter (its src when `part`).
 void refuse_dynamic(const pto::Param& p, nb::handle obj, const char* op, int index = -1, bool part = false) {
-  if (!nb::isinstance<pto::Tensor>(obj)) return;
+  if (exactly_tensor(obj)) {
+    // The mark is an instance attribute: a Tensor (not a subclass) without an attribute dict, or
+    // with an empty one, has none, and the attribute lookup (most of this check) is skipped.
+    PyObject** dict = _PyObject_GetDictPtr(obj.ptr());
+    if (!dict || !*dict || PyDict_GET_SIZE(*dict) == 0) return;
+  } else if (!nb::isinstance<pto::Tensor>(obj)) {
+    return;
+  }
   static PyObject* const key = PyUnicode_InternFromString("_dynamic_dims");
   PyObject* dims = nullptr;
 #if PY_VERSION_HEX >= 0x030D0000
@@ -167,7 +181,8 @@ pto::Value convert(const pto::Param& p, nb::handle obj, const char* op) {
       return to_tensor(obj, op, name, Access::Read);
     case K::Memory: return to_tensor(obj, op, name, Access::Write);
     case K::TensorOrScalar:
-      if (std::optional<pto::Scalar> s = to_scalar(obj)) return *s;
+      if (!exactly_tensor(obj))
+        if (std::optional<pto::Scalar> s = to_scalar(obj)) return *s;
       refuse_dynamic(p, obj, op);
       return to_tensor(obj, op, name, Access::Read);
     case K::TensorList: {
