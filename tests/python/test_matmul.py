@@ -188,6 +188,36 @@ def test_transposed_operands_are_read_in_place(a_trans, b_trans, dtype):
         np.testing.assert_array_equal(got.numpy()[i], exact_product(a3[i], b, a_trans, b_trans).astype(np.float32))
 
 
+@pytest.mark.parametrize("in_dtype", [D.DT_FP32, D.DT_FP16, D.DT_BF16, D.DT_INT8])
+@pytest.mark.parametrize("a_trans", [False, True])
+@pytest.mark.parametrize("b_trans", [False, True])
+@pytest.mark.parametrize("mkn", [(1, 1, 1), (8, 8, 8), (3, 5, 7), (16, 4, 16), (2, 64, 8), (5, 33, 6)])
+def test_tiny_products_are_exact_with_bias_and_transposes(mkn, a_trans, b_trans, in_dtype):
+    """Products of at most 2^10 multiply-adds take a plain loop instead of the library
+    (src/kernels/matmul.cpp sgemm); the larger ones here take the library. Integer data: the exact
+    sums; a bias starts each sum; random floats: within an fp32 sum's bound."""
+    m, k, n = mkn
+    rng = np.random.default_rng(m * 10000 + k * 100 + n)
+    a = ints(rng, (k, m) if a_trans else (m, k), NP[in_dtype])
+    b = ints(rng, (n, k) if b_trans else (k, n), NP[in_dtype])
+    out_dtype = D.DT_INT32 if in_dtype == D.DT_INT8 else D.DT_FP32
+    want = exact_product(a, b, a_trans, b_trans)
+    got = ptocpu.matmul(tensor(a), tensor(b), out_dtype, a_trans=a_trans, b_trans=b_trans)
+    np.testing.assert_array_equal(got.numpy(), rounded(want, out_dtype))
+    bias_dtype = D.DT_INT32 if in_dtype == D.DT_INT8 else D.DT_FP32
+    bias = ints(rng, (1, n), NP[bias_dtype], -50, 50)
+    got = ptocpu.matmul(tensor(a), tensor(b), out_dtype, a_trans=a_trans, b_trans=b_trans,
+                        extend_params={"bias_tensor": tensor(bias)})
+    np.testing.assert_array_equal(got.numpy(), rounded(want + bias, out_dtype))
+    if in_dtype != D.DT_INT8:
+        fa = rng.standard_normal(a.shape).astype(NP[in_dtype])
+        fb = rng.standard_normal(b.shape).astype(NP[in_dtype])
+        got = ptocpu.matmul(tensor(fa), tensor(fb), D.DT_FP32, a_trans=a_trans, b_trans=b_trans)
+        A, B = (fa.T if a_trans else fa), (fb.T if b_trans else fb)
+        assert_fp32_sum(got, exact_product(fa, fb, a_trans, b_trans),
+                        np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)), k, D.DT_FP32)
+
+
 def test_strided_and_valid_shape_views():
     rng = np.random.default_rng(5)
     base_a = ints(rng, (50, 90), np.float32)
