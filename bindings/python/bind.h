@@ -48,6 +48,9 @@ bool torch_fast_path(nb::handle obj, Access access, pto::Tensor& out);
 std::shared_ptr<void> keep_python_alive(nb::handle owner);
 // An instance of torch.Tensor (false when torch is not imported).
 bool is_torch_tensor(nb::handle obj);
+// A ptocpu Tensor itself (not a subclass): one pointer comparison, where nanobind's isinstance
+// looks the type up (the checks every op call makes of its tensor arguments).
+bool exactly_tensor(nb::handle obj);
 // The owner of an import of torch memory: keeps the torch storage alive (and `also`), so that the
 // import outlives a later x.set_(other) that points the torch tensor at other memory.
 std::shared_ptr<void> own_torch_storage(nb::handle storage, std::shared_ptr<void> also = nullptr);

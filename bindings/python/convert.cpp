@@ -401,7 +401,13 @@ nb::object numpy_asarray(nb::handle obj) {
 
 }  // namespace
 
+bool exactly_tensor(nb::handle obj) {
+  static PyTypeObject* const tensor_type = reinterpret_cast<PyTypeObject*>(nb::type<pto::Tensor>().ptr());
+  return Py_TYPE(obj.ptr()) == tensor_type;
+}
+
 bool is_torch_tensor(nb::handle obj) {
+  if (exactly_tensor(obj)) return false;  // (torch's isinstance is a call into its metaclass)
   PyObject* torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");
   if (!torch) return false;
   return PyObject_IsInstance(obj.ptr(), nb::handle(torch).attr("Tensor").ptr()) == 1;

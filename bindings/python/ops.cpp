@@ -129,13 +129,6 @@ pto::Value default_value(const pto::Param& p) {
   throw std::logic_error("op table: default '" + std::string(d) + "' of " + p.name + " has no value");
 }
 
-// A ptocpu Tensor itself (not a subclass): one pointer comparison, where nanobind's isinstance
-// looks the type up.
-bool exactly_tensor(nb::handle obj) {
-  static PyTypeObject* const tensor_type = reinterpret_cast<PyTypeObject*>(nb::type<pto::Tensor>().ptr());
-  return Py_TYPE(obj.ptr()) == tensor_type;
-}
-
 // A tensor with dynamic dims (lang/tensor_spec.py marks a jit argument annotated pypto.DYNAMIC
 // with `_dynamic_dims`) read by an op: refused as PyPTO refuses it, before anything runs. Only
 // ptocpu tensors can carry the mark; a lookup that finds nothing raises nothing.
@@ -330,12 +323,13 @@ bool bind_to(const pto::OpDef& op, const std::vector<pto::Param>& params, const 
     out.slots[positional] = out.variadic;
   }
   if (kwargs.is_valid()) {
-    for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {
-      const std::string name = nb::str(key).c_str();
+    for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {  // keyword names are always str
       size_t i = 0;
-      while (i < params.size() && (name != params[i].name || params[i].variadic)) ++i;
-      if (i == params.size()) return refuse("got an unexpected keyword argument '" + name + "'");
-      if (out.slots[i].is_valid()) return refuse("got multiple values for argument '" + name + "'");
+      while (i < params.size() && (PyUnicode_CompareWithASCIIString(key.ptr(), params[i].name) != 0 || params[i].variadic))
+        ++i;
+      if (i == params.size()) return refuse("got an unexpected keyword argument '" + std::string(nb::str(key).c_str()) + "'");
+      if (out.slots[i].is_valid())
+        return refuse("got multiple values for argument '" + std::string(nb::str(key).c_str()) + "'");
       out.slots[i] = value;
     }
   }
