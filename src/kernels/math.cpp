@@ -78,11 +78,17 @@ struct Zmm {
     if constexpr (kF32) return _mm512_set1_ps(x);
     else return _mm512_set1_pd(x);
   }
+  // v with its NaN lanes the canonical NaN; the NaN in a register, not a masked read of memory
+  // (see in_register).
+  template <class V>
+  PTO_TARGET_AVX512 static V canonical(V v) {
+    if constexpr (kF32) return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), in_register(splat(kNaN<T>)));
+    else return _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), in_register(splat(kNaN<T>)));
+  }
   template <class V>
   PTO_TARGET_AVX512 static void store(T* p, V v, int64_t n) {
-    // The NaN in a register, not a masked read of memory (see in_register).
-    if constexpr (kF32) _mm512_mask_storeu_ps(p, lanes(n), _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), in_register(splat(kNaN<T>))));
-    else _mm512_mask_storeu_pd(p, lanes(n), _mm512_mask_mov_pd(v, _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), in_register(splat(kNaN<T>))));
+    if constexpr (kF32) _mm512_mask_storeu_ps(p, lanes(n), canonical(v));
+    else _mm512_mask_storeu_pd(p, lanes(n), canonical(v));
   }
   template <class F, class... Splat>
   PTO_TARGET_AVX512 static void block(F f, T* out, const T* in, int64_t n, Splat... s) {
@@ -461,8 +467,7 @@ constexpr int64_t kSumLanes = 32;
 #if PTO_X86
 // exp(x - m) in the k lanes (NaN canonical, +0 in the others).
 PTO_TARGET_AVX512 inline __m512 shifted_exp(__m512 x, __mmask16 k, __m512 m) {
-  const __m512 e = Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(x, m));
-  return _mm512_maskz_mov_ps(k, _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(e, e, _CMP_UNORD_Q), in_register(_mm512_set1_ps(kNaN<float>))));
+  return _mm512_maskz_mov_ps(k, Zmm<float>::canonical(Sleef_finz_expf16_u10avx512f(_mm512_sub_ps(x, m))));
 }
 
 // Lanes past n take +0 (the zero-masked loads), which leaves a sum of exps as it is.
