@@ -191,10 +191,10 @@ def test_transposed_operands_are_read_in_place(a_trans, b_trans, dtype):
 @pytest.mark.parametrize("in_dtype", [D.DT_FP32, D.DT_FP16, D.DT_BF16, D.DT_INT8])
 @pytest.mark.parametrize("a_trans", [False, True])
 @pytest.mark.parametrize("b_trans", [False, True])
-@pytest.mark.parametrize("mkn", [(1, 1, 1), (8, 8, 8), (3, 5, 7), (16, 4, 16), (2, 64, 8), (5, 33, 6)])
+@pytest.mark.parametrize("mkn", [(1, 1, 1), (8, 8, 8), (3, 5, 7), (16, 4, 16), (2, 64, 8), (5, 33, 6), (16, 8, 16)])
 def test_tiny_products_are_exact_with_bias_and_transposes(mkn, a_trans, b_trans, in_dtype):
     """Products of at most 2^10 multiply-adds take a plain loop instead of the library
-    (src/kernels/matmul.cpp sgemm); the larger ones here take the library. Integer data: the exact
+    (src/kernels/matmul.cpp sgemm); [16, 8] x [8, 16] (2^11) takes the library. Integer data: the exact
     sums; a bias starts each sum; random floats: within an fp32 sum's bound."""
     m, k, n = mkn
     rng = np.random.default_rng(m * 10000 + k * 100 + n)
