@@ -1,13 +1,18 @@
 """`ptocpu bench --sweep` cases of the cube family (docs/ops/matmul.md) against torch doing the same
 math: fp32 operands against torch.matmul; fp16 / bf16 operands with an fp32 output against the best
 torch way to the same fp32-accumulated result (widen, then torch.matmul: torch's CPU matmul has no fp32
-output for half operands); int8 operands against torch._int_mm (int32 out); the transposed and batched
+output for half operands); int8 operands against the faster of torch's two ways to an int32 result,
+torch._int_mm and the int32 matmul of the widened operands (picked once by timing both on a [256, 256]
+product: on CPUs without int8 dot products _int_mm took 74 s for [4096]^3); the transposed and batched
 forms; tile-sized products, where the call overhead is what counts. Results are compared within fp32
 summation-order tolerances (the orders differ); int8 bit for bit.
 
 Each op has one generator in SWEEP; ids read SW-MATMUL-<shape class>.
 """
 from __future__ import annotations
+
+import functools
+import time
 
 import numpy as np
 
@@ -19,6 +24,21 @@ from .cases import Case, Tool, _random, _torch, torch
 # K^0.5 * 2^-24 relative to the sum's size.
 _FP32_TOL = (1e-4, 1e-4)
 _OUT = {"fp32": ptocpu.DT_FP32, "bf16": ptocpu.DT_BF16, "fp16": ptocpu.DT_FP16, "int32": ptocpu.DT_INT32}
+
+
+@functools.cache
+def _torch_int8_matmul():
+    """torch._int_mm or the widened int32 matmul, whichever this CPU runs faster."""
+    a = torch.randint(-100, 100, (256, 256), dtype=torch.int8)
+    ways = {"_int_mm": lambda x, y: torch._int_mm(x, y), "int32": lambda x, y: torch.matmul(x.int(), y.int())}
+
+    def seconds(f):
+        f(a, a)
+        t0 = time.perf_counter()
+        f(a, a)
+        return time.perf_counter() - t0
+
+    return min(ways.values(), key=seconds)
 
 
 def _shape(s) -> str:
@@ -40,7 +60,8 @@ def _mm(id_, a_shape, b_shape, dtype="fp32", out="fp32", a_trans=False, b_trans=
             if b_trans:
                 tb = tb.transpose(-1, -2)
             if dtype == "int8":
-                t["torch"] = Tool(lambda: torch._int_mm(ta, tb))
+                int8_matmul = _torch_int8_matmul()
+                t["torch"] = Tool(lambda: int8_matmul(ta, tb))
             elif dtype == out:
                 t["torch"] = Tool(lambda: torch.matmul(ta, tb))
             else:  # half operands, fp32 result: widen (exact), then the fp32 product
