@@ -60,18 +60,23 @@ PTO_MINIFLOAT_INLINE uint32_t encode(uint32_t bits) {
   // Normal in F: rebias, then round away the extra mantissa bits (a carry into the exponent is
   // right). Subnormal in F: the significand shifted to F's quantum 2^(1-bias-M).
   uint32_t code;
-  if constexpr (R == Round::NearestEven && first_normal > 1) {
+  if constexpr (R == Round::NearestEven) {
     // The same rounding without a shift per lane: a normal adds half a quantum less one, plus the
-    // kept lowest bit; a subnormal is added to 2^(first_normal + 23 - M - 127), whose fp32 quantum is
-    // F's subnormal quantum, so the CPU's addition (round to nearest even) rounds it and the sum's low
-    // bits are the code. Only float32 subnormals may meet flush-to-zero on the way, and they round
-    // to zero in F anyway (first_normal > 1).
+    // kept lowest bit. A subnormal of bf16 (first_normal 1: fp32's own subnormals) rounds the same
+    // way; one of a narrower F is added to 2^(first_normal + 23 - M - 127), whose fp32 quantum is F's
+    // subnormal quantum, so the CPU's addition (round to nearest even) rounds it and the sum's low
+    // bits are the code. Only float32 subnormals may meet flush-to-zero there, and they round to
+    // zero in such an F anyway.
     constexpr uint32_t sh = 23 - F.M, magic = (first_normal + sh) << 23;
     const uint32_t rebiased = abs - (static_cast<uint32_t>(127 - F.bias) << 23);
     const uint32_t normal_code = (rebiased + ((1u << (sh - 1)) - 1) + ((abs >> sh) & 1)) >> sh;
-    const uint32_t subnormal_code =
-        __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, abs) + __builtin_bit_cast(float, magic)) - magic;
-    code = normal ? normal_code : subnormal_code;
+    if constexpr (first_normal == 1) {
+      code = normal_code;
+    } else {
+      const uint32_t subnormal_code =
+          __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, abs) + __builtin_bit_cast(float, magic)) - magic;
+      code = normal ? normal_code : subnormal_code;
+    }
   } else {
     const uint32_t v = normal ? abs - (static_cast<uint32_t>(127 - F.bias) << 23) : (abs & 0x7FFFFFu) | (e ? 0x800000u : 0);
     const uint32_t sh = normal ? 23 - F.M : 23 - F.M + first_normal - (e ? e : 1);
