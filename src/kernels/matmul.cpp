@@ -595,8 +595,13 @@ void run(const Problem& p) {
   Form form = vnni ? Form::Int8 : bf16 ? Form::Bf16 : Form::Float;
   const TransMode tf32 = p.a.dtype == DType::FP32 ? p.tf32 : TransMode::CAST_NONE;
   Prepared a, b;
+  // A transposed on AVX2: copied to row-major first. oneDNN's AVX2 sgemm runs 'T', 'N' and 'T', 'T' at
+  // half the speed of 'N', 'N' ([1024]^3 fp32 on an AMD EPYC, 2 threads: 28.2 and 33.4 against 14.3 ms),
+  // and the copy of A costs about 1 ms. Products the plain loop sums read A where it is.
+  const bool copy_transposed_a = form == Form::Float && kernel_tuning().isa != Isa::Avx512 &&
+                                 p.m * p.n * p.k > kPlainLoopProducts;
   const auto prepare_both = [&] {
-    a = prepare(p.a, p.m, p.k, form, tf32);
+    a = prepare(p.a, p.m, p.k, form, tf32, !copy_transposed_a);
     Operand b_op = p.b;
     if (p.b.scale) {
       // Pack B transposed ([n, k]) so that its MX blocks run along the packed rows, then read it as
