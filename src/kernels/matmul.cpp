@@ -102,10 +102,25 @@ float mx_scale(const Operand& op, int64_t r, int64_t c) {
   return fp8e8m0_bits_to_float(static_cast<uint8_t>(op.scale[r * op.scale_row + (c / 32) * op.scale_k]));
 }
 
+// oneDNN's AVX2 sgemm reads B in place (its "no-copy" kernels) for blocks with few rows or columns
+// (1 / rows + 1 / cols >= 0.0038 in its GEMM driver), and those run at half speed when B's rows lie a
+// multiple of 1 KiB apart, whatever K is (cache sets alias). One core of an AMD EPYC, GFLOP/s with B's
+// rows n and n + 16 floats apart: [256, 1024] x [1024, 1024] 46 / 94, [32, 1024] x [1024, 4096] 40 / 65,
+// [512, 512] x [512, 512] 64 / 92. A copy with rows 16 floats longer costs one pass over B.
+bool no_copy_blocks(const Blocks& b) { return b.rows * b.cols * 38 <= (b.rows + b.cols) * 10000; }
+bool rows_alias(int64_t ld_floats) { return ld_floats % 256 == 0; }
+constexpr int64_t kRowPad = 16;
+
+// Which operand rows that alias (above) are avoided: none, those of the copies made anyway, or also
+// those of an operand that could be used in place (copied then).
+enum class RowPadding : uint8_t { None, Copies, All };
+
 // transposed: whether a native operand stored transposed may be used in place (else it is copied
 // to row-major through the strided-copy engine's L1 tiles).
-Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, TransMode tf32, bool transposed = true) {
+Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, TransMode tf32, bool transposed = true,
+                 RowPadding padding = RowPadding::None) {
   Prepared out;
+  const int64_t copy_ld = padding != RowPadding::None && rows_alias(cols) ? cols + kRowPad : cols;
   const size_t itemsize = dtype_size(op.dtype);
   const bool native = (form == Form::Float && op.dtype == DType::FP32 && tf32 == TransMode::CAST_NONE && !op.scale) ||
                       (form == Form::Int8 && op.dtype == DType::INT8) ||
@@ -121,21 +136,22 @@ Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, Trans
     }
     const std::byte* base = op.data + offset;
     View v;
-    if (native && op.col_stride == 1 && op.row_stride >= std::max<int64_t>(cols, 1)) {
+    if (native && op.col_stride == 1 && op.row_stride >= std::max<int64_t>(cols, 1) &&
+        !(padding == RowPadding::All && rows_alias(op.row_stride))) {
       v = {base, op.row_stride, false};
     } else if (native && op.row_stride == 1 && op.col_stride >= std::max<int64_t>(rows, 1) && transposed) {
       v = {base, op.col_stride, true};
     } else if (native) {  // copied to row-major through the strided-copy engine's L1 tiles
-      std::byte* packed = out.copy<std::byte>(rows * cols * static_cast<int64_t>(itemsize));
-      const int64_t shape[] = {rows, cols}, to[] = {cols, 1}, from[] = {op.row_stride, op.col_stride};
+      std::byte* packed = out.copy<std::byte>(rows * copy_ld * static_cast<int64_t>(itemsize));
+      const int64_t shape[] = {rows, cols}, to[] = {copy_ld, 1}, from[] = {op.row_stride, op.col_stride};
       strided_copy(packed, to, base, from, shape, 2, itemsize);
-      v = {packed, cols, false};
+      v = {packed, copy_ld, false};
     } else {
-      float* const dst = out.copy<float>(rows * cols);
+      float* const dst = out.copy<float>(rows * copy_ld);
       const ew::LoadFn<float> load = ew::loader<float>(op.dtype);
       parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
-          float* row = dst + r * cols;
+          float* row = dst + r * copy_ld;
           const float* got = load(base + r * op.row_stride * static_cast<int64_t>(itemsize),
                                   op.col_stride * static_cast<int64_t>(itemsize), cols, row);
           if (got != row) std::memcpy(row, got, static_cast<size_t>(cols) * sizeof(float));
@@ -145,7 +161,7 @@ Prepared prepare(const Operand& op, int64_t rows, int64_t cols, Form form, Trans
             for (int64_t c = 0; c < cols; ++c) row[c] *= mx_scale(op, r, c);
         }
       });
-      v = {dst, cols, false};
+      v = {dst, copy_ld, false};
     }
     out.views.push_back(v);
   }
@@ -594,6 +610,9 @@ void run(const Problem& p) {
                     MatmulPrimitives::available(MatmulPrimitives::Kind::Bf16);
   Form form = vnni ? Form::Int8 : bf16 ? Form::Bf16 : Form::Float;
   const TransMode tf32 = p.a.dtype == DType::FP32 ? p.tf32 : TransMode::CAST_NONE;
+  const Blocks blocks = int8 ? int8_blocks(p.m, p.n, p.k, p.batches,
+                                           vnni && MatmulPrimitives::available(MatmulPrimitives::Kind::Int8))
+                             : float_blocks(p.m, p.n, p.k);
   Prepared a, b;
   // A transposed on AVX2: copied to row-major first. oneDNN's AVX2 sgemm runs 'T', 'N' and 'T', 'T' at
   // half the speed of 'N', 'N' ([1024]^3 fp32 on an AMD EPYC, 2 threads: 28.2 and 33.4 against 14.3 ms),
@@ -614,7 +633,13 @@ void run(const Problem& p) {
       // half the speed of 'T', 'N' ([1024]^3 fp32 on an Ice Lake Xeon: 17.7 against 8.1 ms), and the
       // copy of B costs about 1 ms.
       const bool a_transposed = std::any_of(a.views.begin(), a.views.end(), [](const View& v) { return v.trans; });
-      b = prepare(b_op, p.k, p.n, form, tf32, form != Form::Float || !a_transposed);
+      // Where the library reads B in place on AVX2 (no_copy_blocks), B's copies get rows that do not
+      // alias, and so does B itself from 64 rows of A on: below, the copy of B costs more than it saves
+      // ([32, 4096] x [4096, 1024], 2 threads: 3.0 ms in place, 3.7 copied).
+      const bool pad = form == Form::Float && kernel_tuning().isa != Isa::Avx512 && no_copy_blocks(blocks) &&
+                       p.m * p.n * p.k > kPlainLoopProducts;
+      const RowPadding padding = !pad ? RowPadding::None : p.m >= 64 ? RowPadding::All : RowPadding::Copies;
+      b = prepare(b_op, p.k, p.n, form, tf32, form != Form::Float || !a_transposed, padding);
     }
   };
   prepare_both();
@@ -625,9 +650,6 @@ void run(const Problem& p) {
     form = Form::Float;  // exact fp32 arithmetic keeps the subnormals
     prepare_both();
   }
-  const Blocks blocks = int8 ? int8_blocks(p.m, p.n, p.k, p.batches,
-                                           vnni && MatmulPrimitives::available(MatmulPrimitives::Kind::Int8))
-                             : float_blocks(p.m, p.n, p.k);
   const int64_t mb = blocks.rows, nb = blocks.cols;
   const int64_t row_blocks = (p.m + mb - 1) / mb, col_blocks = (p.n + nb - 1) / nb;
   const int64_t per_batch = row_blocks * col_blocks;

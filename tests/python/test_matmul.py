@@ -170,6 +170,30 @@ def test_int8_without_vnni_gives_the_same_bits():
         ptocpu._core._set_kernel_tuning(-1, None)
 
 
+@pytest.mark.parametrize("m", [40, 64, 300])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8])
+def test_b_rows_a_multiple_of_1kib_apart(m, dtype):
+    """Below AVX-512, B whose rows lie a multiple of 256 floats apart is copied with longer rows where
+    the library reads it in place (src/kernels/matmul.cpp no_copy_blocks), and copies of B get such rows
+    (from 64 rows of A on B itself is copied): the same exact sums on both ISA paths, for B contiguous,
+    a view inside wider rows, and one B broadcast over batches."""
+    rng = np.random.default_rng(m)
+    a = ints(rng, (2, m, 96), dtype)
+    wide = ints(rng, (96, 1024), dtype)
+    out = D.DT_INT32 if dtype == np.int8 else D.DT_FP32
+    wide_t = ptocpu.asarray(wide)  # views of it keep rows 1024 elements apart
+    cases = [(a[0], wide[:, :256], tensor(wide[:, :256])), (a[0], wide[:, :512], wide_t[:, :512]),
+             (a[0], wide[:, :300], wide_t[:, :300]), (a, wide[None, :, :768], tensor(wide[None, :, :768]))]
+    try:
+        for isa in ("avx2", None):
+            ptocpu._core._set_kernel_tuning(-1, isa)
+            for x, y, y_t in cases:
+                got = ptocpu.matmul(tensor(x), y_t, out).numpy()
+                np.testing.assert_array_equal(got, exact_product(x, y).astype(got.dtype), err_msg=f"{isa} {y.shape}")
+    finally:
+        ptocpu._core._set_kernel_tuning(-1, None)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
 @pytest.mark.parametrize("a_trans", [False, True])
 @pytest.mark.parametrize("b_trans", [False, True])
