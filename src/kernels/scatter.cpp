@@ -354,8 +354,9 @@ void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, i
 // ---- whole runs of 16-bit floats (row mode's dense lines) ------------------------------------
 // fp16 goes through the CPU's conversions (half::widen / narrow: vcvtph2ps / vcvtps2ph where the
 // CPU has them), bf16 through its shifts. A NaN code widens quieted with its payload rather than
-// as decode's quiet NaN; store_marked_run compares against the same widening, so an element keeps its
-// bits exactly where store_back keeps them, and a NaN result is stored as fp16_round stores it.
+// as decode's quiet NaN; stored_bits compares against the same widening, so an element
+// keeps its bits exactly where store_back keeps them, and a NaN result is stored as fp16_round
+// stores it.
 
 template <class T>
 void widen_run(float* dst, const T* src, int64_t n) {
@@ -363,35 +364,50 @@ void widen_run(float* dst, const T* src, int64_t n) {
   else decode_run(dst, src, n);
 }
 
-// Marked elements (marked[i] != 0; nothing else is written: another call may be writing them)
-// keep their bits where their widening equals acc[i] bit for bit, else take the rounded value, or
-// the quiet NaN sign | 0x7E00 for a NaN accumulator.
-PTO_SIMD_CLONES void merge_rounded(fp16_t* __restrict dst, const float* __restrict widened, const fp16_t* __restrict rounded,
-                                   const float* __restrict acc, const uint8_t* __restrict marked, int64_t n) {
+// An element's bits after the store: its own where its widening equals the accumulator bit for
+// bit, else the rounded value, or the quiet NaN sign | 0x7E00 for a NaN accumulator. Masks, not
+// branches: which elements changed is as random as the index, and the loops over it vectorise.
+inline uint16_t merged_bits(uint16_t own, uint32_t widened, uint16_t rounded, uint32_t acc) {
+  const uint16_t nan = static_cast<uint16_t>(((acc >> 16) & 0x8000u) | 0x7E00u);
+  const uint16_t is_nan = static_cast<uint16_t>(0u - static_cast<uint32_t>((acc & 0x7FFFFFFFu) > 0x7F800000u));
+  const uint16_t changed = static_cast<uint16_t>(0u - static_cast<uint32_t>(widened != acc));
+  const uint16_t value = static_cast<uint16_t>((nan & is_nan) | (rounded & ~is_nan));
+  return static_cast<uint16_t>((value & changed) | (own & ~changed));
+}
+PTO_SIMD_CLONES void merge_rounded(uint16_t* __restrict out, const fp16_t* __restrict own, const float* __restrict widened,
+                                   const fp16_t* __restrict rounded, const float* __restrict acc, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = merged_bits(own[i].bits, float_bits(widened[i]), rounded[i].bits, float_bits(acc[i]));
+}
+PTO_SIMD_CLONES void merge_rounded(uint16_t* __restrict out, const bf16_t* __restrict own, const float* __restrict acc,
+                                   int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t a = float_bits(acc[i]);
-    const uint16_t nan = static_cast<uint16_t>(((a >> 16) & 0x8000u) | 0x7E00u);
-    const uint16_t value = (a & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded[i].bits;
-    if (marked[i] && float_bits(widened[i]) != a) dst[i].bits = value;
+    out[i] = a == static_cast<uint32_t>(own[i].bits) << 16 ? own[i].bits : bf16_round(a);
   }
 }
 
-// Accumulators stored back where marked: rounded once, or the element's own bits kept where its
-// accumulator still holds its widened value (NaN payloads, values a contribution left unchanged).
+// The bits a run of accumulators stores back (into `bits`, a pass that vectorises): rounded once,
+// or the element's own bits where its accumulator still holds its widened value (NaN payloads,
+// values a contribution left unchanged), as store_back keeps them. The caller writes them to its
+// targets only (scatter_ writes nothing else: another call may be writing the other elements).
+// A whole-run pass and a write per contribution instead of a branch per element on whether it
+// is a target and changed (as random as the index): add over x [262144, 16] with index [262144, 16]
+// on 2 threads of an AVX2 EPYC, fp16 12.4 -> 5.2 ms, bf16 11.2 -> 4.9 ms.
 template <class T>
-void store_marked_run(T* dst, const float* acc, const uint8_t* marked, int64_t n) {
+void stored_bits(const T* own, const float* acc, uint16_t* bits, int64_t n) {
   if constexpr (std::is_same_v<T, fp16_t>) {
     constexpr int64_t kPiece = 256;
     alignas(64) float widened[kPiece];
     alignas(64) fp16_t rounded[kPiece];
     for (int64_t i = 0; i < n; i += kPiece) {
       const int64_t m = std::min(kPiece, n - i);
-      half::widen(dst + i, widened, m);
+      half::widen(own + i, widened, m);
       half::narrow(acc + i, rounded, m);
-      merge_rounded(dst + i, widened, rounded, acc + i, marked + i, m);
+      merge_rounded(bits + i, own + i, widened, rounded, acc + i, m);
     }
   } else {
-    store_marked(dst, acc, marked, n);
+    merge_rounded(bits, own, acc, n);
   }
 }
 
@@ -541,9 +557,8 @@ PTO_TARGET_F16C void short_rows_f16c(const ScatterArgs& a, const Geometry& g, in
 
 // fp16 / bf16 add / multiply over short lines that each take at least a quarter of their length
 // in contributions, with the lines, the src rows and the index rows each back to back: a group
-// of rows is widened at once, accumulated in fp32, and its targets stored back at once (only the
-// marked ones: another call may be writing the other elements of these lines; a target whose
-// accumulator still holds its widening keeps its bits, as store_back keeps them).
+// of rows is widened at once, accumulated in fp32, and its targets stored back at once
+// (stored_bits).
 constexpr int64_t kGroupElements = 1024;  // elements per group and buffer (4 KiB of fp32)
 
 bool lines_back_to_back(const ScatterArgs& a, const Geometry& g) {
@@ -562,26 +577,24 @@ void short_rows_grouped(const ScatterArgs& a, const Geometry& g, int64_t begin, 
   const int64_t rows_per_group = std::max<int64_t>(1, kGroupElements / std::max(nd, md));
   alignas(64) float ac[kGroupElements];
   alignas(64) float value[kGroupElements];
-  alignas(64) uint8_t marked[kGroupElements];
+  alignas(64) uint16_t bits[kGroupElements];
   if (scalar) std::fill(value, value + kGroupElements, decode(*src));
   for (int64_t o = begin; o < end; o += rows_per_group) {
     const int64_t rows = std::min(rows_per_group, end - o);
     T* lines = out + o * nd;
     widen_run(ac, lines, rows * nd);
-    std::memset(marked, 0, static_cast<size_t>(rows * nd));
     if (!scalar) widen_run(value, src + o * md, rows * md);
     const I* irow = idx + o * md;
     for (int64_t r = 0; r < rows; ++r) {
       float* line = ac + r * nd;
-      uint8_t* line_marks = marked + r * nd;
       const float* v = scalar ? value : value + r * md;
-      for (int64_t j = 0; j < md; ++j) {
-        line[irow[j]] = combine<float, R>(line[irow[j]], v[j]);
-        line_marks[irow[j]] = 1;
-      }
+      for (int64_t j = 0; j < md; ++j) line[irow[j]] = combine<float, R>(line[irow[j]], v[j]);
       irow += md;
     }
-    store_marked_run(lines, ac, marked, rows * nd);
+    stored_bits(lines, ac, bits, rows * nd);
+    irow = idx + o * md;
+    for (int64_t r = 0; r < rows; ++r, irow += md)
+      for (int64_t j = 0; j < md; ++j) lines[r * nd + irow[j]].bits = bits[r * nd + irow[j]];
   }
 }
 
@@ -710,23 +723,26 @@ void run(const ScatterArgs& a, const Geometry& g) {
     const bool lines_ahead = line_bytes >= kRandomLineBytes || (line_bytes && kernel_tuning().prefetch_streams);
     const int64_t kAhead = std::clamp<int64_t>((16 << 10) / std::max<int64_t>(1, line_bytes), 1, 4);
     const bool dense_row = g.out_sd == 1 && g.dense();
-    // Dense lines keep two accumulator / mark buffers: a line is stored back after the next one is
-    // walked, when its scattered single-byte marks have left the store buffer (read back at once
-    // as vectors, they stall on store forwarding).
+    // Dense lines keep two accumulator buffers: a line is stored back after the next one is
+    // walked, when its scattered stores have left the store buffer (read back at once as vectors,
+    // they stall on store forwarding).
     Scratch<float> scratch(2 * g.nd, kAcc);
-    Scratch<uint8_t> line_marks(2 * g.nd, kAcc && dense_row);
+    Scratch<uint16_t> line_bits(g.nd, kAcc && dense_row);
     parallel_for(g.outer, min_rows, [&](int64_t begin, int64_t end) {
       float* const ac_pair = scratch.take();
-      uint8_t* const marked_pair = line_marks.take();
-      T* pending = nullptr;  // a dense line walked but not yet stored back: in the other buffers
-      const auto store_pending = [&](int64_t which) {  // `which`: the half of the buffers it is in
-        if constexpr (kAcc)
-          if (pending) store_marked_run(pending, ac_pair + which * g.nd, marked_pair + which * g.nd, g.nd);
+      uint16_t* const bits = line_bits.take();
+      T* pending = nullptr;  // a dense line walked but not yet stored back: in the other buffer
+      const I* pending_index = nullptr;
+      const auto store_pending = [&](int64_t which) {  // `which`: the half of the buffer it is in
+        if constexpr (kAcc) {
+          if (!pending) return;
+          stored_bits(pending, ac_pair + which * g.nd, bits, g.nd);
+          for (int64_t j = 0; j < g.md; ++j) pending[pending_index[j]].bits = bits[pending_index[j]];
+        }
       };
       for (int64_t o = begin; o < end; ++o) {
         const int64_t half = (o - begin) & 1;
         float* const ac = ac_pair ? ac_pair + half * g.nd : nullptr;
-        uint8_t* const marked = marked_pair ? marked_pair + half * g.nd : nullptr;
         T* orow = out + g.out_outer(o);
         const T* srow = scalar ? src : src + g.src_outer(o);
         const I* irow = idx + o * g.md;
@@ -742,28 +758,21 @@ void run(const ScatterArgs& a, const Geometry& g) {
         };
         if constexpr (kAcc) {
           auto accumulate = [&](T&, const T& v, int64_t t, int64_t) { ac[t] = combine<float, R>(ac[t], decode(v)); };
-          if (dense_row) {  // the whole line read into the accumulators (one vectorised pass), the
-                            // marked targets stored back in address order
+          if (dense_row) {  // the whole line read into the accumulators (one vectorised pass), its
+                            // targets stored back (stored_bits)
             widen_run(ac, orow, g.nd);
-            std::memset(marked, 0, static_cast<size_t>(g.nd));
             if (!scalar && ssd == 1) {  // the src run widened a chunk at a time (vectorised)
               chunked_with_prefetch(g.md, ahead, line_bytes, [&](int64_t j0, int64_t j1) {
                 alignas(64) float v[kWalkChunk];
                 widen_run(v, srow + j0, j1 - j0);
-                for (int64_t j = j0; j < j1; ++j) {
-                  const int64_t t = irow[j];
-                  ac[t] = combine<float, R>(ac[t], v[j - j0]);
-                  marked[t] = 1;
-                }
+                for (int64_t j = j0; j < j1; ++j) ac[irow[j]] = combine<float, R>(ac[irow[j]], v[j - j0]);
               });
             } else {  // decode: the widening's value for every code but NaN's, which wins either way
-              walk(true, [&](T&, const T& v, int64_t t, int64_t) {
-                ac[t] = combine<float, R>(ac[t], decode(v));
-                marked[t] = 1;
-              });
+              walk(true, [&](T&, const T& v, int64_t t, int64_t) { ac[t] = combine<float, R>(ac[t], decode(v)); });
             }
             store_pending(1 - half);
             pending = orow;
+            pending_index = irow;
           } else {  // a sparse line: only the targets
             walk(true, [&](T& dst, const T&, int64_t t, int64_t) { ac[t] = decode(dst); });
             walk(false, accumulate);
