@@ -332,16 +332,31 @@ void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, i
       else for (int64_t k = 0; k < kn; ++k) b[k] = pack_load<T, P>(row[ooff[k]]);
     }
   }
-  std::memset(marks, 0, static_cast<size_t>(g.nd * kn));
+  // Elements of 4 bytes or more are stored back where marked, by masked stores; narrower ones (no
+  // masked stores below AVX-512, and a branch per element on marks as random as the index) once
+  // per contribution, in a second walk of the block's index rows (fp16 x [16, 16, 256, 64] dim 2,
+  // index [16, 16, 128, 64], 2 threads of an AVX2 EPYC: 13.1 -> 2.8 ms; torch 5.3 ms).
+  constexpr bool kMarks = sizeof(T) >= 4;
+  if constexpr (kMarks) std::memset(marks, 0, static_cast<size_t>(g.nd * kn));
   block_rows<16, T, I, kIdentity>(g, sbase, ibase, kn, src_k, [&](const I* irow, const T* srow) {
     for (int64_t k = 0; k < kn; ++k) {
       const int64_t at = static_cast<int64_t>(irow[k]) * kn + k;
       const T& v = srow[kIdentity ? k * src_k : soff[k]];
-      marks[at] = 1;
+      if constexpr (kMarks) marks[at] = 1;
       if constexpr (R == ScatterReduce::None) buf[at] = v;
       else buf[at] = combine<P, R>(buf[at], pack_load<T, P>(v));
     }
   });
+  if constexpr (!kMarks) {
+    for (int64_t i = 0; i < g.md; ++i) {
+      const I* irow = ibase + i * g.inner;
+      for (int64_t k = 0; k < kn; ++k) {
+        const int64_t t = irow[k];
+        unpack_store<T, P>(obase[t * osd + (kIdentity ? k : ooff[k])], buf[t * kn + k]);
+      }
+    }
+    return;
+  }
   for (int64_t t = 0; t < g.nd; ++t) {
     T* row = obase + t * osd;
     const P* b = buf + t * kn;
