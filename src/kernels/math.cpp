@@ -498,11 +498,9 @@ PTO_TARGET_AVX512 void exp_shifted_avx512(float* out, const float* in, float shi
 
 PTO_TARGET_AVX2 void exp_shifted_avx2(float* out, const float* in, float shift, int64_t n, float* sums) {
   using R = Ymm<float>;
-  const __m256 m = _mm256_set1_ps(shift), nan = _mm256_set1_ps(kNaN<float>);
-  for (int64_t i = 0; i < n; i += 8) {  // (R's plain moves for whole registers)
-    const __m256 e = Sleef_finz_expf8_u10avx2(_mm256_sub_ps(R::load(in + i, n - i), m));
-    R::store(out + i, _mm256_blendv_ps(e, nan, _mm256_cmp_ps(e, e, _CMP_UNORD_Q)), n - i);
-  }
+  const __m256 m = _mm256_set1_ps(shift);
+  for (int64_t i = 0; i < n; i += 8)  // (R's plain moves for whole registers; its store makes NaN canonical)
+    R::store(out + i, Sleef_finz_expf8_u10avx2(_mm256_sub_ps(R::load(in + i, n - i), m)), n - i);
   __m256 acc[4];
   for (int j = 0; j < 4; ++j) acc[j] = _mm256_loadu_ps(sums + 8 * j);
   for (int64_t i = 0; i < n; i += kSumLanes)
