@@ -33,6 +33,10 @@
 #include "kernels/elementwise.h"
 #include "ptocpu/parallel.h"
 
+#if PTO_X86
+#include <immintrin.h>
+#endif
+
 namespace pto::kernels::reduction {
 namespace {
 
@@ -655,6 +659,94 @@ SideBySideFn side_by_side_for(int64_t w) {
   return fn;
 }
 
+// Rows of 8 values one after another, folded each into out[r] in the order of short_rows' lane tree
+// (lanes j and j + 4, then j + 2, then j + 1, each lane starting as step(identity, value)), so with
+// the same bits. The lanes' transpose cost more than the fold: sum of [2097152, 8] int32 took
+// 0.8 ns an element on one core of an AVX2 EPYC. Eight rows are folded in AVX2 registers where the
+// fold has a vector form (RowsOf8), the rest one at a time.
+template <class P>
+struct RowsOf8 {
+  static constexpr bool kVector = false;
+};
+#if PTO_X86
+template <class Op>
+struct RowsOf8Vector {
+  static constexpr bool kVector = true;
+  // a, b: the lanes as raw 32-bit values; Op::apply(a, b) = P::combine(a, b) per lane.
+  // identity: P::identity()'s bits.
+  PTO_TARGET_AVX2 static void fold(const void* values, int64_t rows, void* out, float identity_bits) {
+    const __m256 identity = _mm256_set1_ps(identity_bits);
+    const float* v = static_cast<const float*>(values);
+    float* o = static_cast<float*>(out);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int64_t r = 0; r + 8 <= rows; r += 8) {
+      __m256 x[8], t[4], u[2];
+      for (int i = 0; i < 8; ++i) x[i] = Op::apply(identity, _mm256_loadu_ps(v + (r + i) * 8));
+      for (int i = 0; i < 4; ++i)  // [lanes 0-3 of row 2i | of row 2i + 1], lane j with j + 4
+        t[i] = Op::apply(_mm256_permute2f128_ps(x[2 * i], x[2 * i + 1], 0x20),
+                         _mm256_permute2f128_ps(x[2 * i], x[2 * i + 1], 0x31));
+      for (int i = 0; i < 2; ++i)  // lanes 0-1 of rows 4i, 4i + 2 | 4i + 1, 4i + 3, lane j with j + 2
+        u[i] = Op::apply(_mm256_shuffle_ps(t[2 * i], t[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm256_shuffle_ps(t[2 * i], t[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+      // rows 0, 2, 4, 6 | 1, 3, 5, 7, lane 0 with lane 1; then in row order
+      const __m256 w = Op::apply(_mm256_shuffle_ps(u[0], u[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                 _mm256_shuffle_ps(u[0], u[1], _MM_SHUFFLE(3, 1, 3, 1)));
+      _mm256_storeu_ps(o + r, _mm256_permutevar8x32_ps(w, order));
+    }
+  }
+};
+#define PTO_ROWS_OF_8(P, body)                                                        \
+  struct P##Op {                                                                      \
+    PTO_TARGET_AVX2 static inline __m256 apply(__m256 a, __m256 b) { return body; } \
+  }
+#define PTO_AS_INT(x) _mm256_castps_si256(x)
+#define PTO_AS_FLOAT(x) _mm256_castsi256_ps(x)
+PTO_ROWS_OF_8(SumF32, _mm256_add_ps(a, b));
+PTO_ROWS_OF_8(ProdF32, _mm256_mul_ps(a, b));
+PTO_ROWS_OF_8(SumI32, PTO_AS_FLOAT(_mm256_add_epi32(PTO_AS_INT(a), PTO_AS_INT(b))));
+PTO_ROWS_OF_8(ProdI32, PTO_AS_FLOAT(_mm256_mullo_epi32(PTO_AS_INT(a), PTO_AS_INT(b))));
+PTO_ROWS_OF_8(MaxI32, PTO_AS_FLOAT(_mm256_max_epi32(PTO_AS_INT(a), PTO_AS_INT(b))));
+PTO_ROWS_OF_8(MinI32, PTO_AS_FLOAT(_mm256_min_epi32(PTO_AS_INT(a), PTO_AS_INT(b))));
+#undef PTO_ROWS_OF_8
+#undef PTO_AS_INT
+#undef PTO_AS_FLOAT
+template <>
+struct RowsOf8<Fold<float, false>> : RowsOf8Vector<SumF32Op> {};
+template <>
+struct RowsOf8<Fold<float, true>> : RowsOf8Vector<ProdF32Op> {};
+template <>
+struct RowsOf8<Fold<int32_t, false>> : RowsOf8Vector<SumI32Op> {};
+template <>
+struct RowsOf8<Fold<int32_t, true>> : RowsOf8Vector<ProdI32Op> {};
+template <>
+struct RowsOf8<Extreme<int32_t, true>> : RowsOf8Vector<MaxI32Op> {};
+template <>
+struct RowsOf8<Extreme<int32_t, false>> : RowsOf8Vector<MinI32Op> {};
+#endif
+
+template <class P>
+void fold_rows_of_8(const typename P::In* v, int64_t rows, typename P::Acc* out) {
+  using Acc = typename P::Acc;
+  int64_t done = 0;
+#if PTO_X86
+  if constexpr (RowsOf8<P>::kVector) {
+    if (kernel_tuning().isa != Isa::Baseline) {
+      const Acc id = P::identity();
+      float id_bits;
+      std::memcpy(&id_bits, &id, 4);
+      RowsOf8<P>::fold(v, rows, out, id_bits);
+      done = rows / 8 * 8;
+    }
+  }
+#endif
+  for (int64_t r = done; r < rows; ++r) {
+    Acc s[8];
+    for (int j = 0; j < 8; ++j) s[j] = P::step(P::identity(), v[r * 8 + j], j);
+    out[r] = P::combine(P::combine(P::combine(s[0], s[4]), P::combine(s[2], s[6])),
+                        P::combine(P::combine(s[1], s[5]), P::combine(s[3], s[7])));
+  }
+}
+
 template <class P>
 PTO_SIMD_CLONES void combine_rows(typename P::Acc* __restrict a, const typename P::Acc* __restrict b, int64_t w) {
   for (int64_t c = 0; c < w; ++c) a[c] = P::combine(a[c], b[c]);
@@ -887,6 +979,11 @@ class Reducer {
       Walk at(l_.outer, b);
       for (int64_t o = b; o < e; o += kGroup) {
         const int64_t g_count = std::min(kGroup, e - o);
+        if (packed && n == 8 && RowsOf8<P>::kVector) {
+          fold_rows_of_8<P>(values(io_.in + o * n * io_.isz, 1, g_count * n, buf, nullptr, 0), g_count, lanes[0]);
+          store_results(lanes[0], g_count, io_.out + o * io_.osz, 1);
+          continue;
+        }
         for (int64_t g = 0; g < g_count;) {
           const int64_t m = packed ? std::min(per_load, g_count - g) : 1;
           const In* v = packed ? values(io_.in + (o + g) * n * io_.isz, 1, m * n, buf, nullptr, 0)

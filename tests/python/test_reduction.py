@@ -156,6 +156,38 @@ def test_many_short_rows_in_whole_and_partial_groups(dt, n):
         check(op, x, -1)
 
 
+@pytest.mark.parametrize("rows", [1003, 8, 5])
+def test_rows_of_8_fold_in_the_lane_order_on_every_isa(rows):
+    """Packed rows of 8 (sum / prod of fp32 and int32, amax / amin of int32) are folded eight rows at
+    a time in AVX2 registers (src/kernels/reduction.cpp fold_rows_of_8), the rows left over one by
+    one: each row in docs/ops/reduction.md's lane order, lanes j and j + 4, then j + 2, then j + 1,
+    each from the identity (so a row of -0.0 sums to +0.0), bit for bit on every ISA."""
+    rng = np.random.default_rng(rows)
+    x = (rng.standard_normal((rows, 8)) * 1000.0 ** rng.integers(-1, 2, (rows, 8))).astype(np.float32)
+    x[min(3, rows - 1)] = -0.0
+    i = rng.integers(-(2 ** 31), 2 ** 31, (rows, 8)).astype(np.int32)
+
+    def lane_tree(v, combine, identity):
+        s = [combine(np.full_like(v[:, j], identity), v[:, j]) for j in range(8)]
+        a = [combine(s[j], s[j + 4]) for j in range(4)]
+        b = [combine(a[j], a[j + 2]) for j in range(2)]
+        return combine(b[0], b[1])
+
+    with np.errstate(over="ignore"):
+        cases = [(ptocpu.sum, x, lane_tree(x, np.add, 0)), (ptocpu.prod, x, lane_tree(x, np.multiply, 1)),
+                 (ptocpu.sum, i, lane_tree(i, np.add, 0)), (ptocpu.prod, i, lane_tree(i, np.multiply, 1)),
+                 (ptocpu.amax, i, lane_tree(i, np.maximum, np.iinfo(np.int32).min)),
+                 (ptocpu.amin, i, lane_tree(i, np.minimum, np.iinfo(np.int32).max))]
+    try:
+        for isa in ("avx512", "avx2", "baseline"):
+            ptocpu._core._set_kernel_tuning(isa=isa)
+            for op, data, want in cases:
+                got = op(ptocpu.asarray(data), -1).numpy()
+                np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32), err_msg=f"{op.__name__} {isa}")
+    finally:
+        ptocpu._core._set_kernel_tuning(isa=None)
+
+
 @pytest.mark.parametrize("dt", [np.float32, np.int32, np.float64])
 @pytest.mark.parametrize("shape", [(37, 300, 2), (13, 130, 4), (5, 129, 8), (11, 70, 3), (6, 200, 5), (7, 90, 6),
                                    (9, 70, 7)])
