@@ -256,6 +256,9 @@ def scatter_dims() -> list[Case]:
         _sc("SW-SC-3d-d1-add", (64, 1024, 64), 1, (64, 512, 64), reduce="add"),
         _sc("SW-SC-3d-d2", (1024, 64, 64), 2, (1024, 64, 16), dup=False),
         _sc("SW-SC-4d-d2-fp16", (16, 16, 256, 64), 2, (16, 16, 128, 64), "fp16"),
+        # packed blocks of 1- and 2-byte elements, other sizes and reduces
+        _sc("SW-SC-3d-d1-int8", (64, 512, 128), 1, (64, 256, 128), "int8"),
+        _sc("SW-SC-3d-d1-bf16-add", (32, 1024, 32), 1, (32, 1024, 32), "bf16", reduce="add"),
         _sc("SW-SC-tiny-d0", (8, 16), 0, (4, 16), tiny=True),
     ]
 

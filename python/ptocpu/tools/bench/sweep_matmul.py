@@ -98,9 +98,12 @@ def matmul_shapes() -> list[Case]:
 
 def matmul_shape_classes() -> list[Case]:
     """Shapes between the published ones, in each operand dtype: few rows (a single block, one thread,
-    before 2026-12-05), a thin A, a mid-size cube, odd N, a short K, and a call-overhead-sized product."""
+    before 2026-12-05), a thin A, a mid-size cube, odd N, a short K, a call-overhead-sized product, and B
+    rows 2 and 6 KiB long."""
     shapes = [((384, 1024), (1024, 1024)), ((32, 4096), (4096, 1024)), ((256, 256), (256, 256)),
-              ((2048, 1024), (1024, 3000)), ((1024, 64), (64, 1024)), ((8, 8), (8, 8))]
+              ((2048, 1024), (1024, 3000)), ((1024, 64), (64, 1024)), ((8, 8), (8, 8)),
+              # B's rows a multiple of 1 KiB apart, blocks of few rows or columns (docs/ops/matmul.md#speed)
+              ((512, 512), (512, 512)), ((128, 1536), (1536, 1536))]
     cases = []
     for a, b in shapes:
         for dtype, out in (("fp32", "fp32"), ("bf16", "fp32"), ("fp16", "fp32"), ("int8", "int32")):
