@@ -116,15 +116,18 @@ struct Ymm {
     else return _mm256_set1_pd(x);
   }
   template <class V>
+  PTO_TARGET_AVX2 static V canonical(V v) {
+    if constexpr (kF32) return _mm256_blendv_ps(v, splat(kNaN<T>), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    else return _mm256_blendv_pd(v, splat(kNaN<T>), _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+  }
+  template <class V>
   PTO_TARGET_AVX2 static void store(T* p, V v, int64_t n) {
     if constexpr (kF32) {
-      const __m256 c = _mm256_blendv_ps(v, splat(kNaN<T>), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-      if (n >= kLanes) _mm256_storeu_ps(p, c);
-      else _mm256_maskstore_ps(p, lanes(n), c);
+      if (n >= kLanes) _mm256_storeu_ps(p, canonical(v));
+      else _mm256_maskstore_ps(p, lanes(n), canonical(v));
     } else {
-      const __m256d c = _mm256_blendv_pd(v, splat(kNaN<T>), _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
-      if (n >= kLanes) _mm256_storeu_pd(p, c);
-      else _mm256_maskstore_pd(p, lanes(n), c);
+      if (n >= kLanes) _mm256_storeu_pd(p, canonical(v));
+      else _mm256_maskstore_pd(p, lanes(n), canonical(v));
     }
   }
   template <class F, class... Splat>
@@ -612,14 +615,120 @@ PTO_TARGET_AVX512 void softmax_rows_avx512(float* out, const float* in, int64_t 
     if (tail) _mm512_mask_storeu_ps(out + whole, tail, _mm512_div_ps(_mm512_maskz_loadu_ps(tail, out + whole), s));
   }
 }
+
+// The same in AVX2 registers: element i of a row into lane i % 32 is register k = i / 8 into the sums
+// k % 4 (lanes 8 (k % 4) to 8 (k % 4) + 7). Whole registers move plainly, a row's tail register masked.
+// exp(x - m) in the lanes below `left` (NaN canonical), +0 in the others.
+PTO_TARGET_AVX2 inline __m256 shifted_exp(__m256 x, int64_t left, __m256 m) {
+  const __m256 e = Ymm<float>::canonical(Sleef_finz_expf8_u10avx2(_mm256_sub_ps(x, m)));
+  return left >= 8 ? e : _mm256_and_ps(e, _mm256_castsi256_ps(Ymm<float>::lanes(left)));
+}
+
+// The row max as m in every lane: NaN if any lane of `unordered` is set, else the largest lane of top.
+PTO_TARGET_AVX2 inline __m256 row_max(__m256 top, __m256 unordered) {
+  top = _mm256_max_ps(top, _mm256_permute2f128_ps(top, top, 1));
+  top = _mm256_max_ps(top, _mm256_permute_ps(top, _MM_SHUFFLE(1, 0, 3, 2)));
+  top = _mm256_max_ps(top, _mm256_permute_ps(top, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm256_movemask_ps(unordered) ? _mm256_set1_ps(kNaN<float>) : top;
+}
+
+// The lane tree over the 32 lane sums s[0..3] (lanes 8 j to 8 j + 7 in s[j]), its total in every lane
+// (a + b and b + a are the same bits, so each step may add both ways round).
+PTO_TARGET_AVX2 inline __m256 lane_tree(const __m256* s) {
+  __m256 t = _mm256_add_ps(_mm256_add_ps(s[0], s[2]), _mm256_add_ps(s[1], s[3]));  // j += j + 16, j += j + 8
+  t = _mm256_add_ps(t, _mm256_permute2f128_ps(t, t, 1));                          // j += j + 4
+  t = _mm256_add_ps(t, _mm256_permute_ps(t, _MM_SHUFFLE(1, 0, 3, 2)));            // j += j + 2
+  return _mm256_add_ps(t, _mm256_permute_ps(t, _MM_SHUFFLE(2, 3, 0, 1)));         // j += j + 1
+}
+
+// A row's last register, the lanes past the row included where the next row follows it: that row,
+// stored after, overwrites them. Only the last row of a call loads and stores it masked (AMD
+// microcodes the masked store: rows of 12, 2 threads, 3.9-5.4 ms masked, 3.1 whole).
+PTO_TARGET_AVX2 inline __m256 load_last(const float* p, int64_t left, bool followed) {
+  return followed ? _mm256_loadu_ps(p) : Ymm<float>::load(p, left);
+}
+PTO_TARGET_AVX2 inline void store_last(float* p, __m256 v, int64_t left, bool followed) {
+  Ymm<float>::store(p, v, followed ? 8 : left);
+}
+
+// Rows of 9 up to 8 Regs elements: the row, its exps and the quotients in Regs registers. Rows go
+// in pairs, so that one row's max and lane tree (chains of dependent shuffles) overlap the other's.
+template <int Regs, int Rows>
+PTO_TARGET_AVX2 inline void softmax_short_rows_avx2(float* out, const float* in, int64_t n, __m256 tail_lanes, bool followed) {
+  const __m256 low = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t tail = n - 8 * (Regs - 1);
+  __m256 x[Rows][Regs], m[Rows], e[Rows][4];
+  for (int r = 0; r < Rows; ++r) {
+    for (int k = 0; k < Regs - 1; ++k) x[r][k] = _mm256_loadu_ps(in + r * n + 8 * k);
+    const __m256 last = load_last(in + r * n + 8 * (Regs - 1), tail, followed || r + 1 < Rows);
+    x[r][Regs - 1] = _mm256_blendv_ps(low, last, tail_lanes);
+    __m256 top = x[r][0], unordered = _mm256_cmp_ps(x[r][0], x[r][0], _CMP_UNORD_Q);
+    for (int k = 1; k < Regs; ++k) {
+      top = _mm256_max_ps(top, x[r][k]);
+      unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(x[r][k], x[r][k], _CMP_UNORD_Q));
+    }
+    m[r] = row_max(top, unordered);
+  }
+  for (int r = 0; r < Rows; ++r)
+    for (int k = 0; k < 4; ++k) e[r][k] = k < Regs ? shifted_exp(x[r][k], n - 8 * k, m[r]) : _mm256_setzero_ps();
+  for (int r = 0; r < Rows; ++r) {
+    const __m256 s = lane_tree(e[r]);
+    for (int k = 0; k < Regs - 1; ++k) Ymm<float>::store(out + r * n + 8 * k, _mm256_div_ps(e[r][k], s), 8);
+    store_last(out + r * n + 8 * (Regs - 1), _mm256_div_ps(e[r][Regs - 1], s), tail, followed || r + 1 < Rows);
+  }
+}
+
+template <int Regs>
+PTO_TARGET_AVX2 void softmax_short_rows_avx2(float* out, const float* in, int64_t rows, int64_t n) {
+  const __m256 tail_lanes = _mm256_castsi256_ps(Ymm<float>::lanes(n - 8 * (Regs - 1)));
+  int64_t r = 0;
+  for (; r + 2 <= rows; r += 2) softmax_short_rows_avx2<Regs, 2>(out + r * n, in + r * n, n, tail_lanes, r + 2 < rows);
+  if (r < rows) softmax_short_rows_avx2<Regs, 1>(out + r * n, in + r * n, n, tail_lanes, false);
+}
+
+// Longer rows in four passes while the row is in L1, as softmax_rows_avx512.
+PTO_TARGET_AVX2 void softmax_rows_avx2(float* out, const float* in, int64_t rows, int64_t n) {
+  using R = Ymm<float>;
+  const __m256 low = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t whole = n / 8 * 8, tail = n - whole;
+  const __m256 tail_lanes = _mm256_castsi256_ps(R::lanes(tail));
+  for (int64_t r = 0; r < rows; ++r, in += n, out += n) {
+    const bool followed = r + 1 < rows;
+    __m256 top = _mm256_blendv_ps(low, tail ? load_last(in + whole, tail, followed) : low, tail_lanes);
+    __m256 unordered = _mm256_cmp_ps(top, top, _CMP_UNORD_Q);
+    for (int64_t i = 0; i < whole; i += 8) {
+      const __m256 x = _mm256_loadu_ps(in + i);
+      top = _mm256_max_ps(top, x);
+      unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    }
+    const __m256 m = row_max(top, unordered);
+    for (int64_t i = 0; i < whole; i += 8) _mm256_storeu_ps(out + i, shifted_exp(_mm256_loadu_ps(in + i), 8, m));
+    const __m256 tail_exp = tail ? shifted_exp(load_last(in + whole, tail, followed), tail, m) : _mm256_setzero_ps();
+    __m256 sums[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t i = 0;
+    for (; i + 32 <= whole; i += 32)
+      for (int j = 0; j < 4; ++j) sums[j] = _mm256_add_ps(sums[j], _mm256_loadu_ps(out + i + 8 * j));
+    for (int j = 0; i < n; i += 8, ++j) sums[j] = _mm256_add_ps(sums[j], i < whole ? _mm256_loadu_ps(out + i) : tail_exp);
+    const __m256 s = lane_tree(sums);
+    for (int64_t j = 0; j < whole; j += 8) _mm256_storeu_ps(out + j, _mm256_div_ps(_mm256_loadu_ps(out + j), s));
+    if (tail) store_last(out + whole, _mm256_div_ps(tail_exp, s), tail, followed);
+  }
+}
 #endif
 }  // namespace
 
 bool softmax_register_rows(float* out, const float* in, int64_t rows, int64_t n) {
 #if PTO_X86
-  if (n > 8 && has_fma() && kernel_tuning().isa == Isa::Avx512) {
-    (n <= 16 ? softmax_short_rows_avx512<false> : n <= 32 ? softmax_short_rows_avx512<true> : softmax_rows_avx512)(out, in, rows, n);
-    return true;
+  if (n > 8 && has_fma()) {
+    switch (kernel_tuning().isa) {
+      case Isa::Avx512:
+        (n <= 16 ? softmax_short_rows_avx512<false> : n <= 32 ? softmax_short_rows_avx512<true> : softmax_rows_avx512)(out, in, rows, n);
+        return true;
+      case Isa::Avx2:
+        (n <= 16 ? softmax_short_rows_avx2<2> : n <= 24 ? softmax_short_rows_avx2<3> : n <= 32 ? softmax_short_rows_avx2<4> : softmax_rows_avx2)(out, in, rows, n);
+        return true;
+      default: break;
+    }
   }
 #endif
   return false;
