@@ -52,6 +52,51 @@ struct F16c {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm256_cvtps_ph(_mm256_loadu_ps(src), _MM_FROUND_TO_NEAREST_INT));
   }
 };
+// 16 lanes in two AVX2 registers with F16C's conversions, for the fused rows: over 8 lanes GCC 12 left
+// some functors' steps (maximum) partly scalar. Lane by lane, as Avx512::widen.
+struct F16cPair {
+  using Storage = fp16_t;
+  static constexpr int kLanes = 16;
+  PTO_TARGET_F16C static inline void widen(const fp16_t* src, float* dst) {
+    const __m256 low = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+    const __m256 high = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 8)));
+#pragma GCC unroll 0
+    for (int l = 0; l < 8; ++l) dst[l] = low[l];
+#pragma GCC unroll 0
+    for (int l = 0; l < 8; ++l) dst[8 + l] = high[l];
+  }
+  PTO_TARGET_F16C static inline void narrow(const float* src, fp16_t* dst) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm256_cvtps_ph(_mm256_loadu_ps(src), _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 8), _mm256_cvtps_ph(_mm256_loadu_ps(src + 8), _MM_FROUND_TO_NEAREST_INT));
+  }
+};
+// bf16 in two AVX2 registers. Widening puts each element in the upper half of a zero (one unpack per
+// register), which orders the lanes 0-3, 8-11 | 4-7, 12-15 (the unpacks work per 128-bit half);
+// narrowing is Bf16Avx512's integer rounding, and packing the two registers' 16-bit results per half
+// puts that order back. The functor works lane by lane, so the order in between does not matter.
+struct Bf16Avx2 {
+  using Storage = bf16_t;
+  static constexpr int kLanes = 16;
+  PTO_TARGET_AVX2 static inline void widen(const bf16_t* src, float* dst) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)), zero = _mm256_setzero_si256();
+    const __m256 low = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, bits));
+    const __m256 high = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, bits));
+#pragma GCC unroll 0
+    for (int l = 0; l < 8; ++l) dst[l] = low[l];
+#pragma GCC unroll 0
+    for (int l = 0; l < 8; ++l) dst[8 + l] = high[l];
+  }
+  PTO_TARGET_AVX2 static inline __m256i rounded(const float* src) {
+    const __m256i u = _mm256_castps_si256(_mm256_loadu_ps(src));
+    const __m256i high = _mm256_srli_epi32(u, 16);
+    const __m256i bias = _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), _mm256_and_si256(high, _mm256_set1_epi32(1)));
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF)), _mm256_set1_epi32(0x7F800000));
+    return _mm256_blendv_epi8(_mm256_srli_epi32(_mm256_add_epi32(u, bias), 16), _mm256_or_si256(high, _mm256_set1_epi32(0x40)), nan);
+  }
+  PTO_TARGET_AVX2 static inline void narrow(const float* src, bf16_t* dst) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_packus_epi32(rounded(src), rounded(src + 8)));  // 16-bit values: packus keeps them
+  }
+};
 // bf16 in AVX-512 registers: a shift widens; narrowing is half::to_bf16's integer rounding a
 // register at a time (vcvtneps2bf16 would treat subnormal inputs as zero, so it is not used).
 struct Bf16Avx512 {

@@ -137,7 +137,7 @@ struct Rows {
   // lanes at a time is widened, computed and narrowed. fused[mask] by the inputs broadcast along the
   // row (bit k: input k has stride 0); nullptr: the buffered path. Set by fuse().
   using FusedFn = int64_t (*)(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m);
-  static constexpr int64_t kFusedLanes = 16;  // a fused function's lanes (AVX-512); it leaves fewer to the buffers
+  static constexpr int64_t kFusedLanes = 16;  // a fused function's lanes; it leaves fewer to the buffers
   std::array<FusedFn, (1u << N)> fused{};
   unsigned half_inputs = 0;  // bit k: input k has the output's dtype
 
@@ -441,19 +441,24 @@ struct Rows {
                                  kStreams;
 
   // Sets fused[] for an fp16 or bf16 output and inputs of dtypes `in` where kernel_tuning() allows
-  // AVX-512; leaves it empty otherwise. Not on AVX2 (8 lanes): GCC 12 left some functors' steps
-  // (maximum) partly scalar there.
+  // AVX-512, or AVX2 (with F16C for fp16; 16 lanes in two registers); leaves it empty otherwise.
   void fuse(DType out, const std::array<DType, N>& in) {
 #if PTO_X86
     if constexpr (kFuses) {
-      if ((out != DType::FP16 && out != DType::BF16) || kernel_tuning().isa != Isa::Avx512) return;
+      const Isa isa = kernel_tuning().isa;
+      const bool avx2 = isa == Isa::Avx2 && (out == DType::BF16 || __builtin_cpu_supports("f16c"));
+      if ((out != DType::FP16 && out != DType::BF16) || (isa != Isa::Avx512 && !avx2)) return;
       for (int k = 0; k < N; ++k)
         if (in[k] == out) half_inputs |= 1u << k;
       const auto set = [&]<class L, unsigned... M>(L, std::integer_sequence<unsigned, M...>) {
-        ((fused[M] = &fused_avx512<L, M>), ...);
+        if (avx2) ((fused[M] = &fused_avx2<L, M>), ...);
+        else ((fused[M] = &fused_avx512<L, M>), ...);
       };
-      if (out == DType::FP16) set(half::lanes::Avx512{}, std::make_integer_sequence<unsigned, (1u << N)>{});
-      else set(half::lanes::Bf16Avx512{}, std::make_integer_sequence<unsigned, (1u << N)>{});
+      constexpr auto masks = std::make_integer_sequence<unsigned, (1u << N)>{};
+      if (avx2 && out == DType::FP16) set(half::lanes::F16cPair{}, masks);
+      else if (avx2) set(half::lanes::Bf16Avx2{}, masks);
+      else if (out == DType::FP16) set(half::lanes::Avx512{}, masks);
+      else set(half::lanes::Bf16Avx512{}, masks);
     }
 #else
     (void)out, (void)in;
@@ -491,6 +496,11 @@ struct Rows {
   }
   template <class L, unsigned Mask>
   PTO_TARGET_AVX512 static int64_t fused_avx512(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m) {
+    static_assert(L::kLanes == kFusedLanes);
+    return fused_lanes<L, Mask>(out, in, broadcast, m);
+  }
+  template <class L, unsigned Mask>
+  PTO_TARGET_F16C static int64_t fused_avx2(std::byte* out, std::byte* const* in, const Tin* const* broadcast, int64_t m) {
     static_assert(L::kLanes == kFusedLanes);
     return fused_lanes<L, Mask>(out, in, broadcast, m);
   }

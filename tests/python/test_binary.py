@@ -788,8 +788,8 @@ def test_streamed_outputs_match_the_references(dtype):
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
 def test_half_rows_fused_in_registers_give_one_rounding_from_fp32(dtype):
     """fp16 / bf16 rows whose inputs have the row's dtype or are broadcast along the row are widened,
-    computed and narrowed a register of lanes at a time on AVX-512 (docs/kernels.md#fused-half-rows),
-    on the other instruction sets through fp32 buffers: the same bits as fp32 arithmetic rounded once
+    computed and narrowed 16 lanes at a time on AVX-512 and AVX2 (docs/kernels.md#fused-half-rows),
+    on the baseline through fp32 buffers: the same bits as fp32 arithmetic rounded once
     either way, streamed or not, for tails shorter than a register, a column broadcast (stride 0 along
     the row), a row broadcast, scalars, in place (axpy_, atomic_add), NaN, inf, overflow, subnormal
     inputs and results (bf16's rounding is integer arithmetic in the lanes), ties and NaN on both sides of
