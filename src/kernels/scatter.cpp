@@ -348,13 +348,8 @@ void packed_block(const Geometry& g, T* obase, const T* sbase, const I* ibase, i
     }
   });
   if constexpr (!kMarks) {
-    for (int64_t i = 0; i < g.md; ++i) {
-      const I* irow = ibase + i * g.inner;
-      for (int64_t k = 0; k < kn; ++k) {
-        const int64_t t = irow[k];
-        unpack_store<T, P>(obase[t * osd + (kIdentity ? k : ooff[k])], buf[t * kn + k]);
-      }
-    }
+    walk_block<T, I, kIdentity>(g, obase, sbase, ibase, kn, src_k, ooff, soff,
+                                [&](T& target, const T&, int64_t t, int64_t k) { unpack_store<T, P>(target, buf[t * kn + k]); });
     return;
   }
   for (int64_t t = 0; t < g.nd; ++t) {
