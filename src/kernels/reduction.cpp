@@ -669,11 +669,27 @@ struct RowsOf8 {
   static constexpr bool kVector = false;
 };
 #if PTO_X86
-template <class Op>
+// The values as they are (P::step(a, v) = P::combine(a, v)).
+struct RawValues {
+  PTO_TARGET_AVX2 static inline __m256 key(__m256 v) { return v; }
+};
+// fp32 as Extreme's keys: order_key, every NaN the key past all others (kMax ? kHigh : kLow).
+template <bool kMax>
+struct FloatKeys {
+  PTO_TARGET_AVX2 static inline __m256 key(__m256 v) {
+    const __m256i bits = _mm256_castps_si256(v), magnitude = _mm256_set1_epi32(0x7FFFFFFF);
+    const __m256i flipped = _mm256_xor_si256(bits, _mm256_and_si256(_mm256_srai_epi32(bits, 31), magnitude));
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(bits, magnitude), _mm256_set1_epi32(0x7F800000));
+    const __m256i past = _mm256_set1_epi32(kMax ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int32_t>::min());
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(flipped, past, nan));
+  }
+};
+
+template <class Op, class Keys = RawValues>
 struct RowsOf8Vector {
   static constexpr bool kVector = true;
-  // a, b: the lanes as raw 32-bit values; Op::apply(a, b) = P::combine(a, b) per lane.
-  // identity: P::identity()'s bits.
+  // a, b: the lanes as raw 32-bit values; Op::apply(a, b) = P::combine(a, b) per lane, and
+  // Op::apply(a, Keys::key(v)) = P::step(a, v). identity: P::identity()'s bits.
   PTO_TARGET_AVX2 static void fold(const void* values, int64_t rows, void* out, float identity_bits) {
     const __m256 identity = _mm256_set1_ps(identity_bits);
     const float* v = static_cast<const float*>(values);
@@ -681,7 +697,7 @@ struct RowsOf8Vector {
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int64_t r = 0; r + 8 <= rows; r += 8) {
       __m256 x[8], t[4], u[2];
-      for (int i = 0; i < 8; ++i) x[i] = Op::apply(identity, _mm256_loadu_ps(v + (r + i) * 8));
+      for (int i = 0; i < 8; ++i) x[i] = Op::apply(identity, Keys::key(_mm256_loadu_ps(v + (r + i) * 8)));
       for (int i = 0; i < 4; ++i)  // [lanes 0-3 of row 2i | of row 2i + 1], lane j with j + 4
         t[i] = Op::apply(_mm256_permute2f128_ps(x[2 * i], x[2 * i + 1], 0x20),
                          _mm256_permute2f128_ps(x[2 * i], x[2 * i + 1], 0x31));
@@ -722,6 +738,10 @@ template <>
 struct RowsOf8<Extreme<int32_t, true>> : RowsOf8Vector<MaxI32Op> {};
 template <>
 struct RowsOf8<Extreme<int32_t, false>> : RowsOf8Vector<MinI32Op> {};
+template <>
+struct RowsOf8<Extreme<float, true>> : RowsOf8Vector<MaxI32Op, FloatKeys<true>> {};
+template <>
+struct RowsOf8<Extreme<float, false>> : RowsOf8Vector<MinI32Op, FloatKeys<false>> {};
 #endif
 
 template <class P>

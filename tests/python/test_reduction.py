@@ -158,14 +158,26 @@ def test_many_short_rows_in_whole_and_partial_groups(dt, n):
 
 @pytest.mark.parametrize("rows", [1003, 8, 5])
 def test_rows_of_8_fold_in_the_lane_order_on_every_isa(rows):
-    """Packed rows of 8 (sum / prod of fp32 and int32, amax / amin of int32) are folded eight rows at
-    a time in AVX2 registers (src/kernels/reduction.cpp fold_rows_of_8), the rows left over one by
-    one: each row in docs/ops/reduction.md's lane order, lanes j and j + 4, then j + 2, then j + 1,
-    each from the identity (so a row of -0.0 sums to +0.0), bit for bit on every ISA."""
+    """Packed rows of 8 (sum / prod of fp32 and int32, amax / amin of int32 and fp32) are folded eight
+    rows at a time in AVX2 registers (src/kernels/reduction.cpp fold_rows_of_8), the rows left over
+    one by one: each row in docs/ops/reduction.md's lane order, lanes j and j + 4, then j + 2, then
+    j + 1, each from the identity (so a row of -0.0 sums to +0.0), bit for bit on every ISA; fp32
+    amax / amin by the NaN and signed-zero rules (any NaN gives NaN; +0 is the larger zero)."""
     rng = np.random.default_rng(rows)
     x = (rng.standard_normal((rows, 8)) * 1000.0 ** rng.integers(-1, 2, (rows, 8))).astype(np.float32)
     x[min(3, rows - 1)] = -0.0
     i = rng.integers(-(2 ** 31), 2 ** 31, (rows, 8)).astype(np.int32)
+    special = x.copy()
+    for r, row in enumerate(([np.nan, 1, 2, 3, 4, 5, 6, 7], [-0.0, 0.0, -0.0, -1, -2, -3, -4, -5],
+                             [0.0, -0.0, 1, 2, 3, 4, 5, -np.inf], [-np.nan, -np.inf] + [-1.0] * 6,
+                             [np.inf, -0.0, 0.0, 3, 4, 5, 6, 7], [-0.0] * 8)):
+        special[(5 * r + 1) % rows] = row
+
+    def extreme(v, largest):
+        m = v.max(1) if largest else v.min(1)
+        zero_wins = (v == 0) & (np.signbit(v) != largest)  # +0 for amax, -0 for amin
+        m = np.where((m == 0) & zero_wins.any(1), np.float32(0.0 if largest else -0.0), m)
+        return np.where(np.isnan(v).any(1), np.float32(np.nan), m).astype(np.float32)
 
     def lane_tree(v, combine, identity):
         s = [combine(np.full_like(v[:, j], identity), v[:, j]) for j in range(8)]
@@ -177,7 +189,8 @@ def test_rows_of_8_fold_in_the_lane_order_on_every_isa(rows):
         cases = [(ptocpu.sum, x, lane_tree(x, np.add, 0)), (ptocpu.prod, x, lane_tree(x, np.multiply, 1)),
                  (ptocpu.sum, i, lane_tree(i, np.add, 0)), (ptocpu.prod, i, lane_tree(i, np.multiply, 1)),
                  (ptocpu.amax, i, lane_tree(i, np.maximum, np.iinfo(np.int32).min)),
-                 (ptocpu.amin, i, lane_tree(i, np.minimum, np.iinfo(np.int32).max))]
+                 (ptocpu.amin, i, lane_tree(i, np.minimum, np.iinfo(np.int32).max)),
+                 (ptocpu.amax, special, extreme(special, True)), (ptocpu.amin, special, extreme(special, False))]
     try:
         for isa in ("avx512", "avx2", "baseline"):
             ptocpu._core._set_kernel_tuning(isa=isa)
