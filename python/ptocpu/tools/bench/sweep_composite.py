@@ -66,6 +66,13 @@ def softmax_shapes() -> list[Case]:
         _softmax("SW-SOFTMAX-d1-of-4d", (256, 41, 29, 4), 1),  # the dims after dim follow each other
         _softmax("SW-SOFTMAX-rows128", (32768, 128)),
         _softmax("SW-SOFTMAX-rows16", (262144, 16)),
+        # short rows in registers: a partial last register (12, 40), whole ones (24), long rows (500), 16-bit
+        _softmax("SW-SOFTMAX-rows12", (262144, 12)),
+        _softmax("SW-SOFTMAX-rows24", (131072, 24)),
+        _softmax("SW-SOFTMAX-rows40", (131072, 40)),
+        _softmax("SW-SOFTMAX-rows500", (8192, 500)),
+        _softmax("SW-SOFTMAX-rows16-fp16", (262144, 16), dtype="fp16"),
+        _softmax("SW-SOFTMAX-rows128-bf16", (32768, 128), dtype="bf16"),
         _softmax("SW-SOFTMAX-attention-4d", (8, 16, 256, 256)),
         _softmax("SW-SOFTMAX-strided", (2048, 4096), strided=True),
         _softmax("SW-SOFTMAX-tiny", (4, 16), tiny=True),
