@@ -184,6 +184,19 @@ def test_bench_sweep_grid_covers_every_op_with_unique_ids():
     assert [c.id for c in sweep.select_sweep(["sw-ss-1d*"])] == ["SW-SS-1d-step2", "SW-SS-1d-crop", "SW-SS-1d-reverse"]
 
 
+def test_bench_published_cases_by_id_prefix_and_group():
+    """`ptocpu bench --case` (README's `--case 'KERNEL-*'`): ids, a prefix ending in '*', TINY, KERNEL."""
+    from ptocpu.tools.bench.cases import select_cases
+    kernels = [c.id for c in select_cases(["KERNEL"])]
+    assert kernels and all(k.startswith("KERNEL-") for k in kernels)
+    assert [c.id for c in select_cases(["kernel-*"])] == kernels
+    assert [c.id for c in select_cases(["SS1,ss2"])] == ["SS1", "SS2"]
+    assert [c.id for c in select_cases(["TINY-S*"])] == ["TINY-SC", "TINY-SS", "TINY-SU"]
+    for bad in ("NOPE", "NOPE*"):
+        with pytest.raises(SystemExit, match="unknown case"):
+            select_cases([bad])
+
+
 def test_bench_plot_without_matplotlib_fails_naming_the_extra(tmp_path):
     """--plot asks for a file; without matplotlib that is an error (exit 1) before any case runs."""
     code = ("import sys; sys.modules['matplotlib'] = None; import importlib.util as u; "

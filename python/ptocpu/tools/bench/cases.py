@@ -536,6 +536,7 @@ CASES: list[Case] = [
 
 
 def select_cases(ids: list[str] | None) -> list[Case]:
+    """Every published case, or those named: an id, a prefix ending in '*' (KERNEL-*), TINY or KERNEL."""
     from .kernels import KERNEL_CASES  # (they build on this module)
 
     every = CASES + KERNEL_CASES
@@ -549,10 +550,13 @@ def select_cases(ids: list[str] | None) -> list[Case]:
             match = [c for c in every if c.tiny]
         elif w == "KERNEL":
             match = list(KERNEL_CASES)
+        elif w.endswith("*") and any(c.id.startswith(w[:-1]) for c in every):
+            match = [c for c in every if c.id.startswith(w[:-1])]
         elif w in known:
             match = [c for c in every if c.id == w]
         else:
-            raise SystemExit(f"ptocpu bench: unknown case {w!r}; known: {', '.join(sorted(known))}, TINY, KERNEL")
+            raise SystemExit(f"ptocpu bench: unknown case {w!r}; known: {', '.join(sorted(known))}, TINY, KERNEL "
+                             "(or a prefix ending in '*')")
         out += [c for c in match if c not in out]
     return out
 
