@@ -162,7 +162,7 @@ constexpr int64_t kFusedRow = 64, kGroupRows = 32;
 // the elementwise exp's vector kernel (SLEEF, within 1 ulp), over all the rows at once: a libm call
 // per element would not vectorise, a call per short row would cost more than its elements.
 PTO_SIMD_CLONES void softmax_rows(const float* __restrict x, float* __restrict y, int64_t rows, int64_t n) {
-  if (n < kLongRow && math::softmax_register_rows(y, x, rows, n)) return;
+  if (math::softmax_register_rows(y, x, rows, n)) return;
   if (n <= kShortRow && rows > 1) {  // the rows go as the columns of a block
     alignas(64) float block[kShortRow * kColumnGroup], scratch[(kLanes + 1) * kColumnGroup];
     for (int64_t r0 = 0; r0 < rows; r0 += kColumnGroup) {

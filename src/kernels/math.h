@@ -42,8 +42,8 @@ void sigmoid(double* out, const double* in, int64_t n);
 void exp_shifted_lane_sums(float* out, const float* in, const float* shifts, int64_t rows, int64_t n, float* sums);
 
 // softmax (docs/ops/softmax.md) of `rows` rows of n elements one after another, each row worked in
-// AVX-512 or AVX2 registers while it is in L1 (n >= 9); false, with nothing done, for shorter rows
-// and the baseline build.
+// AVX-512 registers while it is in L1 (9 <= n < 4096) or in AVX2 registers while it is in L1 or L2
+// (9 <= n <= 65536); false, with nothing done, for other rows and the baseline build.
 bool softmax_register_rows(float* out, const float* in, int64_t rows, int64_t n);
 
 // out[i] = in[i] rounded to an integral value as `r` says (GCC does not vectorise floor / ceil /

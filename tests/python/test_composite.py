@@ -461,14 +461,15 @@ def test_streamed_outputs_keep_the_bits(dtype):
 
 
 def test_softmax_gives_the_same_bits_on_every_instruction_set():
-    # docs/ops/softmax.md: on AVX-512 and AVX2 rows of 9 to 4095 elements in registers (up to 32 in one
-    # to four, two rows at a time, the last register whole where the next row follows; longer ones in
-    # four passes); elsewhere from 64 elements the exp and the lane sums a row at a time (the last set
-    # of lanes partly idle), shorter ones three passes; each instruction set's build and the scalar one
-    # agree bit for bit, with NaN, inf and rows that are all -inf, odd and even row counts
+    # docs/ops/softmax.md: on AVX-512 rows of 9 to 4095 elements, on AVX2 of 9 to 65536, in registers
+    # (up to 32 in one to four, two rows at a time, the last register whole where the next row follows;
+    # longer ones in four passes); elsewhere from 64 elements the exp and the lane sums a row at a time
+    # (the last set of lanes partly idle), shorter ones three passes; each instruction set's build and
+    # the scalar one agree bit for bit, with NaN, inf and rows that are all -inf, odd and even row counts
     rng = np.random.default_rng(41)
     cases = []
-    for n in (8, 9, 12, 16, 17, 20, 24, 25, 31, 32, 33, 40, 48, 63, 64, 65, 80, 95, 96, 97, 128, 200, 1000, 4095, 4096, 4097):
+    for n in (8, 9, 12, 16, 17, 20, 24, 25, 31, 32, 33, 40, 48, 63, 64, 65, 80, 95, 96, 97, 128, 200, 1000, 4095, 4096, 4097,
+              65536, 65537):
         x = random(rng, (max(4, 3000 // n), n), np.float32, 10.0)
         x[0, 1], x[1, 2], x[-1] = np.nan, np.inf, -np.inf
         cases += [x, x.astype(BF16)]
