@@ -617,7 +617,8 @@ PTO_TARGET_AVX512 void softmax_rows_avx512(float* out, const float* in, int64_t 
 }
 
 // The same in AVX2 registers: element i of a row into lane i % 32 is register k = i / 8 into the sums
-// k % 4 (lanes 8 (k % 4) to 8 (k % 4) + 7). Whole registers move plainly, a row's tail register masked.
+// k % 4 (lanes 8 (k % 4) to 8 (k % 4) + 7). Registers move plainly, but for the tail of a call's last
+// row (load_last, store_last).
 // exp(x - m) in the lanes below `left` (NaN canonical), +0 in the others.
 PTO_TARGET_AVX2 inline __m256 shifted_exp(__m256 x, int64_t left, __m256 m) {
   const __m256 e = Ymm<float>::canonical(Sleef_finz_expf8_u10avx2(_mm256_sub_ps(x, m)));

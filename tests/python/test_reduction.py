@@ -162,7 +162,7 @@ def test_rows_of_8_fold_in_the_lane_order_on_every_isa(rows):
     rows at a time in AVX2 registers (src/kernels/reduction.cpp fold_rows_of_8), the rows left over
     one by one: each row in docs/ops/reduction.md's lane order, lanes j and j + 4, then j + 2, then
     j + 1, each from the identity (so a row of -0.0 sums to +0.0), bit for bit on every ISA; fp32
-    amax / amin by the NaN and signed-zero rules (any NaN gives NaN; +0 is the larger zero)."""
+    (and fp16) amax / amin by the NaN and signed-zero rules (any NaN gives NaN; +0 is the larger zero)."""
     rng = np.random.default_rng(rows)
     x = (rng.standard_normal((rows, 8)) * 1000.0 ** rng.integers(-1, 2, (rows, 8))).astype(np.float32)
     x[min(3, rows - 1)] = -0.0
@@ -177,7 +177,7 @@ def test_rows_of_8_fold_in_the_lane_order_on_every_isa(rows):
         m = v.max(1) if largest else v.min(1)
         zero_wins = (v == 0) & (np.signbit(v) != largest)  # +0 for amax, -0 for amin
         m = np.where((m == 0) & zero_wins.any(1), np.float32(0.0 if largest else -0.0), m)
-        return np.where(np.isnan(v).any(1), np.float32(np.nan), m).astype(np.float32)
+        return np.where(np.isnan(v).any(1), np.nan, m).astype(v.dtype)
 
     def lane_tree(v, combine, identity):
         s = [combine(np.full_like(v[:, j], identity), v[:, j]) for j in range(8)]
@@ -190,13 +190,15 @@ def test_rows_of_8_fold_in_the_lane_order_on_every_isa(rows):
                  (ptocpu.sum, i, lane_tree(i, np.add, 0)), (ptocpu.prod, i, lane_tree(i, np.multiply, 1)),
                  (ptocpu.amax, i, lane_tree(i, np.maximum, np.iinfo(np.int32).min)),
                  (ptocpu.amin, i, lane_tree(i, np.minimum, np.iinfo(np.int32).max)),
-                 (ptocpu.amax, special, extreme(special, True)), (ptocpu.amin, special, extreme(special, False))]
+                 (ptocpu.amax, special, extreme(special, True)), (ptocpu.amin, special, extreme(special, False)),
+                 (ptocpu.amax, special.astype(np.float16), extreme(special.astype(np.float16), True))]
     try:
         for isa in ("avx512", "avx2", "baseline"):
             ptocpu._core._set_kernel_tuning(isa=isa)
             for op, data, want in cases:
                 got = op(ptocpu.asarray(data), -1).numpy()
-                np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32), err_msg=f"{op.__name__} {isa}")
+                bits = np.int16 if data.dtype == np.float16 else np.int32
+                np.testing.assert_array_equal(got.view(bits), want.view(bits), err_msg=f"{op.__name__} {isa}")
     finally:
         ptocpu._core._set_kernel_tuning(isa=None)
 
