@@ -659,11 +659,15 @@ SideBySideFn side_by_side_for(int64_t w) {
   return fn;
 }
 
-// Rows of 8 values one after another, folded each into out[r] in the order of short_rows' lane tree
-// (lanes j and j + 4, then j + 2, then j + 1, each lane starting as step(identity, value)), so with
-// the same bits. The lanes' transpose cost more than the fold: sum of [2097152, 8] int32 took
-// 0.8 ns an element on one core of an AVX2 EPYC. Eight rows are folded in AVX2 registers where the
-// fold has a vector form (RowsOf8), the rest one at a time.
+// Packed rows of n values (n a multiple of 8), folded each into out[r] in the order of the lanes'
+// trees, so with the same bits: a row's 8-lane vectors go into up to four accumulators as lanes()
+// (rows past kShortRow) and short_rows() hold them (lane j takes elements j, j + 32, ...; a
+// row shorter than 32 leaves lanes past it out), those are combined as the trees do (j with
+// j + 16, then j + 8), then lanes j and j + 4, j + 2, j + 1. Per row that tree cost more than the
+// fold: sum of [2097152, 8] int32 took 0.8 ns an element on one core of an AVX2 EPYC, and amin of
+// [262144, 64] fp32 one span a row 23 ns a row. Eight rows are folded in AVX2 registers where the
+// fold has a vector form (RowsOf8), their last three levels across the rows' transpose; the rest
+// one at a time.
 template <class P>
 struct RowsOf8 {
   static constexpr bool kVector = false;
@@ -690,14 +694,33 @@ struct RowsOf8Vector {
   static constexpr bool kVector = true;
   // a, b: the lanes as raw 32-bit values; Op::apply(a, b) = P::combine(a, b) per lane, and
   // Op::apply(a, Keys::key(v)) = P::step(a, v). identity: P::identity()'s bits.
-  PTO_TARGET_AVX2 static void fold(const void* values, int64_t rows, void* out, float identity_bits) {
+  PTO_TARGET_AVX2 static inline __m256 step(__m256 a, const float* at) {
+    return Op::apply(a, Keys::key(_mm256_loadu_ps(at)));
+  }
+  // A row's lanes after the tree's levels across accumulators: lane j of the last three levels' input.
+  PTO_TARGET_AVX2 static inline __m256 row_lanes(const float* row, int64_t n, __m256 identity) {
+    __m256 a0 = identity, a1 = identity, a2 = identity, a3 = identity;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      a0 = step(a0, row + i), a1 = step(a1, row + i + 8);
+      a2 = step(a2, row + i + 16), a3 = step(a3, row + i + 24);
+    }
+    if (i + 8 <= n) a0 = step(a0, row + i);
+    if (i + 16 <= n) a1 = step(a1, row + i + 8);
+    if (i + 24 <= n) a2 = step(a2, row + i + 16);
+    const int64_t count = std::min<int64_t>(4, n / 8);  // the accumulators the row reaches
+    if (count > 2) a0 = Op::apply(a0, a2);
+    if (count > 3) a1 = Op::apply(a1, a3);
+    return count > 1 ? Op::apply(a0, a1) : a0;
+  }
+  PTO_TARGET_AVX2 static void fold(const void* values, int64_t rows, int64_t n, void* out, float identity_bits) {
     const __m256 identity = _mm256_set1_ps(identity_bits);
     const float* v = static_cast<const float*>(values);
     float* o = static_cast<float*>(out);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int64_t r = 0; r + 8 <= rows; r += 8) {
       __m256 x[8], t[4], u[2];
-      for (int i = 0; i < 8; ++i) x[i] = Op::apply(identity, Keys::key(_mm256_loadu_ps(v + (r + i) * 8)));
+      for (int i = 0; i < 8; ++i) x[i] = row_lanes(v + (r + i) * n, n, identity);
       for (int i = 0; i < 4; ++i)  // [lanes 0-3 of row 2i | of row 2i + 1], lane j with j + 4
         t[i] = Op::apply(_mm256_permute2f128_ps(x[2 * i], x[2 * i + 1], 0x20),
                          _mm256_permute2f128_ps(x[2 * i], x[2 * i + 1], 0x31));
@@ -744,8 +767,18 @@ template <>
 struct RowsOf8<Extreme<float, false>> : RowsOf8Vector<MinI32Op, FloatKeys<false>> {};
 #endif
 
+// Whether packed rows of n values take fold_packed_rows, for the ops whose fold has a vector form:
+// rows of 8 on every ISA (the scalar tree beats the lanes), longer ones up to kLongestFoldedRow
+// with AVX2 (past it, rows of 1024 fp32 amax took 4x as long: a chunk holds fewer than 8 rows).
+inline constexpr int64_t kLongestFoldedRow = 256;
 template <class P>
-void fold_rows_of_8(const typename P::In* v, int64_t rows, typename P::Acc* out) {
+bool folds_packed_rows(int64_t n) {
+  if (!RowsOf8<P>::kVector) return false;
+  return n == 8 || (n % 8 == 0 && n <= kLongestFoldedRow && kernel_tuning().isa != Isa::Baseline);
+}
+
+template <class P>
+void fold_packed_rows(const typename P::In* v, int64_t rows, int64_t n, typename P::Acc* out) {
   using Acc = typename P::Acc;
   int64_t done = 0;
 #if PTO_X86
@@ -754,14 +787,23 @@ void fold_rows_of_8(const typename P::In* v, int64_t rows, typename P::Acc* out)
       const Acc id = P::identity();
       float id_bits;
       std::memcpy(&id_bits, &id, 4);
-      RowsOf8<P>::fold(v, rows, out, id_bits);
+      RowsOf8<P>::fold(v, rows, n, out, id_bits);
       done = rows / 8 * 8;
     }
   }
 #endif
+  const int64_t count = std::min<int64_t>(4, n / 8);
   for (int64_t r = done; r < rows; ++r) {
-    Acc s[8];
-    for (int j = 0; j < 8; ++j) s[j] = P::step(P::identity(), v[r * 8 + j], j);
+    Acc a[4][8];
+    for (auto& lanes : a) std::fill(lanes, lanes + 8, P::identity());
+    for (int64_t i = 0; i < n; i += 8)
+      for (int j = 0; j < 8; ++j) a[(i / 8) % 4][j] = P::step(a[(i / 8) % 4][j], v[r * n + i + j], i + j);
+    for (int c = 0; c < 2; ++c)
+      if (c + 2 < count)
+        for (int j = 0; j < 8; ++j) a[c][j] = P::combine(a[c][j], a[c + 2][j]);
+    if (count > 1)
+      for (int j = 0; j < 8; ++j) a[0][j] = P::combine(a[0][j], a[1][j]);
+    const Acc* s = a[0];
     out[r] = P::combine(P::combine(P::combine(s[0], s[4]), P::combine(s[2], s[6])),
                         P::combine(P::combine(s[1], s[5]), P::combine(s[3], s[7])));
   }
@@ -937,6 +979,7 @@ class Reducer {
     if (chunks == 1 && packed_lines()) {
       // Rows one after another in memory: as many as fit a chunk are loaded at once.
       const int64_t n = l_.n, per_load = std::max<int64_t>(1, kChunk / n);
+      const bool folded = folds_packed_rows<P>(n);
       parallel_for(rows, std::max<int64_t>(1, kMinElementsPerThread / n), [&](int64_t b, int64_t e) {
         alignas(64) In buf[kChunk];
         Acc acc[kBlock];
@@ -946,7 +989,8 @@ class Reducer {
           for (int64_t i = 0; i < k && !widened_;) {
             const int64_t m = std::min(per_load, k - i);
             const In* v = values(io_.in + (o + i) * n * io_.isz, 1, m * n, buf, nullptr, 0);
-            spans_of_rows<P>(acc + i, v, m, n);
+            if (folded) fold_packed_rows<P>(v, m, n, acc + i);
+            else spans_of_rows<P>(acc + i, v, m, n);
             i += m;
           }
           store_results(acc, k, io_.out + o * io_.osz, 1);
@@ -999,8 +1043,8 @@ class Reducer {
       Walk at(l_.outer, b);
       for (int64_t o = b; o < e; o += kGroup) {
         const int64_t g_count = std::min(kGroup, e - o);
-        if (packed && n == 8 && RowsOf8<P>::kVector) {
-          fold_rows_of_8<P>(values(io_.in + o * n * io_.isz, 1, g_count * n, buf, nullptr, 0), g_count, lanes[0]);
+        if (packed && folds_packed_rows<P>(n)) {
+          fold_packed_rows<P>(values(io_.in + o * n * io_.isz, 1, g_count * n, buf, nullptr, 0), g_count, n, lanes[0]);
           store_results(lanes[0], g_count, io_.out + o * io_.osz, 1);
           continue;
         }

@@ -156,22 +156,24 @@ def test_many_short_rows_in_whole_and_partial_groups(dt, n):
         check(op, x, -1)
 
 
+@pytest.mark.parametrize("n", [8, 16, 24, 40, 64, 136, 256])
 @pytest.mark.parametrize("rows", [1003, 8, 5])
-def test_rows_of_8_fold_in_the_lane_order_on_every_isa(rows):
-    """Packed rows of 8 (sum / prod of fp32 and int32, amax / amin of int32 and fp32) are folded eight
-    rows at a time in AVX2 registers (src/kernels/reduction.cpp fold_rows_of_8), the rows left over
-    one by one: each row in docs/ops/reduction.md's lane order, lanes j and j + 4, then j + 2, then
-    j + 1, each from the identity (so a row of -0.0 sums to +0.0), bit for bit on every ISA; fp32
-    (and fp16) amax / amin by the NaN and signed-zero rules (any NaN gives NaN; +0 is the larger zero)."""
-    rng = np.random.default_rng(rows)
-    x = (rng.standard_normal((rows, 8)) * 1000.0 ** rng.integers(-1, 2, (rows, 8))).astype(np.float32)
+def test_packed_rows_fold_in_the_lane_order_on_every_isa(rows, n):
+    """Packed rows of 8k values up to 256 (sum / prod of fp32 and int32, amax / amin of int32 and
+    fp32) are folded eight rows at a time in AVX2 registers (src/kernels/reduction.cpp
+    fold_packed_rows), the rows left over one by one: each row in docs/ops/reduction.md's lane
+    order (element i to lane i mod 32 from the identity, so a row of -0.0 sums to +0.0; lanes j and
+    j + 16, j + 8, j + 4, j + 2, j + 1), bit for bit on every ISA; fp32 (and fp16) amax / amin by the
+    NaN and signed-zero rules (any NaN gives NaN; +0 is the larger zero)."""
+    rng = np.random.default_rng(rows + n)
+    x = (rng.standard_normal((rows, n)) * 1000.0 ** rng.integers(-1, 2, (rows, n))).astype(np.float32)
     x[min(3, rows - 1)] = -0.0
-    i = rng.integers(-(2 ** 31), 2 ** 31, (rows, 8)).astype(np.int32)
+    i = rng.integers(-(2 ** 31), 2 ** 31, (rows, n)).astype(np.int32)
     special = x.copy()
     for r, row in enumerate(([np.nan, 1, 2, 3, 4, 5, 6, 7], [-0.0, 0.0, -0.0, -1, -2, -3, -4, -5],
                              [0.0, -0.0, 1, 2, 3, 4, 5, -np.inf], [-np.nan, -np.inf] + [-1.0] * 6,
                              [np.inf, -0.0, 0.0, 3, 4, 5, 6, 7], [-0.0] * 8)):
-        special[(5 * r + 1) % rows] = row
+        special[(5 * r + 1) % rows] = np.roll(np.tile(row, n // 8), 8 * r)
 
     def extreme(v, largest):
         m = v.max(1) if largest else v.min(1)
@@ -180,12 +182,14 @@ def test_rows_of_8_fold_in_the_lane_order_on_every_isa(rows):
         return np.where(np.isnan(v).any(1), np.nan, m).astype(v.dtype)
 
     def lane_tree(v, combine, identity):
-        s = [combine(np.full_like(v[:, j], identity), v[:, j]) for j in range(8)]
-        a = [combine(s[j], s[j + 4]) for j in range(4)]
-        b = [combine(a[j], a[j + 2]) for j in range(2)]
-        return combine(b[0], b[1])
+        lanes = [np.full_like(v[:, 0], identity) for _ in range(32)]
+        for k in range(v.shape[1]):
+            lanes[k % 32] = combine(lanes[k % 32], v[:, k])
+        for half in (16, 8, 4, 2, 1):
+            lanes = [combine(lanes[j], lanes[j + half]) for j in range(half)]
+        return lanes[0]
 
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 in prod
         cases = [(ptocpu.sum, x, lane_tree(x, np.add, 0)), (ptocpu.prod, x, lane_tree(x, np.multiply, 1)),
                  (ptocpu.sum, i, lane_tree(i, np.add, 0)), (ptocpu.prod, i, lane_tree(i, np.multiply, 1)),
                  (ptocpu.amax, i, lane_tree(i, np.maximum, np.iinfo(np.int32).min)),
