@@ -12,22 +12,42 @@
 namespace pto::index_bounds {
 namespace {
 
+// The passes below read [0, n) as kStreams contiguous parts, a block of kStreamBlock values from
+// each in turn: one core keeps more cache-line fills in flight over four streams than over one
+// (AMD EPYC with AVX2, one thread, 32 MiB of int64 checked and narrowed to uint8: 2.6 -> 1.8 ms;
+// blocks of 4 KiB or eight streams lost it again). f(b, e) runs a block.
+constexpr int64_t kStreams = 4, kStreamBlock = 64;
+template <class F>
+[[gnu::always_inline]] inline void in_streams(int64_t n, F&& f) {
+  const int64_t part = (n / kStreams + kStreamBlock - 1) / kStreamBlock * kStreamBlock;
+  for (int64_t at = 0; at < part; at += kStreamBlock)
+    for (int64_t s = 0; s < kStreams; ++s) {
+      const int64_t b = s * part + at;
+      f(b, std::min({b + kStreamBlock, (s + 1) * part, n}));
+    }
+  f(std::min(kStreams * part, n), n);  // what the parts' rounding left
+}
+
 // OR of "value out of [0, bound)" over v[0, n), one unsigned compare per value (negative values
 // wrap to huge ones); branch-free so that it vectorises (runtime-dispatched clones). With
 // `narrow`, the values are also stored as uint8 / uint16 (meaningful when every value fits).
 template <class U>
 PTO_SIMD_CLONES bool any_out_of_bounds(const U* v, int64_t n, U bound) {
   U any = 0;
-  for (int64_t i = 0; i < n; ++i) any |= static_cast<U>(v[i] >= bound);
+  in_streams(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) any |= static_cast<U>(v[i] >= bound);
+  });
   return any != 0;
 }
 template <class U, class N>
 PTO_SIMD_CLONES bool any_out_of_bounds_narrowed(const U* v, N* narrow, int64_t n, U bound) {
   U any = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    any |= static_cast<U>(v[i] >= bound);
-    narrow[i] = static_cast<N>(v[i]);
-  }
+  in_streams(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      any |= static_cast<U>(v[i] >= bound);
+      narrow[i] = static_cast<N>(v[i]);
+    }
+  });
   return any != 0;
 }
 
@@ -35,7 +55,9 @@ PTO_SIMD_CLONES bool any_out_of_bounds_narrowed(const U* v, N* narrow, int64_t n
 template <class I>
 PTO_SIMD_CLONES bool any_at_or_above(const I* v, int64_t n, I bound) {
   I any = 0;
-  for (int64_t i = 0; i < n; ++i) any |= static_cast<I>(v[i] >= bound);
+  in_streams(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) any |= static_cast<I>(v[i] >= bound);
+  });
   return any != 0;
 }
 

@@ -653,6 +653,36 @@ def test_error_index_value_at_the_very_end_changes_nothing(index_dtype):
     assert issubclass(ptocpu.IndexOutOfRange, IndexError)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("size", [1, 255, 257, (1 << 20) + 77])  # from 1 << 20 on, also narrowed
+def test_a_bad_index_value_anywhere_in_the_checks_streams(threads, size):
+    """The bounds check reads each thread's part as four streams of 64-value blocks
+    (src/ops/index_bounds.cpp): one bad value at each part's and each stream's first and last
+    position, and in what the streams' rounding leaves, is found and named."""
+    x = np.zeros((1, 200), np.float32)
+    index = np.arange(size, dtype=np.int64).reshape(1, size) % 200
+    part, edges = size // threads, set()
+    for t in range(threads):
+        lo = t * part
+        n = size - lo if t == threads - 1 else part
+        stream = -(-(n // 4) // 64) * 64
+        for s in range(5):
+            edges |= {lo + s * stream - 1, lo + s * stream, lo + s * stream + 63, lo + s * stream + 64}
+        edges |= {lo + n - 1}
+    previous = ptocpu.get_num_threads()
+    try:
+        ptocpu.set_num_threads(threads)
+        for at in sorted(e for e in edges if 0 <= e < size):
+            bad = index.copy()
+            bad[0, at] = 200 + at % 3 - (400 if at % 2 else 0)  # too large or negative
+            with pytest.raises(ptocpu.IndexOutOfRange, match=rf"index value {bad[0, at]} at index position \(0, {at}\)"):
+                ptocpu.scatter_(x.copy(), 1, bad, 1.0)
+        ptocpu.scatter_(x, 1, index, 1.0)  # and no value out of range passes
+        assert (x[0, : min(size, 200)] == 1).all() and not x[0, size:].any()
+    finally:
+        ptocpu.set_num_threads(previous)
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("rows, cols", [(300, 500), (256, 200)])  # bounds above 256: a uint16 copy; up to 256: uint8
 def test_large_index_rows_and_blocks(index_dtype, rows, cols):
