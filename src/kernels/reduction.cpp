@@ -646,15 +646,69 @@ PTO_TARGET_AVX512 void side_by_side_avx512(void* buf_, const void* const* v_, in
 }
 #endif
 
+#if PTO_X86
+// side_by_side for 4-byte values in rows of W = 2 to 8 on AVX2, a full group of kUnits = 16 / P
+// outers: each outer's next 8 values are one register (4 rows of 2, 2 rows of 3 or 4 spread to a
+// pitch of 4 by a permute, or one row of 5 to 8), and 128-bit lane shuffles put them side by side.
+// A register reads past its rows (the pad lanes take whatever follows: they are never stored), so
+// only rows whose register ends inside the outer's rows go this way. Rows of 3 one move at a
+// time took 54% of sum over dim 1 of [16384, 256, 3] fp32 (one thread 7.2 ms, torch 5.3 ms).
+template <class In, int W>
+PTO_TARGET_AVX2 void side_by_side_avx2(void* buf_, const void* const* v_, int64_t outers, int64_t rows) {
+  constexpr int P = static_cast<int>(lane_pitch(W));
+  constexpr int kUnits = static_cast<int>(kGroupLanes / P);
+  constexpr int kRows = P == 8 ? 1 : 8 / P;  // rows a register takes
+  static_assert(sizeof(In) == 4);
+  float* buf = static_cast<float*>(buf_);
+  const float* const* v = reinterpret_cast<const float* const*>(v_);
+  int64_t i = 0;
+  if (outers == kUnits) {
+    const __m256i spread = _mm256_setr_epi32(0, 1, 2, 2, 3, 4, 5, 5);  // rows of 3 to a pitch of 4
+    for (; i * W + 8 <= rows * W; i += kRows) {
+      __m256 r[kUnits];
+      for (int g = 0; g < kUnits; ++g) {
+        r[g] = _mm256_loadu_ps(v[g] + i * W);
+        if constexpr (W == 3) r[g] = _mm256_permutevar8x32_ps(r[g], spread);
+      }
+      float* row = buf + i * kGroupLanes;
+      if constexpr (P == 8) {
+        _mm256_store_ps(row, r[0]);
+        _mm256_store_ps(row + 8, r[1]);
+      } else if constexpr (P == 4) {  // r[g] = [row i | row i + 1] of outer g
+        for (int h = 0; h < 2; ++h) {
+          const int half = h == 0 ? 0x20 : 0x31;
+          _mm256_store_ps(row + h * kGroupLanes, _mm256_permute2f128_ps(r[0], r[1], half));
+          _mm256_store_ps(row + h * kGroupLanes + 8, _mm256_permute2f128_ps(r[2], r[3], half));
+        }
+      } else {  // P == 2: r[g] = rows i to i + 3 of outer g, a row a 64-bit unit
+        for (int q = 0; q < 2; ++q) {  // outers 4q to 4q + 3
+          const __m256d d[4] = {_mm256_castps_pd(r[4 * q]), _mm256_castps_pd(r[4 * q + 1]),
+                                _mm256_castps_pd(r[4 * q + 2]), _mm256_castps_pd(r[4 * q + 3])};
+          const __m256d even01 = _mm256_unpacklo_pd(d[0], d[1]), odd01 = _mm256_unpackhi_pd(d[0], d[1]);
+          const __m256d even23 = _mm256_unpacklo_pd(d[2], d[3]), odd23 = _mm256_unpackhi_pd(d[2], d[3]);
+          const __m256d out[4] = {_mm256_permute2f128_pd(even01, even23, 0x20), _mm256_permute2f128_pd(odd01, odd23, 0x20),
+                                  _mm256_permute2f128_pd(even01, even23, 0x31), _mm256_permute2f128_pd(odd01, odd23, 0x31)};
+          for (int j = 0; j < 4; ++j) _mm256_store_pd(reinterpret_cast<double*>(row + j * kGroupLanes + 8 * q), out[j]);
+        }
+      }
+    }
+  }
+  side_by_side<In, W>(static_cast<In*>(buf_), reinterpret_cast<const In* const*>(v_), outers, i, rows);
+}
+#endif
+
 // The side-by-side copy for w columns of In.
 template <class In>
 SideBySideFn side_by_side_for(int64_t w) {
   SideBySideFn fn = nullptr;
   with_constant<2, 3, 4, 5, 6, 7, 8>(w, [&](auto k) { fn = &side_by_side_moves<In, k()>; });  // no dims of 1
 #if PTO_X86
-  if constexpr (sizeof(In) == 4)
+  if constexpr (sizeof(In) == 4) {
     if (kernel_tuning().isa == Isa::Avx512)
       with_constant<2, 3, 4, 5, 6, 7, 8>(w, [&](auto k) { fn = &side_by_side_avx512<In, k()>; });
+    else if (kernel_tuning().isa == Isa::Avx2)
+      with_constant<2, 3, 4, 5, 6, 7, 8>(w, [&](auto k) { fn = &side_by_side_avx2<In, k()>; });
+  }
 #endif
   return fn;
 }
