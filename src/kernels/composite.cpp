@@ -148,9 +148,10 @@ PTO_INLINE bool with_row_length(int64_t n, Fn fn) {
   return with_constant<2, 4, 8, 16>(n, fn);
 }
 
-// Rows from kLongRow elements (beyond L1) go through x - max, exp and the sum in pieces of
-// kLongRowPiece (whole sets of lanes, so the sums are the same): one pass over the row in L2
-// instead of three.
+// Rows from kLongRow elements (beyond L1) that the register rows of math.cpp do not take (past
+// 4095 elements with AVX-512, past 65536 with AVX2, all without FMA) go through
+// x - max, exp and the sum in pieces of kLongRowPiece (whole sets of lanes, so the sums are the
+// same): one pass over the row in L2 instead of three.
 constexpr int64_t kLongRow = 4096, kLongRowPiece = 1024;
 // Rows between: from kFusedRow elements, the exp and the sums a row at a time while it is in L1, a
 // row's last set of lanes partly idle (measured when exp and sums shared one loop, one thread:
