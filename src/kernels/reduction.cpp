@@ -675,11 +675,10 @@ PTO_TARGET_AVX2 void side_by_side_avx2(void* buf_, const void* const* v_, int64_
         _mm256_store_ps(row, r[0]);
         _mm256_store_ps(row + 8, r[1]);
       } else if constexpr (P == 4) {  // r[g] = [row i | row i + 1] of outer g
-        for (int h = 0; h < 2; ++h) {
-          const int half = h == 0 ? 0x20 : 0x31;
-          _mm256_store_ps(row + h * kGroupLanes, _mm256_permute2f128_ps(r[0], r[1], half));
-          _mm256_store_ps(row + h * kGroupLanes + 8, _mm256_permute2f128_ps(r[2], r[3], half));
-        }
+        _mm256_store_ps(row, _mm256_permute2f128_ps(r[0], r[1], 0x20));
+        _mm256_store_ps(row + 8, _mm256_permute2f128_ps(r[2], r[3], 0x20));
+        _mm256_store_ps(row + kGroupLanes, _mm256_permute2f128_ps(r[0], r[1], 0x31));
+        _mm256_store_ps(row + kGroupLanes + 8, _mm256_permute2f128_ps(r[2], r[3], 0x31));
       } else {  // P == 2: r[g] = rows i to i + 3 of outer g, a row a 64-bit unit
         for (int q = 0; q < 2; ++q) {  // outers 4q to 4q + 3
           const __m256d d[4] = {_mm256_castps_pd(r[4 * q]), _mm256_castps_pd(r[4 * q + 1]),
