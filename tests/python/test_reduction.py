@@ -156,6 +156,15 @@ def test_many_short_rows_in_whole_and_partial_groups(dt, n):
         check(op, x, -1)
 
 
+def extreme(v: np.ndarray, largest: bool, axis: int = 1) -> np.ndarray:
+    """amax / amin by the page's rules: any NaN gives NaN; +0 is the larger zero."""
+    with np.errstate(invalid="ignore"):
+        m = v.max(axis) if largest else v.min(axis)
+    zero_wins = (v == 0) & (np.signbit(v) != largest)  # +0 for amax, -0 for amin
+    m = np.where((m == 0) & zero_wins.any(axis), v.dtype.type(0.0 if largest else -0.0), m)
+    return np.where(np.isnan(v).any(axis), np.nan, m).astype(v.dtype)
+
+
 @pytest.mark.parametrize("n", [8, 16, 24, 40, 64, 136, 256])
 @pytest.mark.parametrize("rows", [1003, 8, 5])
 def test_packed_rows_fold_in_the_lane_order_on_every_isa(rows, n):
@@ -174,12 +183,6 @@ def test_packed_rows_fold_in_the_lane_order_on_every_isa(rows, n):
                              [0.0, -0.0, 1, 2, 3, 4, 5, -np.inf], [-np.nan, -np.inf] + [-1.0] * 6,
                              [np.inf, -0.0, 0.0, 3, 4, 5, 6, 7], [-0.0] * 8)):
         special[(5 * r + 1) % rows] = np.roll(np.tile(row, n // 8), 8 * r)
-
-    def extreme(v, largest):
-        m = v.max(1) if largest else v.min(1)
-        zero_wins = (v == 0) & (np.signbit(v) != largest)  # +0 for amax, -0 for amin
-        m = np.where((m == 0) & zero_wins.any(1), np.float32(0.0 if largest else -0.0), m)
-        return np.where(np.isnan(v).any(1), np.nan, m).astype(v.dtype)
 
     def lane_tree(v, combine, identity):
         lanes = [np.full_like(v[:, 0], identity) for _ in range(32)]
@@ -205,6 +208,32 @@ def test_packed_rows_fold_in_the_lane_order_on_every_isa(rows, n):
                 np.testing.assert_array_equal(got.view(bits), want.view(bits), err_msg=f"{op.__name__} {isa}")
     finally:
         ptocpu._core._set_kernel_tuning(isa=None)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(3, 8, 4396), (1, 32, 9000), (4, 2, 4200), (2, 17, 4225)])
+def test_few_rows_of_wide_columns_compare_as_floats(dt, shape):
+    """amax / amin over a middle dim of at most 32 rows, too wide for packed rows (a piece takes 16 KiB
+    of accumulators): a piece's row segments in 256-byte strips compared as floats in registers, a
+    NaN and the zeros' signs kept beside the values (reduction.cpp accumulate_strip_floats), a last
+    piece's columns past its last whole strip one by one. Columns of +0, -0,
+    mixed zeros, zeros under negatives, -inf, a NaN in the first, a middle or the last row."""
+    rng = np.random.default_rng(shape[1])
+    x = rng.standard_normal(shape).astype(dt)
+    rows, w = shape[1], shape[2]
+    special = [np.zeros(rows), np.full(rows, -0.0), np.where(np.arange(rows) % 2, 0.0, -0.0),
+               np.where(np.arange(rows) % 3, -1.0, -0.0), np.where(np.arange(rows) == rows - 1, 0.0, -0.0),
+               np.where(np.arange(rows) == rows - 1, -0.0, 1.0), np.full(rows, -np.inf), np.full(rows, np.inf)]
+    for r in (0, rows // 2, rows - 1):
+        column = np.arange(rows, dtype=float)
+        column[r] = np.nan
+        special.append(column)
+    for k, column in enumerate(special):
+        for c in (k, w // 2 + k, w - 1 - k):  # the first strip, a middle one, past the last
+            x[k % shape[0], :, c] = column
+    for largest in (True, False):
+        got = (ptocpu.amax if largest else ptocpu.amin)(x, 1).numpy()
+        assert_same_bits(got, extreme(x, largest))
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.int32, np.float64])
