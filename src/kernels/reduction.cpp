@@ -356,8 +356,12 @@ struct Arg {
   static Acc combine(Acc a, Acc b) { return kMax ? (b > a ? b : a) : (b < a ? b : a); }
   static K key(In v) {
     if constexpr (kFloat<T>) {
+      // NaN told by its bits, both sides computed (as Extreme::step): with `v != v` the column loops
+      // branched per element (argmax over dim 1 of [8192, 1024, 2] fp32: 14.4 -> 2.7 ms).
       const K nan = kMax ? std::numeric_limits<K>::max() : std::numeric_limits<K>::lowest();
-      return v != v ? nan : order_key(static_cast<T>(v + T(0)));  // -0 + 0 = +0
+      const K bits = std::bit_cast<K>(static_cast<T>(v + T(0)));  // -0 + 0 = +0
+      const bool is_nan = (bits & std::numeric_limits<K>::max()) > std::bit_cast<K>(std::numeric_limits<T>::infinity());
+      return is_nan ? nan : flip(bits);
     } else if constexpr (std::is_same_v<T, uint64_t>) {
       return static_cast<K>(v ^ (uint64_t(1) << 63));
     } else {
