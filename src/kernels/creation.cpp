@@ -18,11 +18,18 @@
 #include "core/half.h"
 #include "ptocpu/parallel.h"
 
+#if PTO_X86
+#include <immintrin.h>
+#endif
+
 namespace pto::kernels::creation {
 namespace {
 
 constexpr int64_t kChunk = 1024;                         // elements per stage
 constexpr int64_t kMinThreadBytes = int64_t(1) << 18;    // output bytes worth waking a thread for
+// Chunks worth waking a thread for where producing them costs far more than writing them: a chunk
+// of normal's Box-Muller takes ~4 us (docs/ops/random.md#speed), a thread's wake-up a few.
+constexpr int64_t kMinComputedChunks = 1;
 
 bool streams(int64_t bytes) { return PTO_HAVE_STREAM_LINES && bytes >= kernel_tuning().stream_bytes; }
 
@@ -41,12 +48,12 @@ void emit(std::byte* dst, const std::byte* src, int64_t bytes, bool stream) {
 
 // Writes n elements of `item` bytes at out, chunk by chunk on every thread: produce(first, count,
 // stage) builds elements [first, first + count) and returns where they are (the stage, or any
-// buffer holding them).
+// buffer holding them). A thread takes at least min_chunks (default: kMinThreadBytes' worth).
 template <class Produce>
-void produce_chunks(std::byte* out, int64_t n, int64_t item, Produce&& produce) {
+void produce_chunks(std::byte* out, int64_t n, int64_t item, Produce&& produce, int64_t min_chunks = 0) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   const bool stream = streams(n * item);
-  const int64_t min_chunks = std::max<int64_t>(1, kMinThreadBytes / (kChunk * item));
+  if (min_chunks <= 0) min_chunks = std::max<int64_t>(1, kMinThreadBytes / (kChunk * item));
   parallel_for(chunks, min_chunks, [&](int64_t c0, int64_t c1) {
     alignas(64) std::byte stage[kChunk * 8];
     for (int64_t c = c0; c < c1; ++c) {
@@ -132,6 +139,53 @@ PTO_SIMD_CLONES void philox_blocks(const Stream& s, uint64_t b0, uint32_t* __res
     words[4 * i + 3] = c3;
   }
 }
+
+#if PTO_X86
+// philox_blocks on AVX2, the same words: word w of eight blocks in one register (block b0 + j in
+// lane j), a round's 32 x 32 -> 64-bit products by one vpmuludq for the even lanes and one for the
+// odd; the compiler's vectorisation of the loop above took ~3 ns a word on an AMD EPYC (Zen 3).
+// The high and the low 32 bits of the products of a's lanes with m (its even lanes, then its odd).
+PTO_TARGET_AVX2 inline void product(__m256i a, __m256i m, __m256i& high, __m256i& low) {
+  const __m256i even = _mm256_mul_epu32(a, m), odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
+  high = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+  low = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+PTO_TARGET_AVX2 void philox_blocks_avx2(const Stream& s, uint64_t b0, uint32_t* __restrict words) {
+  const __m256i mul0 = _mm256_set1_epi64x(kMul0), mul1 = _mm256_set1_epi64x(kMul1);
+  for (int group = 0; group < kLanes / 8; ++group) {
+    alignas(32) uint32_t counter_lo[8], counter_hi[8];
+    for (int j = 0; j < 8; ++j) {
+      const uint64_t b = b0 + static_cast<uint64_t>(8 * group + j);
+      counter_lo[j] = static_cast<uint32_t>(b);
+      counter_hi[j] = static_cast<uint32_t>(b >> 32);
+    }
+    __m256i c0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(counter_lo));
+    __m256i c1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(counter_hi));
+    __m256i c2 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(s.offset)));
+    __m256i c3 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(s.offset >> 32)));
+    uint32_t key0 = static_cast<uint32_t>(s.key), key1 = static_cast<uint32_t>(s.key >> 32);
+    for (int r = 0; r < kRounds; ++r, key0 += kWeyl0, key1 += kWeyl1) {
+      __m256i high0, low0, high1, low1;
+      product(c0, mul0, high0, low0);
+      product(c2, mul1, high1, low1);
+      c0 = _mm256_xor_si256(_mm256_xor_si256(high1, c1), _mm256_set1_epi32(static_cast<int>(key0)));
+      c1 = low1;
+      c2 = _mm256_xor_si256(_mm256_xor_si256(high0, c3), _mm256_set1_epi32(static_cast<int>(key1)));
+      c3 = low0;
+    }
+    // Blocks in lanes -> four words a block, one after another (a 4 x 8 transpose).
+    const __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
+    const __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
+    const __m256i b04 = _mm256_unpacklo_epi64(t0, t2), b15 = _mm256_unpackhi_epi64(t0, t2);
+    const __m256i b26 = _mm256_unpacklo_epi64(t1, t3), b37 = _mm256_unpackhi_epi64(t1, t3);
+    __m256i* out = reinterpret_cast<__m256i*>(words + 32 * group);
+    _mm256_storeu_si256(out, _mm256_permute2x128_si256(b04, b15, 0x20));
+    _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(b26, b37, 0x20));
+    _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(b04, b15, 0x31));
+    _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(b26, b37, 0x31));
+  }
+}
+#endif
 
 // The fp32 uniform of a word: 1.m - 1 with the word's low 23 bits as m (exact).
 PTO_SIMD_CLONES void uniform_f32(const uint32_t* words, float* out, int64_t n) {
@@ -365,12 +419,16 @@ std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> c, std::array<uint
 
 void philox_words(const Stream& stream, int64_t first, int64_t n, uint32_t* words) {
   constexpr int64_t kGroup = 4 * kLanes;
+  auto* blocks = &philox_blocks;
+#if PTO_X86
+  if (kernel_tuning().isa != Isa::Baseline) blocks = &philox_blocks_avx2;
+#endif
   uint64_t block = static_cast<uint64_t>(first / 4);
   int64_t j = 0;
-  for (; j + kGroup <= n; j += kGroup, block += kLanes) philox_blocks(stream, block, words + j);
+  for (; j + kGroup <= n; j += kGroup, block += kLanes) blocks(stream, block, words + j);
   if (j < n) {
     uint32_t rest[kGroup];
-    philox_blocks(stream, block, rest);
+    blocks(stream, block, rest);
     std::copy(rest, rest + (n - j), words + j);
   }
 }
@@ -405,7 +463,7 @@ void normal(const Tensor& out, const Stream& stream) {
                    if (dt == DType::FP16) narrow_floats(values, reinterpret_cast<fp16_t*>(stage), count);
                    else if (dt == DType::BF16) narrow_floats(values, reinterpret_cast<bf16_t*>(stage), count);
                    return stage;
-                 });
+                 }, kMinComputedChunks);
 }
 
 }  // namespace pto::kernels::creation

@@ -481,6 +481,24 @@ def test_random_against_the_references(dtype, shape, key, counter):
     assert_same_bits(ptocpu.normal(shape, key, counter, [3], dt), ref.normal_reference(shape, key, counter, dtype))
 
 
+@pytest.mark.parametrize("isa", ["avx512", "avx2", "baseline"])
+def test_long_draws_on_every_isa_and_one_and_two_threads(isa):
+    """Whole groups of 16 Philox blocks (eight a register on AVX2, the compiler's loop at the
+    baseline), several chunks of 1024 elements and a partial one, on one thread and on two (normal
+    takes a second thread from 2048 elements on): the references' words and values."""
+    try:
+        ptocpu._core._set_kernel_tuning(isa=isa)
+        for n in (64, 5000):
+            for dtype in ("DT_FP32", "DT_BF16"):
+                dt = getattr(ptocpu, dtype)
+                got = one_and_two_threads(lambda: ptocpu.uniform([n], [77], [0, 2 ** 33 + 5], [1], dt))
+                assert_same_bits(got, ref.uniform_reference([n], [77], [0, 2 ** 33 + 5], dtype))
+                got = one_and_two_threads(lambda: ptocpu.normal([n], [77], [0, 2 ** 33 + 5], [1], dt))
+                assert_same_bits(got, ref.normal_reference([n], [77], [0, 2 ** 33 + 5], dtype))
+    finally:
+        ptocpu._core._set_kernel_tuning(isa=None)
+
+
 def test_counter0_is_ignored_and_offset_and_seed_select_streams():
     a = ptocpu.uniform([64], [5], [0, 0], [1], ptocpu.DT_FP32).numpy()
     assert_same_bits(ptocpu.uniform([64], [5], [12345, 0], [3], ptocpu.DT_FP32), a)
