@@ -25,11 +25,13 @@ new_venv() {
   "$python" -m venv "$1"
 }
 
-# configure SRC BUILD ARGS...: a Ninja build tree (one made with another generator is made anew).
+# configure SRC BUILD ARGS...: a Ninja build tree of SRC (one made with another generator or from
+# other sources is made anew).
 configure() {
   local src=$1 dir=$2
   shift 2
-  if [ -f "$dir/CMakeCache.txt" ] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$dir/CMakeCache.txt"; then
+  if [ -f "$dir/CMakeCache.txt" ] && ! { grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$dir/CMakeCache.txt" &&
+      grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$(cd "$src" && pwd -P)" "$dir/CMakeCache.txt"; }; then
     rm -rf "$dir"
   fi
   cmake -S "$src" -B "$dir" -G Ninja "$@" >/dev/null
@@ -99,27 +101,25 @@ python -m pip check
 step "C++ tests (release), the wheel's build"
 ctest --test-dir build/ci-release --output-on-failure -j "$jobs"
 
-step "C++ consumers: find_package(ptocpu) after install, and add_subdirectory"
+step "C++ consumer: find_package(ptocpu) after install"
 rm -rf build/ci-prefix
 cmake --install build/ci-release --component cpp --prefix build/ci-prefix >/dev/null
 configure examples/cpp build/ci-consumer -DCMAKE_PREFIX_PATH="$root/build/ci-prefix"
 cmake --build build/ci-consumer -j "$jobs" >/dev/null
 build/ci-consumer/seed_index_select
-# add_subdirectory compiles the library again; unoptimised (no flags at all), as this checks how
-# the targets fit together, and -O3 would take minutes.
-configure examples/cpp build/ci-consumer-sub -DPTOCPU_SOURCE_DIR="$root" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG=
-cmake --build build/ci-consumer-sub -j "$jobs" >/dev/null
-build/ci-consumer-sub/seed_index_select >/dev/null
 
-step "C++ tests (AddressSanitizer + UndefinedBehaviorSanitizer)"
-# The same build also makes the Python extension (for the environment's Python) for the sanitized
-# Python step below.
-configure . build/ci-asan -DCMAKE_BUILD_TYPE=Debug -DPTOCPU_SANITIZE=ON -DPTOCPU_BUILD_TESTS=ON \
-  -DPTOCPU_BUILD_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python" -Dnanobind_DIR="$(python -m nanobind --cmake_dir)"
+step "C++ tests (AddressSanitizer + UndefinedBehaviorSanitizer), built by a consumer's add_subdirectory"
+# One unoptimised build checks how the targets fit together under add_subdirectory (the example
+# program) and makes the sanitized C++ suite, and the Python extension (for the environment's
+# Python) for the sanitized Python step below; the library's build folder is build/ci-asan/ptocpu.
+configure examples/cpp build/ci-asan -DPTOCPU_SOURCE_DIR="$root" -DCMAKE_BUILD_TYPE=Debug -DPTOCPU_SANITIZE=ON \
+  -DPTOCPU_BUILD_TESTS=ON -DPTOCPU_BUILD_PYTHON=ON -DPython_EXECUTABLE="$venv/bin/python" \
+  -Dnanobind_DIR="$(python -m nanobind --cmake_dir)"
 cmake --build build/ci-asan -j "$jobs"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/ci-asan --output-on-failure -j "$jobs"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+build/ci-asan/seed_index_select >/dev/null
+ctest --test-dir build/ci-asan/ptocpu --output-on-failure -j "$jobs"
+unset ASAN_OPTIONS UBSAN_OPTIONS
 
 step "Python boundary, bad-argument and fuzz suites (AddressSanitizer + UndefinedBehaviorSanitizer)"
 # Python is not built with ASan: its runtime is preloaded (libstdc++ too, so that ASan finds the
