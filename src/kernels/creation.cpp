@@ -141,15 +141,16 @@ PTO_SIMD_CLONES void philox_blocks(const Stream& s, uint64_t b0, uint32_t* __res
 }
 
 #if PTO_X86
-// philox_blocks on AVX2, the same words: word w of eight blocks in one register (block b0 + j in
-// lane j), a round's 32 x 32 -> 64-bit products by one vpmuludq for the even lanes and one for the
-// odd; the compiler's vectorisation of the loop above took ~3 ns a word on an AMD EPYC (Zen 3).
 // The high and the low 32 bits of the products of a's lanes with m (its even lanes, then its odd).
 PTO_TARGET_AVX2 inline void product(__m256i a, __m256i m, __m256i& high, __m256i& low) {
   const __m256i even = _mm256_mul_epu32(a, m), odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
   high = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
   low = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
 }
+
+// philox_blocks on AVX2, the same words: word w of eight blocks in one register (block b0 + j in
+// lane j), a round's 32 x 32 -> 64-bit products by one vpmuludq for the even lanes and one for the
+// odd; the compiler's vectorisation of the loop above took ~3 ns a word on an AMD EPYC (Zen 3).
 PTO_TARGET_AVX2 void philox_blocks_avx2(const Stream& s, uint64_t b0, uint32_t* __restrict words) {
   const __m256i mul0 = _mm256_set1_epi64x(kMul0), mul1 = _mm256_set1_epi64x(kMul1);
   for (int group = 0; group < kLanes / 8; ++group) {
