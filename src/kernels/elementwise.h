@@ -434,11 +434,14 @@ struct Rows {
   // sqrt 4.6 -> 3.1 ms, mul 6.5 -> 5.0, but sin 5.6 -> 6.8, pow 19.6 -> 21.6).
   static constexpr bool kStreams = !kBlockForm && !requires { requires F::template compute_bound<Tin>; };
 
-  // Functors over fp32 without a block form fuse, unless they cost more than their conversions
-  // (compute_bound: atan2, pow; their many selects also kept some lanes scalar); integer and
-  // predicate results do not.
-  static constexpr bool kFuses = PTO_X86 && std::is_same_v<Tin, float> && std::is_same_v<Tout, float> && !kBlockForm &&
-                                 kStreams;
+  // A unary functor may give its own step over the 16 fp32 lanes of a fused row,
+  // F::apply_lanes(float* out, const float* in) (floor's rounding instruction).
+  static constexpr bool kLanesForm = N == 1 && requires(float* out, const float* in) { F::apply_lanes(out, in); };
+  // Functors over fp32 fuse where they have an element or a lanes form (a block form alone does not) and do not cost more than their conversions (compute_bound: atan2, pow; their many
+  // selects also kept some lanes scalar); integer and predicate results do not.
+  static constexpr bool kFuses = PTO_X86 && std::is_same_v<Tin, float> && std::is_same_v<Tout, float> &&
+                                 (!kBlockForm || kLanesForm) &&
+                                 !requires { requires F::template compute_bound<Tin>; };
 
   // Sets fused[] for an fp16 or bf16 output and inputs of dtypes `in` where kernel_tuning() allows
   // AVX-512, or AVX2 (with F16C for fp16; 16 lanes in two registers); leaves it empty otherwise.
@@ -481,14 +484,18 @@ struct Rows {
       alignas(64) float o[W];
       for (int k = 0; k < N; ++k)
         if (!(Mask >> k & 1u)) L::widen(reinterpret_cast<const S*>(in[k]) + i, v[k]);
+        else if constexpr (kLanesForm) std::fill_n(v[k], W, value[k]);
       const auto arg = [&](int k, int l) { return Mask >> k & 1u ? value[k] : v[k][l]; };
-      // Kept a loop for the vectoriser: unrolled first, a functor with selects (clip's NaN rule)
-      // became W scalar steps (clip of [4096, 4096] fp16: 51 ms against 3).
+      if constexpr (kLanesForm) F::apply_lanes(o, v[0]);
+      else {
+        // Kept a loop for the vectoriser: unrolled first, a functor with selects (clip's NaN rule)
+        // became W scalar steps (clip of [4096, 4096] fp16: 51 ms against 3).
 #pragma GCC unroll 0
-      for (int l = 0; l < W; ++l) {
-        if constexpr (N == 1) o[l] = F::apply(arg(0, l));
-        else if constexpr (N == 2) o[l] = F::apply(arg(0, l), arg(1, l));
-        else o[l] = F::apply(arg(0, l), arg(1, l), arg(2, l));
+        for (int l = 0; l < W; ++l) {
+          if constexpr (N == 1) o[l] = F::apply(arg(0, l));
+          else if constexpr (N == 2) o[l] = F::apply(arg(0, l), arg(1, l));
+          else o[l] = F::apply(arg(0, l), arg(1, l), arg(2, l));
+        }
       }
       L::narrow(o, reinterpret_cast<S*>(out) + i);
     }

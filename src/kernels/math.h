@@ -17,6 +17,13 @@
 #include "copy/simd.h"
 #include "kernels/arithmetic.h"
 
+#if PTO_X86
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as in core/half_lanes.h
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
+
 namespace pto::kernels::math {
 
 // fp32 sinh, cosh, asinh, acosh and erfc go through SLEEF's fp64 forms (its fp32 ones fall short
@@ -196,6 +203,18 @@ struct Integral : SameType {
   template <class T>
     requires(!kFloat<T>)
   static T apply(T a) { return a; }
+#if PTO_X86
+  // The 16 fp32 lanes of an fp16 / bf16 row fused in registers (docs/kernels.md#fused-half-rows),
+  // one rounding instruction per 8: GCC leaves floorf and its kin scalar under -ftrapping-math.
+  PTO_TARGET_AVX2 static inline void apply_lanes(float* out, const float* in) {
+    constexpr int kMode = (R == Rounding::Floor  ? _MM_FROUND_TO_NEG_INF
+                           : R == Rounding::Ceil ? _MM_FROUND_TO_POS_INF
+                                                 : _MM_FROUND_TO_ZERO) |
+                          _MM_FROUND_NO_EXC;
+    _mm256_storeu_ps(out, _mm256_round_ps(_mm256_loadu_ps(in), kMode));
+    _mm256_storeu_ps(out + 8, _mm256_round_ps(_mm256_loadu_ps(in + 8), kMode));
+  }
+#endif
 };
 
 // round(x, decimals) over (x, scale = 10^decimals, 1 / scale), ties to even, as the device: fp32

@@ -551,6 +551,26 @@ def test_zero_d_and_empty_on_cpu_refused_on_the_chips(op):
             getattr(ptocpu, op)(np.ones((1, 1, 1, 1, 2), dt))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_every_half_code_rounds_to_integral_on_each_instruction_set(dtype):
+    # fp16 / bf16 rows fused in registers take the rounding instruction (docs/kernels.md#fused-half-rows)
+    codes = np.arange(65536, dtype=np.uint16).view(dtype)
+    column = np.broadcast_to(codes[::257][:, None], (256, 40))  # each row one value (stride 0)
+    for op, ref in (("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc)):
+        with np.errstate(invalid="ignore"):
+            want, want_column = (ref(v.astype(F32)).astype(dtype) for v in (codes, column))
+        for isa in ("avx512", "avx2", "baseline"):
+            try:
+                ptocpu._core._set_kernel_tuning(isa=isa)
+                for x, expected in ((codes, want), (codes.reshape(256, 256), want.reshape(256, 256)), (column, want_column)):
+                    got = getattr(ptocpu, op)(x).numpy()
+                    nan = np.isnan(expected.astype(F32))
+                    assert np.isnan(got.astype(F32))[nan].all(), (op, isa)
+                    assert (bits(got)[~nan] == bits(expected)[~nan]).all(), (op, isa, x.shape)
+            finally:
+                ptocpu._core._set_kernel_tuning()
+
+
 def test_same_bits_for_any_thread_count_instruction_set_and_block_alignment():
     rng = np.random.default_rng(12)
     # mixed magnitudes in one register: SLEEF's non-deterministic builds pick a reduction per register
