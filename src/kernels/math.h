@@ -122,7 +122,9 @@ struct OnePlus {
 struct Log1pCompensate {
   template <class T> static T apply(T ln_u, T x) {
     const T u = x + T(1);
-    return u == T(1) ? x : u == std::numeric_limits<T>::infinity() ? u : ln_u * (x / (u - T(1)));
+    // Selects on the bits (arith::pick): GCC leaves `?:` around the division a branch per element.
+    const T compensated = ln_u * (x / (u - T(1)));
+    return arith::pick(u == T(1), x, arith::pick(u == std::numeric_limits<T>::infinity(), u, compensated));
   }
 };
 }  // namespace step
