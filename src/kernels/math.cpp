@@ -397,120 +397,175 @@ void odd_table(float* out, const float* in, int64_t n) {
 #endif
 }
 
-// fp32 sinh and cosh (docs/ops/hyperbolic.md#semantics) in fp64 from SLEEF's fp64 exp of |x|, rounded
-// once: cosh = (e + 1/e) / 2; sinh = (e - 1/e) / 2 from |x| = 0.25 on (the difference loses at most 2
-// bits of fp64's 53 there) and a degree-11 Taylor polynomial below (its first omitted term is below
-// 1e-17 relative). fp64's range holds fp32's (cosh overflows past 89.4). Each step is an fp64
-// multiply, add or division in the same order in every build, so all give the same bits; SLEEF's fp64
-// sinh / cosh (what this replaces) cost 3-4 times as much.
-constexpr double kSinhSeriesEnd = 0.25;
-constexpr double kSinhSeries[] = {1.0 / 6, 1.0 / 120, 1.0 / 5040, 1.0 / 362880, 1.0 / 39916800};
+// fp32 functions computed in fp64 around one SLEEF fp64 exp and rounded once: F gives the exp's
+// argument, F::exp_argument(x, ops), and the result from x and that exp, F::finish(x, e, ops), in
+// the operations of `ops` (fp64 scalars, AVX2 or AVX-512 registers). Each step is an fp64 multiply,
+// add, division or select, in the same order in every build, so all give the same bits.
+struct ScalarOps {
+  static double splat(double v) { return v; }
+  static double add(double a, double b) { return a + b; }
+  static double sub(double a, double b) { return a - b; }
+  static double mul(double a, double b) { return a * b; }
+  static double div(double a, double b) { return a / b; }
+  static double abs(double a) { return std::fabs(a); }
+  static double min(double a, double b) { return a < b ? a : b; }  // b where a is NaN, as minpd
+  static double copy_sign(double a, double b) { return std::copysign(a, b); }
+  static double select_below(double a, double end, double below, double above) { return a < end ? below : above; }
+};
 
-template <bool Sinh, class V, class Ops>
-[[gnu::always_inline]] inline V hyperbolic_wide(V x, V e, Ops ops) {
-  const V reciprocal = ops.div(ops.splat(1.0), e);
-  if constexpr (!Sinh) return ops.mul(ops.splat(0.5), ops.add(e, reciprocal));
-  else {
-    const V a = ops.abs(x), z = ops.mul(a, a);
-    V series = ops.splat(kSinhSeries[4]);
-    for (int k = 3; k >= 0; --k) series = ops.add(ops.splat(kSinhSeries[k]), ops.mul(z, series));
-    const V small = ops.add(a, ops.mul(ops.mul(a, z), series));
-    const V large = ops.mul(ops.splat(0.5), ops.sub(e, reciprocal));
-    return ops.copy_sign(ops.select_below(a, kSinhSeriesEnd, small, large), x);
-  }
-}
-
-template <bool Sinh, bool Fma>
-float hyperbolic_scalar(float x) {
-  struct Ops {
-    static double splat(double v) { return v; }
-    static double add(double a, double b) { return a + b; }
-    static double sub(double a, double b) { return a - b; }
-    static double mul(double a, double b) { return a * b; }
-    static double div(double a, double b) { return a / b; }
-    static double abs(double a) { return std::fabs(a); }
-    static double copy_sign(double a, double b) { return std::copysign(a, b); }
-    static double select_below(double a, double end, double below, double above) { return a < end ? below : above; }
-  };
-  const double wide = x, magnitude = std::fabs(wide);
-  const double e = Fma ? Sleef_finz_expd1_u10purecfma(magnitude) : Sleef_cinz_expd1_u10purec(magnitude);
-  return static_cast<float>(hyperbolic_wide<Sinh>(wide, e, Ops{}));
+template <class F, bool Fma>
+float from_wide_exp_scalar(float x) {
+  const double wide = x, argument = F::exp_argument(wide, ScalarOps{});
+  const double e = Fma ? Sleef_finz_expd1_u10purecfma(argument) : Sleef_cinz_expd1_u10purec(argument);
+  return static_cast<float>(F::finish(wide, e, ScalarOps{}));
 }
 
 #if PTO_X86
-template <bool Sinh>
-struct HyperbolicYmm {
-  struct Ops {
-    PTO_TARGET_AVX2 static __m256d splat(double v) { return _mm256_set1_pd(v); }
-    PTO_TARGET_AVX2 static __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
-    PTO_TARGET_AVX2 static __m256d sub(__m256d a, __m256d b) { return _mm256_sub_pd(a, b); }
-    PTO_TARGET_AVX2 static __m256d mul(__m256d a, __m256d b) { return _mm256_mul_pd(a, b); }
-    PTO_TARGET_AVX2 static __m256d div(__m256d a, __m256d b) { return _mm256_div_pd(a, b); }
-    PTO_TARGET_AVX2 static __m256d abs(__m256d a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
-    PTO_TARGET_AVX2 static __m256d copy_sign(__m256d a, __m256d b) {
-      return _mm256_or_pd(a, _mm256_and_pd(_mm256_set1_pd(-0.0), b));
-    }
-    PTO_TARGET_AVX2 static __m256d select_below(__m256d a, double end, __m256d below, __m256d above) {
-      return _mm256_blendv_pd(above, below, _mm256_cmp_pd(a, _mm256_set1_pd(end), _CMP_LT_OQ));
-    }
-  };
-  // Both halves' exps first: their arithmetic (a division, a polynomial) then overlaps.
-  PTO_TARGET_AVX2 __m256 operator()(__m256 x) const {
-    const __m256d low = _mm256_cvtps_pd(_mm256_castps256_ps128(x)), high = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
-    const __m256d e_low = Sleef_finz_expd4_u10avx2(Ops::abs(low)), e_high = Sleef_finz_expd4_u10avx2(Ops::abs(high));
-    return _mm256_set_m128(_mm256_cvtpd_ps(hyperbolic_wide<Sinh>(high, e_high, Ops{})),
-                           _mm256_cvtpd_ps(hyperbolic_wide<Sinh>(low, e_low, Ops{})));
+struct YmmOps {
+  PTO_TARGET_AVX2 static __m256d splat(double v) { return _mm256_set1_pd(v); }
+  PTO_TARGET_AVX2 static __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
+  PTO_TARGET_AVX2 static __m256d sub(__m256d a, __m256d b) { return _mm256_sub_pd(a, b); }
+  PTO_TARGET_AVX2 static __m256d mul(__m256d a, __m256d b) { return _mm256_mul_pd(a, b); }
+  PTO_TARGET_AVX2 static __m256d div(__m256d a, __m256d b) { return _mm256_div_pd(a, b); }
+  PTO_TARGET_AVX2 static __m256d abs(__m256d a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
+  PTO_TARGET_AVX2 static __m256d min(__m256d a, __m256d b) { return _mm256_min_pd(a, b); }
+  PTO_TARGET_AVX2 static __m256d copy_sign(__m256d a, __m256d b) {
+    return _mm256_or_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), a), _mm256_and_pd(_mm256_set1_pd(-0.0), b));
+  }
+  PTO_TARGET_AVX2 static __m256d select_below(__m256d a, double end, __m256d below, __m256d above) {
+    return _mm256_blendv_pd(above, below, _mm256_cmp_pd(a, _mm256_set1_pd(end), _CMP_LT_OQ));
   }
 };
-template <bool Sinh>
-struct HyperbolicZmm {
-  struct Ops {
-    PTO_TARGET_AVX512 static __m512d splat(double v) { return _mm512_set1_pd(v); }
-    PTO_TARGET_AVX512 static __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
-    PTO_TARGET_AVX512 static __m512d sub(__m512d a, __m512d b) { return _mm512_sub_pd(a, b); }
-    PTO_TARGET_AVX512 static __m512d mul(__m512d a, __m512d b) { return _mm512_mul_pd(a, b); }
-    PTO_TARGET_AVX512 static __m512d div(__m512d a, __m512d b) { return _mm512_div_pd(a, b); }
-    PTO_TARGET_AVX512 static __m512d abs(__m512d a) {
-      return _mm512_castsi512_pd(_mm512_andnot_si512(_mm512_castpd_si512(_mm512_set1_pd(-0.0)), _mm512_castpd_si512(a)));
-    }
-    PTO_TARGET_AVX512 static __m512d copy_sign(__m512d a, __m512d b) {
-      const __m512i sign = _mm512_and_si512(_mm512_castpd_si512(_mm512_set1_pd(-0.0)), _mm512_castpd_si512(b));
-      return _mm512_castsi512_pd(_mm512_or_si512(_mm512_castpd_si512(a), sign));
-    }
-    PTO_TARGET_AVX512 static __m512d select_below(__m512d a, double end, __m512d below, __m512d above) {
-      return _mm512_mask_mov_pd(above, _mm512_cmp_pd_mask(a, _mm512_set1_pd(end), _CMP_LT_OQ), below);
-    }
-  };
+template <class F>
+struct FromWideExpYmm {
+  // Both halves' exps first: their arithmetic (divisions, polynomials) then overlaps.
+  PTO_TARGET_AVX2 __m256 operator()(__m256 x) const {
+    const __m256d low = _mm256_cvtps_pd(_mm256_castps256_ps128(x)), high = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
+    const __m256d e_low = Sleef_finz_expd4_u10avx2(F::exp_argument(low, YmmOps{}));
+    const __m256d e_high = Sleef_finz_expd4_u10avx2(F::exp_argument(high, YmmOps{}));
+    return _mm256_set_m128(_mm256_cvtpd_ps(F::finish(high, e_high, YmmOps{})),
+                           _mm256_cvtpd_ps(F::finish(low, e_low, YmmOps{})));
+  }
+};
+
+struct ZmmOps {
+  PTO_TARGET_AVX512 static __m512d splat(double v) { return _mm512_set1_pd(v); }
+  PTO_TARGET_AVX512 static __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
+  PTO_TARGET_AVX512 static __m512d sub(__m512d a, __m512d b) { return _mm512_sub_pd(a, b); }
+  PTO_TARGET_AVX512 static __m512d mul(__m512d a, __m512d b) { return _mm512_mul_pd(a, b); }
+  PTO_TARGET_AVX512 static __m512d div(__m512d a, __m512d b) { return _mm512_div_pd(a, b); }
+  PTO_TARGET_AVX512 static __m512d abs(__m512d a) {
+    return _mm512_castsi512_pd(_mm512_andnot_si512(_mm512_castpd_si512(_mm512_set1_pd(-0.0)), _mm512_castpd_si512(a)));
+  }
+  PTO_TARGET_AVX512 static __m512d min(__m512d a, __m512d b) { return _mm512_min_pd(a, b); }
+  PTO_TARGET_AVX512 static __m512d copy_sign(__m512d a, __m512d b) {
+    const __m512i sign = _mm512_and_si512(_mm512_castpd_si512(_mm512_set1_pd(-0.0)), _mm512_castpd_si512(b));
+    return _mm512_castsi512_pd(_mm512_or_si512(_mm512_castpd_si512(abs(a)), sign));
+  }
+  PTO_TARGET_AVX512 static __m512d select_below(__m512d a, double end, __m512d below, __m512d above) {
+    return _mm512_mask_mov_pd(above, _mm512_cmp_pd_mask(a, _mm512_set1_pd(end), _CMP_LT_OQ), below);
+  }
+};
+template <class F>
+struct FromWideExpZmm {
   PTO_TARGET_AVX512 __m512 operator()(__m512 x) const {
     const __m512d low = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
     const __m512d high = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
-    const __m512d e_low = Sleef_finz_expd8_u10avx512f(Ops::abs(low)), e_high = Sleef_finz_expd8_u10avx512f(Ops::abs(high));
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(hyperbolic_wide<Sinh>(low, e_low, Ops{}))),
-                              _mm512_cvtpd_ps(hyperbolic_wide<Sinh>(high, e_high, Ops{})), 1);
+    const __m512d e_low = Sleef_finz_expd8_u10avx512f(F::exp_argument(low, ZmmOps{}));
+    const __m512d e_high = Sleef_finz_expd8_u10avx512f(F::exp_argument(high, ZmmOps{}));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(F::finish(low, e_low, ZmmOps{}))),
+                              _mm512_cvtpd_ps(F::finish(high, e_high, ZmmOps{})), 1);
   }
 };
 #endif
 
-template <bool Sinh>
-void hyperbolic(float* out, const float* in, int64_t n) {
+template <class F>
+void from_wide_exp(float* out, const float* in, int64_t n) {
 #if PTO_X86
-  run(HyperbolicZmm<Sinh>{}, HyperbolicYmm<Sinh>{}, hyperbolic_scalar<Sinh, true>, hyperbolic_scalar<Sinh, false>, out, in, n);
+  run(FromWideExpZmm<F>{}, FromWideExpYmm<F>{}, from_wide_exp_scalar<F, true>, from_wide_exp_scalar<F, false>, out, in, n);
 #else
-  run(nullptr, nullptr, hyperbolic_scalar<Sinh, true>, hyperbolic_scalar<Sinh, false>, out, in, n);
+  run(nullptr, nullptr, from_wide_exp_scalar<F, true>, from_wide_exp_scalar<F, false>, out, in, n);
 #endif
 }
+
+// c[0] + c[1] u + ... + c[N-1] u^(N-1) by Estrin's scheme: pairs joined with u, pairs of those with
+// u^2, and so on, a chain of log2(N) steps where Horner's is N (it left erfc waiting on latency).
+template <class V, class Ops, size_t N>
+[[gnu::always_inline]] inline V estrin(V u, const double (&c)[N], Ops ops) {
+  V terms[(N + 1) / 2];
+  for (size_t i = 0; i < N / 2; ++i) terms[i] = ops.add(ops.splat(c[2 * i]), ops.mul(ops.splat(c[2 * i + 1]), u));
+  if (N % 2) terms[N / 2] = ops.splat(c[N - 1]);
+  V power = ops.mul(u, u);
+  for (size_t count = (N + 1) / 2; count > 1; count = (count + 1) / 2, power = ops.mul(power, power)) {
+    for (size_t i = 0; i < count / 2; ++i) terms[i] = ops.add(terms[2 * i], ops.mul(terms[2 * i + 1], power));
+    if (count % 2) terms[count / 2] = terms[count - 1];
+  }
+  return terms[0];
+}
+
+// sinh and cosh (docs/ops/hyperbolic.md#semantics) from e = exp(|x|): cosh = (e + 1/e) / 2; sinh =
+// (e - 1/e) / 2 from |x| = 0.25 on (the difference loses at most 2 bits of fp64's 53 there) and a
+// degree-11 Taylor polynomial below (its first omitted term is below 1e-17 relative). fp64's range
+// holds fp32's (cosh overflows past 89.4). SLEEF's fp64 sinh / cosh cost 3-4 times as much.
+template <bool Sinh>
+struct Hyperbolic {
+  static constexpr double kSeriesEnd = 0.25;
+  static constexpr double kSeries[] = {1.0 / 6, 1.0 / 120, 1.0 / 5040, 1.0 / 362880, 1.0 / 39916800};
+  template <class V, class Ops>
+  [[gnu::always_inline]] static V exp_argument(V x, Ops ops) { return ops.abs(x); }
+  template <class V, class Ops>
+  [[gnu::always_inline]] static V finish(V x, V e, Ops ops) {
+    const V reciprocal = ops.div(ops.splat(1.0), e);
+    if constexpr (!Sinh) return ops.mul(ops.splat(0.5), ops.add(e, reciprocal));
+    else {
+      const V a = ops.abs(x), z = ops.mul(a, a);
+      V series = ops.splat(kSeries[4]);
+      for (int k = 3; k >= 0; --k) series = ops.add(ops.splat(kSeries[k]), ops.mul(z, series));
+      const V small = ops.add(a, ops.mul(ops.mul(a, z), series));
+      const V large = ops.mul(ops.splat(0.5), ops.sub(e, reciprocal));
+      return ops.copy_sign(ops.select_below(a, kSeriesEnd, small, large), x);
+    }
+  }
+};
+
+// erfc (docs/ops/erf.md#semantics) as exp(-x^2) erfcx(|x|), 2 minus that for x < 0, where erfcx(a) =
+// e^(a^2) erfc(a) is smooth: a degree-16 polynomial (Estrin's) in u, an affine map of t = 1 / (4 + a) onto
+// [-1, 1] over a in [0, 10.1] (a least-squares fit to a 30-digit erfcx at 6000 points, within 7e-14
+// relative); from 10.1 on fp32's erfc is 0, and erfcx(10.1) keeps it so. x^2 of an fp32 x is exact
+// in fp64. SLEEF's fp64 erfc, a 1.5-ulp function, costs five times as much.
+struct Erfc {
+  static constexpr double kEnd = 10.1, kShift = 4.0;
+  static constexpr double kScale = 11.168316831683168, kOffset = -1.792079207920792;  // u = t kScale + kOffset
+  static constexpr double kPolynomial[] = {
+      0.23268648361453442,   0.3117488751551571,     0.22019137061338628,   0.13097261060433138,
+      0.06543533713759814,   0.027137933261606337,   0.009102177771095048,  0.0023335710918763112,
+      0.00039240096210403153, 1.4627833538913682e-05, -1.2649444821328187e-05, -3.0159764142639674e-06,
+      1.1279061324871023e-07, 1.609447518198404e-07,  1.092494480271983e-08,  -6.41947348541388e-09,
+      -8.648368497660813e-10};
+  template <class V, class Ops>
+  [[gnu::always_inline]] static V exp_argument(V x, Ops ops) { return ops.sub(ops.splat(0.0), ops.mul(x, x)); }
+  template <class V, class Ops>
+  [[gnu::always_inline]] static V finish(V x, V e, Ops ops) {
+    const V a = ops.min(ops.abs(x), ops.splat(kEnd));  // NaN becomes kEnd here; e carries it
+    const V t = ops.div(ops.splat(1.0), ops.add(ops.splat(kShift), a));
+    const V u = ops.add(ops.mul(t, ops.splat(kScale)), ops.splat(kOffset));
+    const V positive = ops.mul(e, estrin(u, kPolynomial, ops));
+    return ops.select_below(x, 0.0, ops.sub(ops.splat(2.0), positive), positive);
+  }
+};
 
 }  // namespace
 
 void evaluate(Fn fn, float* out, const float* in, int64_t n) {
   if (fn == Fn::Tanh) return odd_table<kTanh>(out, in, n);
   if (fn == Fn::Erf) return odd_table<kErf>(out, in, n);
-  if (fn == Fn::Sinh) return hyperbolic<true>(out, in, n);
-  if (fn == Fn::Cosh) return hyperbolic<false>(out, in, n);
-  if (fn == Fn::Asinh || fn == Fn::Acosh || fn == Fn::Erfc) {
-    // SLEEF's fp32 forms of these miss part of fp32's range (asinh / acosh give inf past 1.8e19) or
-    // its accuracy (erfc is a 1.5-ulp function): fp32 takes their fp64 form, rounded once, which is
-    // within 1 ulp.
+  // SLEEF's fp32 sinh / cosh overflow from |x| > 88.7 (fp32's own limit is 89.4), its fp32 asinh /
+  // acosh give inf past 1.8e19, its fp32 erfc is a 1.5-ulp function: fp32 computes these in fp64 and
+  // rounds once, which is within 1 ulp.
+  if (fn == Fn::Sinh) return from_wide_exp<Hyperbolic<true>>(out, in, n);
+  if (fn == Fn::Cosh) return from_wide_exp<Hyperbolic<false>>(out, in, n);
+  if (fn == Fn::Erfc) return from_wide_exp<Erfc>(out, in, n);
+  if (fn == Fn::Asinh || fn == Fn::Acosh) {
     constexpr int64_t kChunk = 256;
     double wide[kChunk];
     for (int64_t i = 0; i < n; i += kChunk) {

@@ -571,14 +571,17 @@ def test_every_half_code_rounds_to_integral_on_each_instruction_set(dtype):
                 ptocpu._core._set_kernel_tuning()
 
 
-def test_fp32_sinh_and_cosh_round_fp64_exp_once_on_each_instruction_set():
-    # docs/ops/hyperbolic.md#semantics: fp64 from SLEEF's fp64 exp, a series below |x| = 0.25
+def test_fp32_sinh_cosh_and_erfc_round_fp64_exp_once_on_each_instruction_set():
+    # docs/ops/hyperbolic.md#semantics, docs/ops/erf.md#semantics: fp64 from SLEEF's fp64 exp, a series
+    # below |x| = 0.25 for sinh, a fit of erfcx for erfc
     rng = np.random.default_rng(5)
-    x = np.concatenate([rng.uniform(-89.5, 89.5, 200_000), rng.uniform(-0.3, 0.3, 200_000), rng.standard_normal(50_000) * 1e-4,
-                        [0.0, -0.0, np.inf, -np.inf, np.nan, 89.41, 89.42, -89.42, 1e-40, -1e-45, 0.25, -0.25]]).astype(F32)
-    for op in ("sinh", "cosh"):
+    x = np.concatenate([rng.uniform(-89.5, 89.5, 200_000), rng.uniform(-11, 11, 200_000), rng.uniform(-0.3, 0.3, 200_000),
+                        rng.standard_normal(50_000) * 1e-4, rng.uniform(9.9, 10.2, 20_000),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 89.41, 89.42, -89.42, 1e-40, -1e-45, 0.25, -0.25, 10.05, 10.1,
+                         -10.1]]).astype(F32)
+    for op in ("sinh", "cosh", "erfc"):
         with np.errstate(over="ignore"):
-            want = getattr(np, op)(x.astype(np.float64)).astype(F32)
+            want = getattr(torch, op)(torch.from_numpy(x).double()).float().numpy()
         for isa in ("avx512", "avx2", "baseline"):
             try:
                 ptocpu._core._set_kernel_tuning(isa=isa)
