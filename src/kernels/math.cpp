@@ -400,13 +400,10 @@ void odd_table(float* out, const float* in, int64_t n) {
 // fp32 functions computed in fp64 around one SLEEF fp64 exp and rounded once: F gives the exp's
 // argument, F::exp_argument(x, ops), and the result from x and that exp, F::finish(x, e, ops), in
 // the operations of `ops` (fp64 scalars, AVX2 or AVX-512 registers). Each step is an fp64 multiply,
-// add, division or select, in the same order in every build, so all give the same bits.
+// add, division or select (arithmetic by operators, which GCC gives its vector types too), in the
+// same order in every build, so all give the same bits.
 struct ScalarOps {
   static double splat(double v) { return v; }
-  static double add(double a, double b) { return a + b; }
-  static double sub(double a, double b) { return a - b; }
-  static double mul(double a, double b) { return a * b; }
-  static double div(double a, double b) { return a / b; }
   static double abs(double a) { return std::fabs(a); }
   static double min(double a, double b) { return a < b ? a : b; }  // b where a is NaN, as minpd
   static double copy_sign(double a, double b) { return std::copysign(a, b); }
@@ -423,10 +420,6 @@ float from_wide_exp_scalar(float x) {
 #if PTO_X86
 struct YmmOps {
   PTO_TARGET_AVX2 static __m256d splat(double v) { return _mm256_set1_pd(v); }
-  PTO_TARGET_AVX2 static __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
-  PTO_TARGET_AVX2 static __m256d sub(__m256d a, __m256d b) { return _mm256_sub_pd(a, b); }
-  PTO_TARGET_AVX2 static __m256d mul(__m256d a, __m256d b) { return _mm256_mul_pd(a, b); }
-  PTO_TARGET_AVX2 static __m256d div(__m256d a, __m256d b) { return _mm256_div_pd(a, b); }
   PTO_TARGET_AVX2 static __m256d abs(__m256d a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
   PTO_TARGET_AVX2 static __m256d min(__m256d a, __m256d b) { return _mm256_min_pd(a, b); }
   PTO_TARGET_AVX2 static __m256d copy_sign(__m256d a, __m256d b) {
@@ -450,10 +443,6 @@ struct FromWideExpYmm {
 
 struct ZmmOps {
   PTO_TARGET_AVX512 static __m512d splat(double v) { return _mm512_set1_pd(v); }
-  PTO_TARGET_AVX512 static __m512d add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
-  PTO_TARGET_AVX512 static __m512d sub(__m512d a, __m512d b) { return _mm512_sub_pd(a, b); }
-  PTO_TARGET_AVX512 static __m512d mul(__m512d a, __m512d b) { return _mm512_mul_pd(a, b); }
-  PTO_TARGET_AVX512 static __m512d div(__m512d a, __m512d b) { return _mm512_div_pd(a, b); }
   PTO_TARGET_AVX512 static __m512d abs(__m512d a) {
     return _mm512_castsi512_pd(_mm512_andnot_si512(_mm512_castpd_si512(_mm512_set1_pd(-0.0)), _mm512_castpd_si512(a)));
   }
@@ -493,11 +482,11 @@ void from_wide_exp(float* out, const float* in, int64_t n) {
 template <class V, class Ops, size_t N>
 [[gnu::always_inline]] inline V estrin(V u, const double (&c)[N], Ops ops) {
   V terms[(N + 1) / 2];
-  for (size_t i = 0; i < N / 2; ++i) terms[i] = ops.add(ops.splat(c[2 * i]), ops.mul(ops.splat(c[2 * i + 1]), u));
+  for (size_t i = 0; i < N / 2; ++i) terms[i] = c[2 * i] + c[2 * i + 1] * u;
   if (N % 2) terms[N / 2] = ops.splat(c[N - 1]);
-  V power = ops.mul(u, u);
-  for (size_t count = (N + 1) / 2; count > 1; count = (count + 1) / 2, power = ops.mul(power, power)) {
-    for (size_t i = 0; i < count / 2; ++i) terms[i] = ops.add(terms[2 * i], ops.mul(terms[2 * i + 1], power));
+  V power = u * u;
+  for (size_t count = (N + 1) / 2; count > 1; count = (count + 1) / 2, power = power * power) {
+    for (size_t i = 0; i < count / 2; ++i) terms[i] = terms[2 * i] + terms[2 * i + 1] * power;
     if (count % 2) terms[count / 2] = terms[count - 1];
   }
   return terms[0];
@@ -515,14 +504,14 @@ struct Hyperbolic {
   [[gnu::always_inline]] static V exp_argument(V x, Ops ops) { return ops.abs(x); }
   template <class V, class Ops>
   [[gnu::always_inline]] static V finish(V x, V e, Ops ops) {
-    const V reciprocal = ops.div(ops.splat(1.0), e);
-    if constexpr (!Sinh) return ops.mul(ops.splat(0.5), ops.add(e, reciprocal));
+    const V reciprocal = 1.0 / e;
+    if constexpr (!Sinh) return 0.5 * (e + reciprocal);
     else {
-      const V a = ops.abs(x), z = ops.mul(a, a);
+      const V a = ops.abs(x), z = a * a;
       V series = ops.splat(kSeries[4]);
-      for (int k = 3; k >= 0; --k) series = ops.add(ops.splat(kSeries[k]), ops.mul(z, series));
-      const V small = ops.add(a, ops.mul(ops.mul(a, z), series));
-      const V large = ops.mul(ops.splat(0.5), ops.sub(e, reciprocal));
+      for (int k = 3; k >= 0; --k) series = kSeries[k] + z * series;
+      const V small = a + (a * z) * series;
+      const V large = 0.5 * (e - reciprocal);
       return ops.copy_sign(ops.select_below(a, kSeriesEnd, small, large), x);
     }
   }
@@ -543,14 +532,14 @@ struct Erfc {
       1.1279061324871023e-07, 1.609447518198404e-07,  1.092494480271983e-08,  -6.41947348541388e-09,
       -8.648368497660813e-10};
   template <class V, class Ops>
-  [[gnu::always_inline]] static V exp_argument(V x, Ops ops) { return ops.sub(ops.splat(0.0), ops.mul(x, x)); }
+  [[gnu::always_inline]] static V exp_argument(V x, Ops ops) { return 0.0 - x * x; }
   template <class V, class Ops>
   [[gnu::always_inline]] static V finish(V x, V e, Ops ops) {
     const V a = ops.min(ops.abs(x), ops.splat(kEnd));  // NaN becomes kEnd here; e carries it
-    const V t = ops.div(ops.splat(1.0), ops.add(ops.splat(kShift), a));
-    const V u = ops.add(ops.mul(t, ops.splat(kScale)), ops.splat(kOffset));
-    const V positive = ops.mul(e, estrin(u, kPolynomial, ops));
-    return ops.select_below(x, 0.0, ops.sub(ops.splat(2.0), positive), positive);
+    const V t = 1.0 / (kShift + a);
+    const V u = t * kScale + kOffset;
+    const V positive = e * estrin(u, kPolynomial, ops);
+    return ops.select_below(x, 0.0, 2.0 - positive, positive);
   }
 };
 
