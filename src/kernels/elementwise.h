@@ -437,8 +437,9 @@ struct Rows {
   // A unary functor may give its own step over the 16 fp32 lanes of a fused row,
   // F::apply_lanes(float* out, const float* in) (floor's rounding instruction).
   static constexpr bool kLanesForm = N == 1 && requires(float* out, const float* in) { F::apply_lanes(out, in); };
-  // Functors over fp32 fuse where they have an element or a lanes form (a block form alone does not) and do not cost more than their conversions (compute_bound: atan2, pow; their many
-  // selects also kept some lanes scalar); integer and predicate results do not.
+  // Functors over fp32 fuse where they have an element or a lanes form (a block form alone does
+  // not) and do not cost more than their conversions (compute_bound: atan2, pow; their many selects
+  // also kept some lanes scalar); integer and predicate results do not.
   static constexpr bool kFuses = PTO_X86 && std::is_same_v<Tin, float> && std::is_same_v<Tout, float> &&
                                  (!kBlockForm || kLanesForm) &&
                                  !requires { requires F::template compute_bound<Tin>; };

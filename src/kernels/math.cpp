@@ -517,11 +517,11 @@ struct Hyperbolic {
   }
 };
 
-// erfc (docs/ops/erf.md#semantics) as exp(-x^2) erfcx(|x|), 2 minus that for x < 0, where erfcx(a) =
-// e^(a^2) erfc(a) is smooth: a degree-16 polynomial (Estrin's) in u, an affine map of t = 1 / (4 + a) onto
-// [-1, 1] over a in [0, 10.1] (a least-squares fit to a 30-digit erfcx at 6000 points, within 7e-14
-// relative); from 10.1 on fp32's erfc is 0, and erfcx(10.1) keeps it so. x^2 of an fp32 x is exact
-// in fp64. SLEEF's fp64 erfc, a 1.5-ulp function, costs five times as much.
+// erfc (docs/ops/erf.md#semantics) as exp(-x^2) erfcx(|x|), 2 minus that for x < 0, where
+// erfcx(a) = e^(a^2) erfc(a) is smooth: a degree-16 polynomial (Estrin's) in u, an affine map of
+// t = 1 / (4 + a) onto [-1, 1] over a in [0, 10.1] (a least-squares fit to a 30-digit erfcx at 6000
+// points, within 7e-14 relative); from 10.1 on fp32's erfc is 0, and erfcx(10.1) keeps it so. x^2
+// of an fp32 x is exact in fp64. SLEEF's fp64 erfc, a 1.5-ulp function, costs five times as much.
 struct Erfc {
   static constexpr double kEnd = 10.1, kShift = 4.0;
   static constexpr double kScale = 11.168316831683168, kOffset = -1.792079207920792;  // u = t kScale + kOffset
@@ -532,7 +532,7 @@ struct Erfc {
       1.1279061324871023e-07, 1.609447518198404e-07,  1.092494480271983e-08,  -6.41947348541388e-09,
       -8.648368497660813e-10};
   template <class V, class Ops>
-  [[gnu::always_inline]] static V exp_argument(V x, Ops ops) { return 0.0 - x * x; }
+  [[gnu::always_inline]] static V exp_argument(V x, Ops) { return 0.0 - x * x; }
   template <class V, class Ops>
   [[gnu::always_inline]] static V finish(V x, V e, Ops ops) {
     const V a = ops.min(ops.abs(x), ops.splat(kEnd));  // NaN becomes kEnd here; e carries it
