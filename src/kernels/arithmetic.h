@@ -63,6 +63,7 @@ struct Predicate {
 };
 
 struct Add : SameType {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = kNumber<T>;
   template <class T> static T apply(T a, T b) {
     if constexpr (kInteger<T>) return wrap_add(a, b);
@@ -71,6 +72,7 @@ struct Add : SameType {
 };
 
 struct Sub : SameType {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = kNumber<T>;
   template <class T> static T apply(T a, T b) {
     if constexpr (kInteger<T>) return wrap_sub(a, b);
@@ -79,6 +81,7 @@ struct Sub : SameType {
 };
 
 struct Mul : SameType {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = kNumber<T>;
   template <class T> static T apply(T a, T b) {
     if constexpr (kInteger<T>) return wrap_mul(a, b);
@@ -130,10 +133,12 @@ struct Sqrt : SameType {
 
 // Comparisons: NaN compares unequal to everything (IEEE).
 struct Eq : Predicate {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = true;
   template <class T> static bool apply(T a, T b) { return a == b; }
 };
 struct Ne : Predicate {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = true;
   template <class T> static bool apply(T a, T b) { return a != b; }
 };

@@ -319,6 +319,7 @@ struct PowNegativeUnsigned : SameType {
 
 // pow with the scalar exponents the device rewrites (docs/ops/pow.md), one rounding per step.
 struct PowOne : SameType {  // |exponent| < 1e-9: ones
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = kNumber<T>;
   template <class T> static T apply(T) { return T(1); }
 };
@@ -471,14 +472,17 @@ template <class T>
 inline constexpr bool kBits = kInteger<T> || std::is_same_v<T, bool>;
 
 struct BitwiseAnd : SameType {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = kBits<T>;
   template <class T> static T apply(T a, T b) { return static_cast<T>(a & b); }
 };
 struct BitwiseOr : SameType {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = kBits<T>;
   template <class T> static T apply(T a, T b) { return static_cast<T>(a | b); }
 };
 struct BitwiseXor : SameType {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = kBits<T>;
   template <class T> static T apply(T a, T b) { return static_cast<T>(a ^ b); }
 };
@@ -544,6 +548,7 @@ struct ShiftRight : SameType {
 
 // Nonzero is true; NaN is nonzero (true), -0.0 is zero.
 struct LogicalAnd : Predicate {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = true;
   template <class T> static bool apply(T a, T b) { return (a != T(0)) & (b != T(0)); }
 };
@@ -576,6 +581,7 @@ struct Axpy : SameType {
 
 // x itself (clip without bounds: a copy).
 struct Copy : SameType {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = true;
   template <class T> static T apply(T x) { return x; }
 };

@@ -225,7 +225,7 @@ const T* load(const std::byte* src, int64_t stride, int64_t n, T* dst) {
     return dst;
   }
   if (stride == static_cast<int64_t>(sizeof(S))) {
-    if constexpr (std::is_same_v<S, T>) return reinterpret_cast<const T*>(src);
+    if constexpr (kSameBits<T, S>) return reinterpret_cast<const T*>(src);
     else if constexpr (std::is_same_v<S, fp16_t> && std::is_same_v<T, float>) {
       half::widen(reinterpret_cast<const fp16_t*>(src), dst, n);
       return dst;
@@ -244,7 +244,7 @@ PTO_SIMD_CLONES void narrow_run(const float* __restrict src, bf16_t* __restrict 
 
 template <class T, DType D>
 void store(const T* src, std::byte* dst, int64_t stride, int64_t n) {
-  if constexpr (std::is_same_v<T, typename dtype_storage<D>::type>) {
+  if constexpr (kSameBits<T, typename dtype_storage<D>::type>) {
     if (stride == static_cast<int64_t>(sizeof(T))) {  // a compiled chain's contiguous output
       std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
       return;
@@ -292,7 +292,8 @@ StoreFn<T> storer(DType dtype) {
   visit_dtype(dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     // INT4 and the X2 pairs are no op's result: their values are written by cast alone.
-    if constexpr (computes_as<T, S>() && !std::is_same_v<S, int4_t> && !kPackedPair<S>) fn = &store<T, dtype_of<S>()>;
+    if constexpr ((computes_as<T, S>() || kSameBits<T, S>) && !std::is_same_v<S, int4_t> && !kPackedPair<S>)
+      fn = &store<T, dtype_of<S>()>;
   });
   return fn;
 }

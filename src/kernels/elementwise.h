@@ -67,7 +67,8 @@ using StoreFn = void (*)(const T* src, std::byte* dst, int64_t stride, int64_t n
 template <class T>
 LoadFn<T> loader(DType dtype);
 // Stores T into the dtypes whose compute type T is (fp32 into fp16 / bf16 / fp8 with one rounding
-// to nearest even; each integer type into itself); nullptr for any other pair.
+// to nearest even; each integer type into the integer dtypes of its width, bit for bit); nullptr for
+// any other pair.
 template <class T>
 StoreFn<T> storer(DType dtype);
 
@@ -76,6 +77,28 @@ StoreFn<T> storer(DType dtype);
 template <class S>
 using compute_t = std::conditional_t<std::is_same_v<S, double>, double,
                                      std::conditional_t<std::is_integral_v<S>, S, float>>;
+
+// Whether storage type S holds compute type T's values bit for bit: the same type, or integers of one
+// width (C++ converts those by their bits), which load and store as they lie.
+template <class T, class S>
+inline constexpr bool kSameBits =
+    std::is_same_v<S, T> || (std::is_integral_v<S> && std::is_integral_v<T> && !std::is_same_v<S, bool> &&
+                             !std::is_same_v<T, bool> && sizeof(S) == sizeof(T));
+
+// The type a functor runs in for compute type T. A functor whose integer results depend only on its
+// operands' bits (wrapping arithmetic, bitwise ops, equality) says `static constexpr bool kSignless =
+// true`: its signed integers run as the unsigned type of their width, one build for both.
+template <class F, class T>
+struct kernel_type {
+  using type = T;
+};
+template <class F, class T>
+  requires(requires { requires F::kSignless; } && std::is_integral_v<T> && std::is_signed_v<T>)
+struct kernel_type<F, T> {
+  using type = std::make_unsigned_t<T>;
+};
+template <class F, class T>
+using kernel_t = typename kernel_type<F, T>::type;
 
 // Runs rows(ptrs, n) over every row segment of the loop, in parallel over contiguous ranges of
 // the flattened index (deterministic: each output element is written by exactly one call).
@@ -102,18 +125,70 @@ constexpr bool has_block_form(std::index_sequence<K...>) {
   return requires(Tout* out, const Tin* in, int64_t n) { F::apply_block(out, (static_cast<void>(K), in)..., n); };
 }
 
-// A row of a functor over buffers of compute types: out[i] = F::apply(in0[i], ...), blocked.
-// Tout is the compute type of the output (bool for predicates), Tin the inputs'.
-template <class F, class Tout, class Tin, int N>
-struct Rows {
+// Where the value of row r of a column lies: rows[r * kMaxOperands] (a batch's rows, one pointer
+// each), or else first + r * step.
+struct ColumnAt {
+  const std::byte* const* rows = nullptr;
+  const std::byte* first = nullptr;
+  int64_t step = 0;
+  const std::byte* operator()(int64_t r) const { return rows ? rows[r * kMaxOperands] : first + r * step; }
+};
+
+// A column's value in each of m rows, stored `size` bytes each, converted to T by `load`: the stored
+// values side by side, then one conversion (a call per value cost more than the row: add of [300000, 3]
+// fp16 by a column 2.4 -> 0.3 ms). Out of line: its buffer in the callers' frames slowed the native rows.
+template <class T>
+[[gnu::noinline]] const T* converted_column(LoadFn<T> load, int64_t size, ColumnAt at, int64_t m, T* value) {
+  alignas(64) std::byte stored[kBlock * 8];
+  if (with_constant<1, 2, 4, 8>(size, [&](auto bytes) {
+        for (int64_t r = 0; r < m; ++r) std::memcpy(stored + r * bytes(), at(r), bytes());
+      }))
+    return load(stored, size, m, value);
+  for (int64_t r = 0; r < m; ++r) value[r] = *load(at(r), 0, 1, value + r);
+  return value;
+}
+
+// out[r * n + i] = value[r] for i < n, r < rows. Known lengths become vector shuffles; a fill per
+// row through the loader cost more than the row (add of [400000, 3] fp32 by a column: 2.5 ms,
+// torch 0.55). Free of the functor, so one build per type serves every op.
+template <int kN, class T>
+PTO_SIMD_CLONES void repeat_each(T* __restrict out, const T* __restrict value, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int i = 0; i < kN; ++i) out[r * kN + i] = value[r];
+}
+template <class T>
+void repeat_each(T* __restrict out, const T* __restrict value, int64_t rows, int64_t n) {
+  if (!with_constant<2, 3, 4, 5, 6, 7, 8>(n, [&](auto len) { repeat_each<len()>(out, value, rows); }))
+    for (int64_t r = 0; r < rows; ++r) std::fill_n(out + r * n, n, value[r]);
+}
+
+// The part of a functor's rows that does not depend on the functor: loads and stores, block
+// buffers, streaming, batches of short rows. Tout is the compute type of the output (bool for
+// predicates), Tin the inputs'. The functor's own loops enter through the function pointers that
+// Rows (below) sets, so one build of this serves every functor of the same types
+// (docs/kernels.md#compile-time).
+template <class Tout, class Tin, int N>
+struct Engine {
+  // The functor's loops (Rows sets them): F over rows in place (Rows::rows_in_place, which also
+  // takes a block of buffers as one row); a block form's call over a block (Rows::block), nullptr
+  // for the others; and per mask of inputs held as one value each, F over rows a step apart
+  // (Rows::run_in_place; none for a block form).
+  using BlockFn = void (*)(Tout* out, const Tin* const* in, int64_t m);
+  using RowsInPlaceFn = void (*)(std::byte* const* ptrs, int64_t n, int64_t rows);
+  using RunInPlaceFn = void (*)(std::byte* const* ptrs, const int64_t* steps, int64_t n, int64_t rows);
+  RowsInPlaceFn rows_in_place_fn = nullptr;
+  BlockFn block_form_fn = nullptr;
+  std::array<RunInPlaceFn, (1u << N) - 1> runs_in_place{};
+  bool streams = false;  // Rows::kStreams
+
   std::array<LoadFn<Tin>, N> load;
   StoreFn<Tout> store;
-  bool out_native = false;  // the output's storage type is Tout: contiguous rows are written in place
-  std::array<bool, N> in_native{};  // input k's storage type is Tin: its contiguous rows are read in place
+  bool out_native = false;  // the output's storage holds Tout as it is (kSameBits): rows are written in place
+  std::array<bool, N> in_native{};  // input k's storage holds Tin as it is: its contiguous rows are read in place
   std::array<int, N> in_size{};     // input k's bytes per element
 
-  // Set for a contiguous output of at least kernel_tuning().stream_bytes (docs/kernels.md#streaming-stores)
-  // when kStreams: each block is computed (and stored to its dtype) in L1, then streamed out; the
+  // Set for a contiguous output of at least kernel_tuning().stream_bytes (docs/kernels.md#streaming-stores);
+  // where `streams` too, each block is computed (and stored to its dtype) in L1, then streamed out; the
   // first block of a row ends at a cache line of the output, so the blocks after it write whole lines.
   // run_rows fences each thread's streaming stores once, at the end of its range (a fence per row
   // cost about 100 ns a row of 64 fp32).
@@ -141,8 +216,24 @@ struct Rows {
   std::array<FusedFn, (1u << N)> fused{};
   unsigned half_inputs = 0;  // bit k: input k has the output's dtype
 
+  // The ctx of the functions below.
+  void* context() { return this; }
+
+  // F over one block of buffers.
+  void compute(Tout* out, const Tin* const* in, int64_t m) const {
+    if (block_form_fn) block_form_fn(out, in, m);
+    else as_one_row(rows_in_place_fn, out, in, m);
+  }
+  // rows_in_place's one row over a block of buffers.
+  static void as_one_row(RowsInPlaceFn rows_in_place, Tout* out, const Tin* const* in, int64_t m) {
+    std::byte* ptrs[kMaxOperands] = {reinterpret_cast<std::byte*>(out)};
+    for (int k = 0; k < N; ++k)  // inputs are only read through these
+      ptrs[k + 1] = const_cast<std::byte*>(reinterpret_cast<const std::byte*>(in[k]));
+    rows_in_place(ptrs, m, 1);
+  }
+
   static void row(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n) {
-    const auto& self = *static_cast<const Rows*>(ctx);
+    const auto& self = *static_cast<const Engine*>(ctx);
     if (self.values_in_place(strides) >= 0) {
       static constexpr int64_t kOneRow[kMaxOperands] = {};
       return run(ctx, ptrs, strides, kOneRow, n, 1);
@@ -152,7 +243,7 @@ struct Rows {
     alignas(64) std::byte stage[kBlock * 8];  // a streamed block in the output's dtype
     const int64_t out_size = strides[0];
     // A row that begins or ends inside a cache line only where stream_split_lines allows.
-    const bool stream = kStreams && self.stream && out_size > 0 && 64 % out_size == 0 &&
+    const bool stream = self.streams && self.stream && out_size > 0 && 64 % out_size == 0 &&
                         (n * out_size % 64 == 0 || self.stream_split_lines);
     const int64_t lead = stream ? ((64 - (reinterpret_cast<uintptr_t>(ptrs[0]) & 63)) & 63) / out_size : 0;
     const bool direct = !stream && self.out_native && out_size == static_cast<int64_t>(sizeof(Tout));
@@ -190,7 +281,7 @@ struct Rows {
         for (int k = 0; k < N; ++k)
           if (strides[k + 1] != 0) in[k] = self.load[k](ptrs[k + 1] + at * strides[k + 1], strides[k + 1], count, buffers[k]);
         Tout* out = direct ? reinterpret_cast<Tout*>(dst + done * out_size) : out_buffer;
-        block(out, in, count);
+        self.compute(out, in, count);
         if (stream && !self.out_native) self.store(out_buffer, stage + done * out_size, out_size, count);
         else if (!stream && !direct) self.store(out, dst + done * out_size, out_size, count);
       }
@@ -216,8 +307,8 @@ struct Rows {
   // after another into the block buffers, worked as one block, stored back row by row. An operand
   // whose rows lie back to back (a contiguous one beside a strided one) is loaded or stored as one run.
   static void batch(void* ctx, std::byte* const* ptrs, const int64_t* strides, int64_t n, int64_t rows) {
-    const auto& self = *static_cast<const Rows*>(ctx);
-    if (self.in_place(strides)) return rows_in_place(ptrs, n, rows);
+    const auto& self = *static_cast<const Engine*>(ctx);
+    if (self.in_place(strides)) return self.rows_in_place_fn(ptrs, n, rows);
     alignas(64) Tin buffers[N][kBlock];
     alignas(64) Tout out_buffer[kBlock];
     const auto back_to_back = [&](int k) {
@@ -239,7 +330,7 @@ struct Rows {
         if (self.in_native[k])
           for (int64_t r = 0; r < rows; ++r) std::memcpy(value + r, ptrs[r * kMaxOperands + k + 1], sizeof(Tin));
         else
-          values = converted_column(self, [ptrs](int64_t r, int j) { return ptrs[r * kMaxOperands + j]; }, k, rows, value);
+          values = converted_column(self.load[k], self.in_size[k], ColumnAt{.rows = ptrs + k + 1}, rows, value);
         repeat_each(buffers[k], values, rows, n);
         continue;
       }
@@ -252,10 +343,10 @@ struct Rows {
         if (got != at) copy_short(at, got, n * sizeof(Tin));
       }
     }
-    block(out_buffer, in, n * rows);
+    self.compute(out_buffer, in, n * rows);
     const bool out_rows = self.out_native && strides[0] == static_cast<int64_t>(sizeof(Tout));
     if (back_to_back(0)) {
-      if (out_rows && kStreams && self.stream)
+      if (out_rows && self.streams && self.stream)
         stream_copy_tuned(ptrs[0], reinterpret_cast<const std::byte*>(out_buffer), n * rows * strides[0]);
       else
         self.store(out_buffer, ptrs[0], strides[0], n * rows);
@@ -264,34 +355,6 @@ struct Rows {
     } else {
       for (int64_t r = 0; r < rows; ++r) self.store(out_buffer + r * n, ptrs[r * kMaxOperands], strides[0], n);
     }
-  }
-
-  // Input k's value in each of m rows (a column), converted to Tin: the stored values side by side,
-  // then one conversion (a call per value cost more than the row: add of [300000, 3] fp16 by a column
-  // 2.4 -> 0.3 ms). Out of line: its buffer in the callers' frames slowed the native rows.
-  template <class At>
-  [[gnu::noinline]] static const Tin* converted_column(const Rows& self, const At& at, int k, int64_t m, Tin* value) {
-    alignas(64) std::byte stored[kBlock * 8];
-    const int64_t size = self.in_size[k];
-    if (with_constant<1, 2, 4, 8>(size, [&](auto bytes) {
-          for (int64_t r = 0; r < m; ++r) std::memcpy(stored + r * bytes(), at(r, k + 1), bytes());
-        }))
-      return self.load[k](stored, size, m, value);
-    for (int64_t r = 0; r < m; ++r) value[r] = *self.load[k](at(r, k + 1), 0, 1, value + r);
-    return value;
-  }
-
-  // out[r * n + i] = value[r] for i < n, r < rows. Known lengths become vector shuffles; a fill per
-  // row through the loader cost more than the row (add of [400000, 3] fp32 by a column: 2.5 ms,
-  // torch 0.55).
-  template <int kN>
-  PTO_SIMD_CLONES static void repeat_each(Tin* __restrict out, const Tin* __restrict value, int64_t rows) {
-    for (int64_t r = 0; r < rows; ++r)
-      for (int i = 0; i < kN; ++i) out[r * kN + i] = value[r];
-  }
-  static void repeat_each(Tin* __restrict out, const Tin* __restrict value, int64_t rows, int64_t n) {
-    if (!with_constant<2, 3, 4, 5, 6, 7, 8>(n, [&](auto len) { repeat_each<len()>(out, value, rows); }))
-      for (int64_t r = 0; r < rows; ++r) std::fill_n(out + r * n, n, value[r]);
   }
 
   // Every operand stored as its compute type with rows of contiguous elements, and the output not
@@ -315,7 +378,7 @@ struct Rows {
   // The mask of the inputs held as values (bit k: input k), or -1 where the row is not worked so (every
   // input a value too: a rare constant row, left to the blocks).
   int values_in_place(const int64_t* strides) const {
-    if (kBlockForm || prefetch || stream || !out_native || strides[0] != static_cast<int64_t>(sizeof(Tout))) return -1;
+    if (block_form_fn || prefetch || stream || !out_native || strides[0] != static_cast<int64_t>(sizeof(Tout))) return -1;
     unsigned mask = 0;
     for (int k = 0; k < N; ++k) {
       if (!in_native[k]) return -1;
@@ -329,19 +392,11 @@ struct Rows {
   // ptrs[k] + r * steps[k]. In one call where values_in_place allows, else a row() each.
   static void run(void* ctx, std::byte* const* ptrs, const int64_t* strides, const int64_t* steps, int64_t n,
                   int64_t rows) {
-    const auto& self = *static_cast<const Rows*>(ctx);
-    if constexpr (!kBlockForm) {
-      // Rows of a few elements: a span each costs more than the batches' buffers (add of [8192, 3]
-      // fp32 by a column, in the caches: 22-27 -> 7 us).
-      const int mask = n > kFewElements ? self.values_in_place(strides) : -1;
-      if (mask >= 0) {
-        using RunFn = void (*)(std::byte* const*, const int64_t*, int64_t, int64_t);
-        static constexpr auto kRuns = []<unsigned... M>(std::integer_sequence<unsigned, M...>) {
-          return std::array<RunFn, sizeof...(M)>{&run_in_place<M>...};
-        }(std::make_integer_sequence<unsigned, (1u << N) - 1>{});
-        return kRuns[mask](ptrs, steps, n, rows);
-      }
-    }
+    const auto& self = *static_cast<const Engine*>(ctx);
+    // Rows of a few elements: a span each costs more than the batches' buffers (add of [8192, 3]
+    // fp32 by a column, in the caches: 22-27 -> 7 us).
+    const int mask = n > kFewElements ? self.values_in_place(strides) : -1;
+    if (mask >= 0) return self.runs_in_place[mask](ptrs, steps, n, rows);
     if (n <= kBatchedRow) return stepped_batches(self, ptrs, strides, steps, n, rows);
     std::byte* at[kMaxOperands];
     for (int64_t r = 0; r < rows; ++r) {
@@ -352,7 +407,7 @@ struct Rows {
 
   // As batch(), for short rows a fixed step apart: kBlock / n rows at a time through the buffers. An
   // operand whose rows lie back to back (a column too: step and stride 0 for a scalar) is one run.
-  static void stepped_batches(const Rows& self, std::byte* const* ptrs, const int64_t* strides, const int64_t* steps,
+  static void stepped_batches(const Engine& self, std::byte* const* ptrs, const int64_t* strides, const int64_t* steps,
                               int64_t n, int64_t rows) {
     alignas(64) Tin buffers[N][kBlock];
     alignas(64) Tout out_buffer[kBlock];
@@ -386,8 +441,8 @@ struct Rows {
           if (self.in_native[k]) {
             for (int64_t r = 0; r < m; ++r) std::memcpy(value + r, first + r * steps[k + 1], sizeof(Tin));
           } else {
-            const int64_t step = steps[k + 1];
-            values = converted_column(self, [first, step](int64_t r, int) { return first + r * step; }, k, m, value);
+            const ColumnAt at{.first = first, .step = steps[k + 1]};
+            values = converted_column(self.load[k], self.in_size[k], at, m, value);
           }
           repeat_each(buffers[k], values, m, n);
           continue;
@@ -402,10 +457,10 @@ struct Rows {
       }
       std::byte* dst = ptrs[0] + r0 * steps[0];
       Tout* out = out_rows && !self.stream && back_to_back(0) ? reinterpret_cast<Tout*>(dst) : out_buffer;
-      block(out, in, n * m);
+      self.compute(out, in, n * m);
       if (out != out_buffer) continue;
       if (back_to_back(0)) {
-        if (out_rows && kStreams && self.stream)
+        if (out_rows && self.streams && self.stream)
           stream_copy_tuned(dst, reinterpret_cast<const std::byte*>(out_buffer), n * m * strides[0]);
         else
           self.store(out_buffer, dst, strides[0], n * m);
@@ -414,6 +469,30 @@ struct Rows {
       }
     }
   }
+};
+
+// A row of a functor over buffers of compute types: out[i] = F::apply(in0[i], ...), blocked, on
+// the Engine of its types.
+template <class F, class Tout, class Tin, int N>
+struct Rows : Engine<Tout, Tin, N> {
+  using Engine<Tout, Tin, N>::fused;
+  using Engine<Tout, Tin, N>::half_inputs;
+  using typename Engine<Tout, Tin, N>::FusedFn;
+  using Engine<Tout, Tin, N>::kFusedLanes;
+
+  Rows() {
+    this->rows_in_place_fn = &Rows::rows_in_place;
+    if constexpr (kBlockForm)
+      this->block_form_fn = &Rows::block;
+    else
+      this->runs_in_place = runs_in_place_by_mask(std::make_integer_sequence<unsigned, (1u << N) - 1>{});
+    this->streams = kStreams;
+  }
+  template <unsigned... M>
+  static constexpr auto runs_in_place_by_mask(std::integer_sequence<unsigned, M...>) {
+    return std::array<typename Engine<Tout, Tin, N>::RunInPlaceFn, sizeof...(M)>{&run_in_place<M>...};
+  }
+
   template <unsigned Values>  // the inputs held as one value each
   PTO_SIMD_CLONES static void run_in_place(std::byte* const* ptrs, const int64_t* steps, int64_t n, int64_t rows) {
     for (int64_t r = 0; r < rows; ++r) {
@@ -514,10 +593,11 @@ struct Rows {
   }
 #endif
 
-  // F over one block of buffers (a compiled program's fused loops call it too).
+  // F over one block of buffers (a compiled program's fused loops call it too): for an element
+  // form, rows_in_place's one row, so that one vector loop per ISA serves both.
   static void block(Tout* out, const Tin* const* in, int64_t m) {
     if constexpr (kBlockForm) apply_block(out, in, m, std::make_index_sequence<N>{});
-    else apply(out, in, m);
+    else Rows::as_one_row(&rows_in_place, out, in, m);
   }
 
   template <size_t... K>
@@ -531,17 +611,13 @@ struct Rows {
       const Tin* in[N];
       for (int k = 0; k < N; ++k) in[k] = reinterpret_cast<const Tin*>(ptrs[k + 1]);
       Tout* out = reinterpret_cast<Tout*>(ptrs[0]);
-      if constexpr (kBlockForm) apply_block(out, in, n, std::make_index_sequence<N>{});
-      else apply_span(out, in, n);
+      if constexpr (kBlockForm) {
+        apply_block(out, in, n, std::make_index_sequence<N>{});
+      } else {
+        const Tin none[N] = {};
+        span<0>(out, in, none, n);
+      }
     }
-  }
-
-  PTO_SIMD_CLONES static void apply(Tout* out, const Tin* const* in, int64_t m) { apply_span(out, in, m); }
-
-  // F over m elements, inlined into each build of apply and rows_in_place.
-  [[gnu::always_inline]] static void apply_span(Tout* out, const Tin* const* in, int64_t m) {
-    const Tin none[N] = {};
-    span<0>(out, in, none, m);
   }
 
   // F over m elements, input k read from in[k] or, where bit k of Values is set, the one value[k].

@@ -248,6 +248,7 @@ struct RoundIntegers {
 };
 
 struct Isfinite : Predicate {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = true;
   template <class T> static bool apply(T a) {
     if constexpr (kFloat<T>) return std::isfinite(a);
@@ -256,18 +257,21 @@ struct Isfinite : Predicate {
 };
 
 struct Isnan : Predicate {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = true;
   template <class T> static bool apply(T a) { return a != a; }
 };
 
 // True where the value is zero (-0.0 included; NaN is not zero).
 struct LogicalNot : Predicate {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = true;
   template <class T> static bool apply(T a) { return a == T(0); }
 };
 
 // ~x of an integer; not of a bool.
 struct BitwiseNot : SameType {
+  static constexpr bool kSignless = true;
   template <class T> static constexpr bool takes = !kFloat<T>;
   template <class T> static T apply(T a) {
     if constexpr (std::is_same_v<T, bool>) return !a;

@@ -164,4 +164,7 @@ void families::add_arithmetic(std::vector<OpDef>& table) {
   });
 }
 
+// add's run, which atomic_add (ops/binary.cpp) shares rather than compiling it again.
+template void elementwise::run<a::Add, 2>(const Tensor&, const std::array<const Tensor*, 2>&, DType);
+
 }  // namespace pto

@@ -17,6 +17,9 @@
 #include "ptocpu/tiling.h"
 
 namespace pto {
+// add's run, compiled in ops/arithmetic.cpp.
+extern template void elementwise::run<kernels::arith::Add, 2>(const Tensor&, const std::array<const Tensor*, 2>&, DType);
+
 namespace {
 
 using D = DType;

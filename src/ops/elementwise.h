@@ -124,63 +124,81 @@ bool run_by_table(Rows& rows, const Tensor& in, const Tensor& out) {
     uint16_t* c = codes.data_as<uint16_t>();
     for (int i = 0; i < 65536; ++i) c[i] = static_cast<uint16_t>(i);
     const std::array<const Tensor*, 1> from{&codes};
-    kernels::ew::run_rows(kernels::ew::make_loop(results, from.data(), 1), &Rows::row, &rows);
+    kernels::ew::run_rows(kernels::ew::make_loop(results, from.data(), 1), &Rows::row, rows.context());
     tables[pair].assign(results.data_as<uint16_t>(), results.data_as<uint16_t>() + 65536);
   });
   kernels::ew::look_up(out.data_as<uint16_t>(), in.data_as<uint16_t>(), tables[pair].data(), out.numel());
   return true;
 }
 
+// Sets what of an engine does not depend on its functor for out and inputs: loads and stores, and
+// whether it prefetches and streams (functor-free, so built once per type, not per op).
+template <class Tout, class Tin, int N>
+void prepare(kernels::ew::Engine<Tout, Tin, N>& rows, const Tensor& out,
+             const std::array<const Tensor*, static_cast<size_t>(N)>& inputs) {
+  const auto stores_as = [](DType dtype, auto type) {
+    return visit_dtype(dtype, [](auto o) { return kernels::ew::kSameBits<decltype(type), typename decltype(o)::type>; });
+  };
+  for (int k = 0; k < N; ++k) {
+    rows.load[k] = kernels::ew::loader<Tin>(inputs[k]->dtype());
+    rows.in_native[k] = stores_as(inputs[k]->dtype(), Tin{});
+    rows.in_size[k] = static_cast<int>(inputs[k]->itemsize());
+  }
+  rows.store = kernels::ew::storer<Tout>(out.dtype());
+  rows.out_native = stores_as(out.dtype(), Tout{});
+  if (!rows.store) fail<Error>("internal: no store of the compute type into ", dtype_name(out.dtype()));
+  // Only where some input is read along the rows (not broadcast along them), and not for an
+  // update in place: there the flag only kept the rows off the in-place path, and reading the
+  // other input ahead cost more than it saved (on a Xeon with AVX-512 FP16, [4096, 4096] fp32:
+  // axpy_ by a column 1.40 -> 1.17 ms, by a matrix 3.25 -> 2.80 ms).
+  const auto along_rows = [&](const Tensor* t) {
+    return t->ndim() > 0 && t->shape(t->ndim() - 1) == out.shape(out.ndim() - 1);
+  };
+  const auto updated = [&](const Tensor* t) { return t->data() == out.data(); };
+  rows.prefetch = kernels::kernel_tuning().prefetch_streams &&
+                  out.numel() * static_cast<int64_t>(out.itemsize()) >= kernels::ew::kPrefetchFromBytes &&
+                  std::any_of(inputs.begin(), inputs.end(), along_rows) &&
+                  std::none_of(inputs.begin(), inputs.end(), updated);
+  // Streamed: a large contiguous output that no input shares (an in-place update has read the
+  // line it writes, so it has no write-allocate read to save; streaming it measured slower).
+  const int64_t out_bytes = out.numel() * static_cast<int64_t>(out.itemsize());
+  rows.stream = PTO_HAVE_STREAM_LINES && DTypeSet::all().contains(out.dtype()) && out.is_contiguous() &&
+                out_bytes >= kernels::kernel_tuning().stream_bytes &&
+                std::none_of(inputs.begin(), inputs.end(), [&](const Tensor* t) { return out.may_overlap(*t); });
+  rows.stream_split_lines = out_bytes >= 2 * kernels::kernel_tuning().stream_bytes;  // stream_bytes: half the LLC
+}
+
+// Runs a prepared engine over out and inputs; min_chunk: elements per thread, 0 for the loop's default.
+template <class Tout, class Tin, int N>
+void run_prepared(kernels::ew::Engine<Tout, Tin, N>& rows, const Tensor& out,
+                  const std::array<const Tensor*, static_cast<size_t>(N)>& inputs, int64_t min_chunk) {
+  kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), N);
+  if (min_chunk > 0) loop.min_chunk = min_chunk;
+  // Short rows read ahead only for a functor that costs more than its memory traffic (a vector
+  // math call, pow, atan2: the kind that is not streamed), not updating an input in place
+  // (kernels/elementwise.cpp's kShortRowBytes).
+  loop.short_rows_ahead = !rows.streams && std::none_of(inputs.begin(), inputs.end(), [&](const Tensor* t) {
+    return t->data() == out.data();
+  });
+  using E = kernels::ew::Engine<Tout, Tin, N>;
+  kernels::ew::run_rows(loop, &E::row, rows.context(), nullptr, &E::batch, &E::run);
+}
+
 // Runs F into out over inputs (each broadcasting to out's shape), computing in `compute`'s type.
 template <class F, size_t N>
 void run(const Tensor& out, const std::array<const Tensor*, N>& inputs, DType compute) {
   visit_dtype(compute_dtype(compute), [&](auto tag) {
-    using Tin = kernels::ew::compute_t<typename decltype(tag)::type>;
+    using Tin = kernels::ew::kernel_t<F, kernels::ew::compute_t<typename decltype(tag)::type>>;
     if constexpr (F::template takes<Tin>) {
-      using Tout = typename F::template out<Tin>;
-      kernels::ew::Rows<F, Tout, Tin, static_cast<int>(N)> rows;
-      const auto stores_as = [](DType dtype, auto type) {
-        return visit_dtype(dtype, [](auto o) { return std::is_same_v<typename decltype(o)::type, decltype(type)>; });
-      };
-      for (size_t k = 0; k < N; ++k) {
-        rows.load[k] = kernels::ew::loader<Tin>(inputs[k]->dtype());
-        rows.in_native[k] = stores_as(inputs[k]->dtype(), Tin{});
-        rows.in_size[k] = static_cast<int>(inputs[k]->itemsize());
-      }
-      rows.store = kernels::ew::storer<Tout>(out.dtype());
-      rows.out_native = stores_as(out.dtype(), Tout{});
-      if (!rows.store) fail<Error>("internal: no store of the compute type into ", dtype_name(out.dtype()));
-      // Only where some input is read along the rows (not broadcast along them), and not for an
-      // update in place: there the flag only kept the rows off the in-place path, and reading the
-      // other input ahead cost more than it saved (on a Xeon with AVX-512 FP16, [4096, 4096] fp32:
-      // axpy_ by a column 1.40 -> 1.17 ms, by a matrix 3.25 -> 2.80 ms).
-      const auto along_rows = [&](const Tensor* t) {
-        return t->ndim() > 0 && t->shape(t->ndim() - 1) == out.shape(out.ndim() - 1);
-      };
-      const auto updated = [&](const Tensor* t) { return t->data() == out.data(); };
-      rows.prefetch = kernels::kernel_tuning().prefetch_streams &&
-                     out.numel() * static_cast<int64_t>(out.itemsize()) >= kernels::ew::kPrefetchFromBytes &&
-                     std::any_of(inputs.begin(), inputs.end(), along_rows) &&
-                     std::none_of(inputs.begin(), inputs.end(), updated);
-      // Streamed: a large contiguous output that no input shares (an in-place update has read the
-      // line it writes, so it has no write-allocate read to save; streaming it measured slower).
-      const int64_t out_bytes = out.numel() * static_cast<int64_t>(out.itemsize());
-      rows.stream = PTO_HAVE_STREAM_LINES && DTypeSet::all().contains(out.dtype()) && out.is_contiguous() &&
-                    out_bytes >= kernels::kernel_tuning().stream_bytes &&
-                    std::none_of(inputs.begin(), inputs.end(), [&](const Tensor* t) { return out.may_overlap(*t); });
-      rows.stream_split_lines = out_bytes >= 2 * kernels::kernel_tuning().stream_bytes;  // stream_bytes: half the LLC
+      using Rows = kernels::ew::Rows<F, typename F::template out<Tin>, Tin, static_cast<int>(N)>;
+      Rows rows;
+      prepare(rows, out, inputs);
       std::array<DType, N> input_dtypes;
       for (size_t k = 0; k < N; ++k) input_dtypes[k] = inputs[k]->dtype();
       rows.fuse(out.dtype(), input_dtypes);
-      if constexpr (N == 1 && decltype(rows)::kBlockForm && tabulated<F>())
+      if constexpr (N == 1 && Rows::kBlockForm && tabulated<F>())
         if (run_by_table(rows, *inputs[0], out)) return;
-      kernels::ew::Loop loop = kernels::ew::make_loop(out, inputs.data(), static_cast<int>(N));
-      if constexpr (decltype(rows)::kBlockForm) loop.min_chunk = block_min_chunk<F>();
-      // Short rows read ahead only for a functor that costs more than its memory traffic (a vector
-      // math call, pow, atan2: the kind that is not streamed), not updating an input in place
-      // (kernels/elementwise.cpp's kShortRowBytes).
-      loop.short_rows_ahead = !decltype(rows)::kStreams && std::none_of(inputs.begin(), inputs.end(), updated);
-      kernels::ew::run_rows(loop, &decltype(rows)::row, &rows, nullptr, &decltype(rows)::batch, &decltype(rows)::run);
+      run_prepared(rows, out, inputs, Rows::kBlockForm ? block_min_chunk<F>() : 0);
     } else {
       fail<Error>("internal: elementwise functor has no ", dtype_name(compute), " form");
     }
@@ -214,9 +232,11 @@ bool fill_kernel(const Plan& p, Kernel& k) {
       k.arity = static_cast<int>(N);
       k.in_compute = dtype_of<Tin>();
       k.out_compute = dtype_of<Tout>();
-      k.apply = [](void* out, const void* const* in, int64_t m) {
-        kernels::ew::Rows<F, Tout, Tin, static_cast<int>(N)>::block(static_cast<Tout*>(out),
-                                                                      reinterpret_cast<const Tin* const*>(in), m);
+      k.apply = [](void* out, const void* const* in, int64_t m) {  // in the same bits' kernel type
+        using Kin = kernels::ew::kernel_t<F, Tin>;
+        using Kout = typename F::template out<Kin>;
+        kernels::ew::Rows<F, Kout, Kin, static_cast<int>(N)>::block(static_cast<Kout*>(out),
+                                                                      reinterpret_cast<const Kin* const*>(in), m);
       };
       return true;
     }

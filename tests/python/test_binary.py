@@ -445,6 +445,45 @@ def test_short_rows_by_a_column_match_numpy(dt):
         same(ptocpu.add(padded, col[:, ::2]), a + col[:, ::2])
 
 
+INTEGERS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@pytest.mark.parametrize("dt", INTEGERS)
+def test_bit_pattern_ops_of_every_integer_dtype_match_numpy(dt):
+    """The ops whose integer results depend only on the operands' bits (wrapping add / sub / mul,
+    eq / ne, the bitwise and logical ops) run signed integers on the unsigned kernels of their width
+    (docs/kernels.md#compile-time), ops whose results depend on the sign (maximum, lt) must not: every
+    layout the engine takes (same shape in place, a scalar, a column and a row held as one value,
+    padded views through the buffers, short rows in batches) against numpy's own wrapping results,
+    extremes included."""
+    info = np.iinfo(dt)
+    rng = np.random.default_rng(5)
+
+    def values(shape):
+        a = rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dt)
+        a.flat[:4] = [info.min, info.max, 0, 1 if info.min == 0 else -1][: a.size]
+        return a
+
+    x, y = values((6, 300)), values((6, 300))
+    col, row = values((6, 1)), values((1, 300))
+    short, short_col = values((500, 5)), values((500, 1))
+    binary = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "eq": np.equal, "ne": np.not_equal,
+              "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+              "logical_and": np.logical_and,
+              # and ops whose results do depend on the sign, which must not run so
+              "maximum": np.maximum, "minimum": np.minimum, "lt": np.less, "ge": np.greater_equal}
+    with np.errstate(over="ignore"):
+        for name, ref in binary.items():
+            op = getattr(ptocpu, name)
+            for a, b in ((x, y), (x, col), (col, x), (x, row), (padded(x), y), (short, short_col), (short_col, short)):
+                same(op(a, b), ref(a, b))
+            if name not in ("eq", "ne", "lt", "ge", "logical_and"):  # comparisons take no integer scalar
+                same(op(x, 3), ref(x, dt(3)))
+        same(ptocpu.bitwise_not(x), np.invert(x))
+        same(ptocpu.bitwise_not(padded(x)), np.invert(x))
+        same(ptocpu.logical_not(x), np.logical_not(x))
+
+
 def test_broadcasting_rules():
     with pytest.raises(ptocpu.ArgumentError, match="do not broadcast"):
         ptocpu.floor_div(np.ones((2, 3), np.float32), np.ones(4, np.float32))
