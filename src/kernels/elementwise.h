@@ -186,6 +186,7 @@ struct Engine {
   bool out_native = false;  // the output's storage holds Tout as it is (kSameBits): rows are written in place
   std::array<bool, N> in_native{};  // input k's storage holds Tin as it is: its contiguous rows are read in place
   std::array<int, N> in_size{};     // input k's bytes per element
+  bool updates_input = false;       // the output is one of the inputs (an update in place)
 
   // Set for a contiguous output of at least kernel_tuning().stream_bytes (docs/kernels.md#streaming-stores);
   // where `streams` too, each block is computed (and stored to its dtype) in L1, then streamed out; the

@@ -195,6 +195,9 @@ inline constexpr bool kFloat = std::is_floating_point_v<T>;
 // sum (kProduct false) and prod: floats add / multiply, integers wrap.
 template <class T, bool kProduct>
 struct Fold {
+  // Integers wrap, which gives the same bits signed or unsigned: reduce() runs signed ones as the
+  // unsigned type of their width (ew::kernel_t), one build for both.
+  static constexpr bool kSignless = true;
   using In = T;
   using Acc = T;
   using Res = T;
@@ -864,9 +867,9 @@ struct RowsOf8<Fold<float, false>> : RowsOf8Vector<SumF32Op> {};
 template <>
 struct RowsOf8<Fold<float, true>> : RowsOf8Vector<ProdF32Op> {};
 template <>
-struct RowsOf8<Fold<int32_t, false>> : RowsOf8Vector<SumI32Op> {};
+struct RowsOf8<Fold<uint32_t, false>> : RowsOf8Vector<SumI32Op> {};
 template <>
-struct RowsOf8<Fold<int32_t, true>> : RowsOf8Vector<ProdI32Op> {};
+struct RowsOf8<Fold<uint32_t, true>> : RowsOf8Vector<ProdI32Op> {};
 template <>
 struct RowsOf8<Extreme<int32_t, true>> : RowsOf8Vector<MaxI32Op> {};
 template <>
@@ -998,7 +1001,7 @@ class Reducer {
       if (r.center.defined()) ctr_ = static_cast<const In*>(r.center.data());
     }
     direct_ = r.transform == Transform::None &&
-              visit_dtype(r.input.dtype(), [](auto tag) { return std::is_same_v<typename decltype(tag)::type, In>; });
+              visit_dtype(r.input.dtype(), [](auto tag) { return ew::kSameBits<In, typename decltype(tag)::type>; });
     if (r.transform == Transform::None && l_.red == 1) widened_ = widened_spans_for<P>(r.input.dtype());
   }
 
@@ -1741,8 +1744,8 @@ void reduce(const Reduce& r) {
     using T = compute_t<typename decltype(tag)::type>;
     if constexpr (!std::is_same_v<T, bool>) {
       switch (r.op) {
-        case Op::Sum: return run_reducer<Sum, T>(r);
-        case Op::Prod: return run_reducer<Prod, T>(r);
+        case Op::Sum: return run_reducer<Sum, ew::kernel_t<Sum<T>, T>>(r);
+        case Op::Prod: return run_reducer<Prod, ew::kernel_t<Prod<T>, T>>(r);
         case Op::Max: return run_reducer<Max, T>(r);
         case Op::Min: return run_reducer<Min, T>(r);
         case Op::ArgMax: return run_reducer<ArgMax, T>(r);

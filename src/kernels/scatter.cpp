@@ -951,7 +951,10 @@ void dispatch_type(const ScatterArgs& a, const Geometry& g) {
   } else {
     visit_dtype(a.out.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) run<T, I, R>(a, g);
+      // Integers add and multiply with wrap-around, which gives the same bits signed or unsigned:
+      // one build per width.
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) run<std::make_unsigned_t<T>, I, R>(a, g);
+      else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) run<T, I, R>(a, g);
       else if constexpr (kNeedsAccumulator<T>) run<T, I, R>(a, g);
       // bool and fp8 take reduce None only (validated before the kernel)
     });

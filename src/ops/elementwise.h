@@ -154,11 +154,10 @@ void prepare(kernels::ew::Engine<Tout, Tin, N>& rows, const Tensor& out,
   const auto along_rows = [&](const Tensor* t) {
     return t->ndim() > 0 && t->shape(t->ndim() - 1) == out.shape(out.ndim() - 1);
   };
-  const auto updated = [&](const Tensor* t) { return t->data() == out.data(); };
+  rows.updates_input = std::any_of(inputs.begin(), inputs.end(), [&](const Tensor* t) { return t->data() == out.data(); });
   rows.prefetch = kernels::kernel_tuning().prefetch_streams &&
                   out.numel() * static_cast<int64_t>(out.itemsize()) >= kernels::ew::kPrefetchFromBytes &&
-                  std::any_of(inputs.begin(), inputs.end(), along_rows) &&
-                  std::none_of(inputs.begin(), inputs.end(), updated);
+                  std::any_of(inputs.begin(), inputs.end(), along_rows) && !rows.updates_input;
   // Streamed: a large contiguous output that no input shares (an in-place update has read the
   // line it writes, so it has no write-allocate read to save; streaming it measured slower).
   const int64_t out_bytes = out.numel() * static_cast<int64_t>(out.itemsize());
@@ -177,9 +176,7 @@ void run_prepared(kernels::ew::Engine<Tout, Tin, N>& rows, const Tensor& out,
   // Short rows read ahead only for a functor that costs more than its memory traffic (a vector
   // math call, pow, atan2: the kind that is not streamed), not updating an input in place
   // (kernels/elementwise.cpp's kShortRowBytes).
-  loop.short_rows_ahead = !rows.streams && std::none_of(inputs.begin(), inputs.end(), [&](const Tensor* t) {
-    return t->data() == out.data();
-  });
+  loop.short_rows_ahead = !rows.streams && !rows.updates_input;
   using E = kernels::ew::Engine<Tout, Tin, N>;
   kernels::ew::run_rows(loop, &E::row, rows.context(), nullptr, &E::batch, &E::run);
 }
