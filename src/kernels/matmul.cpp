@@ -214,20 +214,36 @@ T* grown(std::vector<T>& v, int64_t n) {
 constexpr int64_t kPlainLoopProducts = int64_t(1) << 10;
 
 // c (+)= a b, each sum in K order with fused multiply-adds. Steps in elements: A(i, k) at
-// a[i * a_row + k * a_col], B(k, j) at b[k * b_row + j * b_col].
-PTO_SIMD_CLONES void plain_sgemm(const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t b_row,
-                                 int64_t b_col, int64_t m, int64_t n, int64_t k, float beta, float* c, int64_t ldc) {
+// a[i * a_row + k * a_col], B(k, j) at b[k * b_row + j * b_col]. A strip of kPlainStrip sums of a row
+// is held in registers down K; summed in C's row itself, each step waited on the store of the last
+// (store forwarding). Xeon with AVX-512, a whole [8, 8] x [8, 8] fp32 call: 1.74 -> 1.62 us (torch 1.3).
+constexpr int64_t kPlainStrip = 8;
+PTO_SIMD_CLONES void plain_sgemm(const float* __restrict a, int64_t a_row, int64_t a_col, const float* __restrict b,
+                                 int64_t b_row, int64_t b_col, int64_t m, int64_t n, int64_t k, float beta,
+                                 float* __restrict c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) {
     float* ci = c + i * ldc;
-    if (beta == 0.0f) std::fill_n(ci, n, 0.0f);
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const float aik = a[i * a_row + kk * a_col];
-      const float* bk = b + kk * b_row;
-      if (b_col == 1) {  // B's rows contiguous: the loop the compiler vectorises
-        for (int64_t j = 0; j < n; ++j) ci[j] = std::fma(aik, bk[j], ci[j]);
-      } else {
-        for (int64_t j = 0; j < n; ++j) ci[j] = std::fma(aik, bk[j * b_col], ci[j]);
+    const float* ai = a + i * a_row;
+    int64_t j0 = 0;
+    for (; j0 + kPlainStrip <= n; j0 += kPlainStrip) {
+      float acc[kPlainStrip];
+      for (int64_t j = 0; j < kPlainStrip; ++j) acc[j] = beta == 0.0f ? 0.0f : ci[j0 + j];
+      const float* bj = b + j0 * b_col;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float aik = ai[kk * a_col];
+        const float* bk = bj + kk * b_row;
+        if (b_col == 1) {  // B's rows contiguous: one vector step
+          for (int64_t j = 0; j < kPlainStrip; ++j) acc[j] = std::fma(aik, bk[j], acc[j]);
+        } else {
+          for (int64_t j = 0; j < kPlainStrip; ++j) acc[j] = std::fma(aik, bk[j * b_col], acc[j]);
+        }
       }
+      for (int64_t j = 0; j < kPlainStrip; ++j) ci[j0 + j] = acc[j];
+    }
+    for (int64_t j = j0; j < n; ++j) {  // the last columns, each its own chain
+      float acc = beta == 0.0f ? 0.0f : ci[j];
+      for (int64_t kk = 0; kk < k; ++kk) acc = std::fma(ai[kk * a_col], b[kk * b_row + j * b_col], acc);
+      ci[j] = acc;
     }
   }
 }
