@@ -428,11 +428,12 @@ def test_dense_16_bit_blocks_on_all_threads(dt, reduce, shape, dim, ishape, thre
 
 @pytest.mark.parametrize("dt", [np.float16, ml_dtypes.bfloat16])
 @pytest.mark.parametrize("reduce", ["add", "multiply"])
-@pytest.mark.parametrize("nd,md", [(8, 8), (16, 4), (40, 30), (3, 1)])
+@pytest.mark.parametrize("nd,md", [(8, 8), (16, 4), (40, 30), (3, 1), (64, 64), (32, 100), (500, 200)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_short_16_bit_lines_back_to_back_accumulate_in_fp32(dt, reduce, nd, md, threads):
-    """Lines, src rows and index rows back to back (groups of rows widened and rounded at once):
-    many rows (whole and partial groups), NaN payloads in input and src, a scalar src too."""
+    """Lines, src rows and index rows back to back (groups of rows widened and rounded at once,
+    whatever the number of contributions per row): many rows (whole and partial groups), NaN
+    payloads in input and src, a scalar src too."""
     dt = np.dtype(dt)
     rows = 2999
     rng = np.random.default_rng(nd * 31 + md)
