@@ -300,9 +300,11 @@ def test_idle_workers_spin_for_milliseconds_unless_passive_or_parked():
         return int(out.stdout.strip())
     assert spun_ns() > 1_000_000  # 5 ms of spinning, at least 1 ms of it on a core even when shared
     # The least of three runs: on a loaded machine (the suite's other process on both cores) one run
-    # in about fifty measured a worker's 5 ms inside the window though parked.
-    assert min(spun_ns("passive") for _ in range(3)) < 1_000_000  # a few microseconds of work, tens of spinning
-    assert min(spun_ns(park=True) for _ in range(3)) < 1_000_000
+    # in about fifty measured a worker's 5 ms inside the window though parked. Below half the spin, not
+    # near zero: on a VM whose vCPUs sleep while idle, waking the worker for the job alone measured
+    # 0.4-3 ms of its CPU time (2 vCPUs of a Xeon, 2026-12-07; the call itself took 1.6-4 ms there).
+    assert min(spun_ns("passive") for _ in range(3)) < 2_500_000
+    assert min(spun_ns(park=True) for _ in range(3)) < 2_500_000
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 5])
