@@ -589,7 +589,11 @@ def test_fp32_sinh_cosh_and_erfc_round_fp64_exp_once_on_each_instruction_set():
             finally:
                 ptocpu._core._set_kernel_tuning()
             nan = np.isnan(want)
-            assert np.isnan(got[nan]).all() and (bits(got)[~nan] == bits(want)[~nan]).all(), (op, isa)
+            # The elements that differ in the message: one failure in five full runs of the suite on
+            # 2026-12-07 (erfc, avx512) could not be reproduced, and its log held no more than (op, isa).
+            differ = np.flatnonzero((bits(got) != bits(want)) & ~nan)[:5]
+            assert np.isnan(got[nan]).all() and differ.size == 0, (op, isa, x[differ].tolist(), got[differ].tolist(),
+                                                                   want[differ].tolist())
 
 
 def test_same_bits_for_any_thread_count_instruction_set_and_block_alignment():
