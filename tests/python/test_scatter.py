@@ -340,6 +340,7 @@ LAYOUTS = {  # (input shape, dim, index shape): each kernel path
     "block-sparse": ((400, 64), 0, (7, 60)),
     "block-dense-inner-smaller": ((12, 5, 33), 0, (20, 4, 30)),
     "block-dense-too-long-to-pack": ((9000, 20), 0, (3000, 20)),
+    "block-dense-slabs-in-place": ((6, 40, 24), 1, (6, 50, 24)),  # a slab per outer row, no packed copy
 }
 
 
