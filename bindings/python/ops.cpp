@@ -69,19 +69,10 @@ const char* type_hint(const pto::Param& p) {
 
 bool accepts_none(const pto::Param& p) { return p.default_value && std::string_view(p.default_value) == "None"; }
 
-pto::Value default_value(const pto::Param& p);
+const pto::Value& default_value(const pto::Param& p);
 
-// A Dict parameter's fields at their defaults, made once per parameter (with the GIL held).
-const pto::Fields& dict_defaults(const pto::Param& p) {
-  static std::unordered_map<const pto::Param*, pto::Fields> made;
-  auto it = made.find(&p);
-  if (it == made.end()) {
-    pto::Fields f;
-    for (const pto::Param& field : p.fields) f.values.push_back(default_value(field));
-    it = made.emplace(&p, std::move(f)).first;
-  }
-  return it->second;
-}
+// A Dict parameter's fields at their defaults.
+const pto::Fields& dict_defaults(const pto::Param& p) { return std::get<pto::Fields>(default_value(p)); }
 
 // A Dict parameter's value: each key converted by its field's kind (`each`), the others their
 // defaults. ArgumentError for a key that is not a field, DTypeError for a value that is not a dict.
@@ -105,10 +96,14 @@ pto::Fields convert_fields(const pto::Param& p, nb::handle obj, const char* op,
   return out;
 }
 
-// A default as the value the op receives.
-pto::Value default_value(const pto::Param& p) {
+// A default as the value the op receives, parsed from the table's text.
+pto::Value parse_default(const pto::Param& p) {
   using K = pto::ParamKind;
-  if (p.kind == K::Dict) return dict_defaults(p);
+  if (p.kind == K::Dict) {
+    pto::Fields f;
+    for (const pto::Param& field : p.fields) f.values.push_back(default_value(field));
+    return f;
+  }
   const std::string_view d = p.default_value;
   if (d == "None") return std::monostate{};
   if (d == "True" || d == "False") return d == "True";
@@ -127,6 +122,15 @@ pto::Value default_value(const pto::Param& p) {
   }
   if (p.kind == K::DType) return pto::dtype_from_name(d);
   throw std::logic_error("op table: default '" + std::string(d) + "' of " + p.name + " has no value");
+}
+
+// Parsed once per parameter, with the GIL held (a small call's defaults cost about as much to parse as
+// its kernel takes: dtype names, numbers, a Dict's fields).
+const pto::Value& default_value(const pto::Param& p) {
+  static std::unordered_map<const pto::Param*, pto::Value> parsed;
+  auto it = parsed.find(&p);
+  if (it == parsed.end()) it = parsed.emplace(&p, parse_default(p)).first;
+  return it->second;
 }
 
 // A tensor with dynamic dims (lang/tensor_spec.py marks a jit argument annotated pypto.DYNAMIC
@@ -386,11 +390,11 @@ pto::Args convert_all(const pto::OpDef& op, const Bound& b) {
 // Whether a call may take long enough to let other Python threads run meanwhile: a call whose
 // tensors, shapes and numbers are all small keeps the GIL (docs/tensors.md#threads), since
 // releasing and taking it back costs more than such an op runs. Numbers count for the sizes
-// they may give (arange's end, one_hot's classes); lists of tensors, index keys and dicts count
-// as large.
-bool releases_gil(const pto::Args& a) {
+// they may give (arange's end, one_hot's classes); lists of tensors and index keys count as
+// large; a Dict as its fields do.
+bool releases_gil(const std::vector<pto::Value>& values) {
   constexpr int64_t kSmall = int64_t(1) << 14;  // elements
-  for (const pto::Value& v : a.values()) {
+  for (const pto::Value& v : values) {
     if (const auto* t = std::get_if<pto::Tensor>(&v)) {
       if (t->numel() > kSmall) return true;
     } else if (const auto* number = std::get_if<int64_t>(&v)) {
@@ -403,9 +407,10 @@ bool releases_gil(const pto::Args& a) {
       int64_t product = 1;
       for (const int64_t d : *dims)
         if (d > 0 && (product *= std::min(d, kSmall + 1)) > kSmall) return true;
+    } else if (const auto* fields = std::get_if<pto::Fields>(&v)) {
+      if (releases_gil(fields->values)) return true;
     } else if (std::holds_alternative<std::vector<pto::Tensor>>(v) ||
-               std::holds_alternative<std::vector<pto::TensorAt>>(v) || std::holds_alternative<pto::IndexKey>(v) ||
-               std::holds_alternative<pto::Fields>(v)) {
+               std::holds_alternative<std::vector<pto::TensorAt>>(v) || std::holds_alternative<pto::IndexKey>(v)) {
       return true;
     }
   }
@@ -420,7 +425,7 @@ nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb
   const pto::Args a = convert_all(op, b);
   pto::Outputs outputs;
   {
-    ReleaseGil release(releases_gil(a));
+    ReleaseGil release(releases_gil(a.values()));
     outputs = pto::call_op(op, a);
   }
   if (outermost)
