@@ -651,10 +651,14 @@ void run(const Problem& p) {
       const bool a_transposed = std::any_of(a.views.begin(), a.views.end(), [](const View& v) { return v.trans; });
       // Where the library reads B in place on AVX2 (no_copy_blocks), B's copies get rows that do not
       // alias, and so does B itself from 64 rows of A on: below, the copy of B costs more than it saves
-      // ([32, 4096] x [4096, 1024], 2 threads: 3.0 ms in place, 3.7 copied).
-      const bool pad = form == Form::Float && kernel_tuning().isa != Isa::Avx512 && no_copy_blocks(blocks) &&
-                       p.m * p.n * p.k > kPlainLoopProducts;
-      const RowPadding padding = !pad ? RowPadding::None : p.m >= 64 ? RowPadding::All : RowPadding::Copies;
+      // ([32, 4096] x [4096, 1024], 2 threads: 3.0 ms in place, 3.7 copied). Its AVX-512 kernels slow
+      // down likewise for blocks of fewer than 128 rows (one core of an Intel Xeon, GFLOP/s with B's rows
+      // 4096 and 4112 floats apart: [64, 4096] x [4096, 1024] 109 / 156, [32, 4096] x [4096, 256] 95 /
+      // 121; 128 rows: 153 / 152), where B's copies, made anyway, get the longer rows.
+      const bool avx512 = kernel_tuning().isa == Isa::Avx512;
+      const bool pad = form == Form::Float && no_copy_blocks(blocks) && p.m * p.n * p.k > kPlainLoopProducts &&
+                       (!avx512 || blocks.rows < 128);
+      const RowPadding padding = !pad ? RowPadding::None : p.m >= 64 && !avx512 ? RowPadding::All : RowPadding::Copies;
       b = prepare(b_op, p.k, p.n, form, tf32, form != Form::Float || !a_transposed, padding);
     }
   };

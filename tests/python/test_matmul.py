@@ -175,8 +175,9 @@ def test_int8_without_vnni_gives_the_same_bits():
 def test_b_rows_a_multiple_of_1kib_apart(m, dtype):
     """Below AVX-512, B whose rows lie a multiple of 256 floats apart is copied with longer rows where
     the library reads it in place (src/kernels/matmul.cpp no_copy_blocks), and copies of B get such rows
-    (from 64 rows of A on B itself is copied): the same exact sums on both ISA paths, for B contiguous,
-    a view inside wider rows, and one B broadcast over batches."""
+    (from 64 rows of A on B itself is copied; on AVX-512 only copies, for blocks of under 128 rows): the
+    same exact sums on both ISA paths, for B contiguous, a view inside wider rows, and one B broadcast
+    over batches."""
     rng = np.random.default_rng(m)
     a = ints(rng, (2, m, 96), dtype)
     wide = ints(rng, (96, 1024), dtype)
