@@ -16,11 +16,13 @@
 #define PTO_TARGET_AVX2 __attribute__((target("avx2")))
 #define PTO_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define PTO_TARGET_F16C __attribute__((target("avx2,f16c")))
+#define PTO_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))  // FMA intrinsics (the build never contracts: -ffp-contract=off)
 #else
 #define PTO_X86 0
 #define PTO_TARGET_AVX2
 #define PTO_TARGET_AVX512
 #define PTO_TARGET_F16C
+#define PTO_TARGET_AVX2_FMA
 #endif
 
 #if PTO_X86 && !defined(__clang__) && !defined(PTOCPU_NO_CLONES)

@@ -26,9 +26,10 @@
 
 namespace pto::kernels::math {
 
-// fp32 sinh, cosh, asinh, acosh and erfc are computed in fp64 (SLEEF's fp32 ones fall short of
-// fp32's range or of 1 ulp there): asinh and acosh by SLEEF's fp64 forms, the others around its fp64
-// exp (math.cpp, from_wide_exp). fp64: erfc is within 1.5 ulp; sinh / cosh overflow from
+// fp32 sinh, cosh, asinh and acosh are computed in fp64 (SLEEF's fp32 ones fall short of fp32's
+// range there): asinh and acosh by SLEEF's fp64 forms, sinh and cosh around its fp64 exp (math.cpp,
+// from_wide_exp); fp32 erf, tanh and erfc are ptocpu's own fp32 forms (math.cpp). fp64: erfc is
+// within 1.5 ulp; sinh / cosh overflow from
 // |x| > 709.78 (fp64's own limit is 710.47), asinh / acosh give inf past 1.3e154.
 enum class Fn : uint8_t {
   Exp, Exp2, Log, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Erf, Erfc,
