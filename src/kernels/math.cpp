@@ -475,106 +475,114 @@ constexpr ErfcTables kErfc = {
       1.89881764e-08f, -2.02572075e-08f, 2.69311116e-08f, -2.71777001e-08f, -6.53876997e-09f, -2.96687599e-08f,
       2.41673508e-08f, -2.40577993e-08f}}};
 
-float erfc_scalar(float x) {
-  if (x != x) return x + x;
-  const float a = std::min(std::fabs(x), kErfcEnd);
-  const float hi = a * a, lo = std::fma(a, a, -hi);
-  const float kf = std::nearbyint(hi * kErfcStepsPerLn2);
-  const int k = static_cast<int>(kf), j = k & 31, m = k >> 5;
-  const float s = std::fma(-kf, kLn2StepLow, std::fma(-kf, kLn2Step, hi)) + lo;
-  const float p = std::fma(std::fma(s, -1.0f / 6, 0.5f), s, -1.0f) * s;  // e^-s - 1
-  const float e_hi = kErfc.exp2_hi.v[j], e_lo = std::fma(e_hi, p, kErfc.exp2_lo.v[j]);
-  const uint32_t i = (std::bit_cast<uint32_t>(a + 1.0f) >> 20) & 31;  // a + 1's low exponent bits, 3 fraction bits
-  const float t = a - kErfc.center.v[i];
-  float q = kErfc.q[4].v[i];
-  for (int d = 3; d >= 0; --d) q = std::fma(q, t, kErfc.q[d].v[i]);
-  const float c_hi = kErfc.value.v[i], c_lo = q * t;
-  const float product = e_hi * c_hi, error = std::fma(e_hi, c_hi, -product);
-  const float rest = error + std::fma(e_lo, c_hi + c_lo, e_hi * c_lo);
-  // times 2^-m in two exact steps (m <= 147) and one rounding, as AVX-512's scalef; the sum rounded
-  // first (where the result is subnormal, a second rounding: a prototype measured 0.83 ulp of the exact
-  // value at worst, against 1.04 for the scaled parts added)
-  const float s1 = std::bit_cast<float>(static_cast<uint32_t>(127 - (m >> 1)) << 23);
-  const float s2 = std::bit_cast<float>(static_cast<uint32_t>(127 - (m - (m >> 1))) << 23);
-  if (!(x < 0)) return (product + rest) * s1 * s2;
-  const float f = product * s1 * s2, w = rest * s1 * s2;
-  const float two_minus = 2.0f - f, error_2 = (2.0f - two_minus) - f;  // exact (|f| <= 2)
-  return two_minus + (error_2 - w);
+// The steps over V (float, an AVX2 or an AVX-512 register of floats), with Ops' primitives; every
+// arithmetic step is written once, so every build takes the same ones. NaN lanes stay NaN (minps
+// gives its second operand where one is NaN); the scalar build returns before it.
+template <class Ops, class V>
+[[gnu::always_inline]] inline V erfc_steps(V x) {
+  const V a = Ops::min(Ops::splat(kErfcEnd), Ops::abs(x));
+  const V hi = a * a, lo = Ops::fma(a, a, -hi);
+  const V kf = Ops::nearest(hi * Ops::splat(kErfcStepsPerLn2));
+  const auto k = Ops::to_int(kf);
+  const V s = Ops::fma(-kf, Ops::splat(kLn2StepLow), Ops::fma(-kf, Ops::splat(kLn2Step), hi)) + lo;
+  const V p = Ops::fma(Ops::fma(s, Ops::splat(-1.0f / 6), Ops::splat(0.5f)), s, Ops::splat(-1.0f)) * s;  // e^-s - 1
+  const V e_hi = Ops::lookup(kErfc.exp2_hi, k), e_lo = Ops::fma(e_hi, p, Ops::lookup(kErfc.exp2_lo, k));
+  const auto i = Ops::interval(a + Ops::splat(1.0f));
+  const V t = a - Ops::lookup(kErfc.center, i);
+  V q = Ops::lookup(kErfc.q[4], i);
+  for (int d = 3; d >= 0; --d) q = Ops::fma(q, t, Ops::lookup(kErfc.q[d], i));
+  const V c_hi = Ops::lookup(kErfc.value, i), c_lo = q * t;
+  const V product = e_hi * c_hi, error = Ops::fma(e_hi, c_hi, -product);
+  const V rest = error + Ops::fma(e_lo, c_hi + c_lo, e_hi * c_lo);
+  // x >= 0: the sum rounded, then scaled (a second rounding where the result is subnormal: a prototype
+  // measured 0.83 ulp of the exact value at worst, against 1.04 for the scaled parts added)
+  const V positive = Ops::times_pow2(product + rest, k);
+  const V f = Ops::times_pow2(product, k), w = Ops::times_pow2(rest, k);
+  const V two = Ops::splat(2.0f), two_minus = two - f, error_2 = (two - two_minus) - f;  // exact (|f| <= 2)
+  return Ops::select_negative(x, positive, two_minus + (error_2 - w));
 }
+
+// v 2^-(k >> 5) with one rounding (k >> 5 <= 147): two exact steps of at most 2^-74, as AVX-512's scalef
+inline float pow2_step(int e) { return std::bit_cast<float>(static_cast<uint32_t>(127 - e) << 23); }
+
+struct ErfcScalar {
+  static float splat(float v) { return v; }
+  static float abs(float v) { return std::fabs(v); }
+  static float min(float end, float a) { return std::min(end, a); }
+  static float fma(float a, float b, float c) { return std::fma(a, b, c); }
+  static float nearest(float v) { return std::nearbyint(v); }
+  static int to_int(float v) { return static_cast<int>(v); }
+  static float lookup(const Lanes32& t, int i) { return t.v[i & 31]; }
+  static int interval(float a_plus_one) { return static_cast<int>(std::bit_cast<uint32_t>(a_plus_one) >> 20); }
+  static float times_pow2(float v, int k) {
+    const int m = k >> 5;
+    return v * pow2_step(m >> 1) * pow2_step(m - (m >> 1));
+  }
+  static float select_negative(float x, float positive, float negative) { return x < 0 ? negative : positive; }
+};
+
+float erfc_scalar(float x) { return x != x ? x + x : erfc_steps<ErfcScalar>(x); }
 
 #if PTO_X86
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*().
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-PTO_TARGET_AVX512 inline __m512 erfc_lookup(const Lanes32& t, __m512i i) {
-  return _mm512_permutex2var_ps(_mm512_load_ps(t.v), i, _mm512_load_ps(t.v + 16));
-}
-PTO_TARGET_AVX512 inline __m512 erfc_zmm(__m512 x) {
-  // minps gives its second operand where one is NaN: NaN lanes stay NaN through every step
-  const __m512 a = _mm512_min_ps(_mm512_set1_ps(kErfcEnd), _mm512_abs_ps(x));
-  const __m512 hi = _mm512_mul_ps(a, a), lo = _mm512_fmsub_ps(a, a, hi);
-  const __m512 kf = _mm512_roundscale_ps(_mm512_mul_ps(hi, _mm512_set1_ps(kErfcStepsPerLn2)),
-                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512i k = _mm512_cvtps_epi32(kf);
-  const __m512 s = _mm512_add_ps(
-      _mm512_fnmadd_ps(kf, _mm512_set1_ps(kLn2StepLow), _mm512_fnmadd_ps(kf, _mm512_set1_ps(kLn2Step), hi)), lo);
-  const __m512 p = _mm512_mul_ps(
-      _mm512_fmadd_ps(_mm512_fmadd_ps(s, _mm512_set1_ps(-1.0f / 6), _mm512_set1_ps(0.5f)), s, _mm512_set1_ps(-1.0f)), s);
-  const __m512 e_hi = erfc_lookup(kErfc.exp2_hi, k), e_lo = _mm512_fmadd_ps(e_hi, p, erfc_lookup(kErfc.exp2_lo, k));
-  const __m512i i = _mm512_srli_epi32(_mm512_castps_si512(_mm512_add_ps(a, _mm512_set1_ps(1.0f))), 20);
-  const __m512 t = _mm512_sub_ps(a, erfc_lookup(kErfc.center, i));
-  __m512 q = erfc_lookup(kErfc.q[4], i);
-  for (int d = 3; d >= 0; --d) q = _mm512_fmadd_ps(q, t, erfc_lookup(kErfc.q[d], i));
-  const __m512 c_hi = erfc_lookup(kErfc.value, i), c_lo = _mm512_mul_ps(q, t);
-  const __m512 product = _mm512_mul_ps(e_hi, c_hi), error = _mm512_fmsub_ps(e_hi, c_hi, product);
-  const __m512 rest = _mm512_add_ps(error, _mm512_fmadd_ps(e_lo, _mm512_add_ps(c_hi, c_lo), _mm512_mul_ps(e_hi, c_lo)));
-  const __m512 minus_m = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(), _mm512_srai_epi32(k, 5)));
-  const __m512 f = _mm512_scalef_ps(product, minus_m), w = _mm512_scalef_ps(rest, minus_m);
-  const __m512 two = _mm512_set1_ps(2.0f), two_minus = _mm512_sub_ps(two, f);
-  const __m512 error_2 = _mm512_sub_ps(_mm512_sub_ps(two, two_minus), f);
-  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ),
-                              _mm512_scalef_ps(_mm512_add_ps(product, rest), minus_m),
-                              _mm512_add_ps(two_minus, _mm512_sub_ps(error_2, w)));
-}
-
-PTO_TARGET_AVX2_FMA inline __m256 erfc_lookup(const Lanes32& t, __m256i i) {
-  return _mm256_i32gather_ps(t.v, _mm256_and_si256(i, _mm256_set1_epi32(31)), 4);
-}
-PTO_TARGET_AVX2_FMA inline __m256 erfc_ymm(__m256 x) {
-  const __m256 a = _mm256_min_ps(_mm256_set1_ps(kErfcEnd), _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x));
-  const __m256 hi = _mm256_mul_ps(a, a), lo = _mm256_fmsub_ps(a, a, hi);
-  const __m256 kf = _mm256_round_ps(_mm256_mul_ps(hi, _mm256_set1_ps(kErfcStepsPerLn2)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256i k = _mm256_cvtps_epi32(kf);
-  const __m256 s = _mm256_add_ps(
-      _mm256_fnmadd_ps(kf, _mm256_set1_ps(kLn2StepLow), _mm256_fnmadd_ps(kf, _mm256_set1_ps(kLn2Step), hi)), lo);
-  const __m256 p = _mm256_mul_ps(
-      _mm256_fmadd_ps(_mm256_fmadd_ps(s, _mm256_set1_ps(-1.0f / 6), _mm256_set1_ps(0.5f)), s, _mm256_set1_ps(-1.0f)), s);
-  const __m256 e_hi = erfc_lookup(kErfc.exp2_hi, k), e_lo = _mm256_fmadd_ps(e_hi, p, erfc_lookup(kErfc.exp2_lo, k));
-  const __m256i i = _mm256_srli_epi32(_mm256_castps_si256(_mm256_add_ps(a, _mm256_set1_ps(1.0f))), 20);
-  const __m256 t = _mm256_sub_ps(a, erfc_lookup(kErfc.center, i));
-  __m256 q = erfc_lookup(kErfc.q[4], i);
-  for (int d = 3; d >= 0; --d) q = _mm256_fmadd_ps(q, t, erfc_lookup(kErfc.q[d], i));
-  const __m256 c_hi = erfc_lookup(kErfc.value, i), c_lo = _mm256_mul_ps(q, t);
-  const __m256 product = _mm256_mul_ps(e_hi, c_hi), error = _mm256_fmsub_ps(e_hi, c_hi, product);
-  const __m256 rest = _mm256_add_ps(error, _mm256_fmadd_ps(e_lo, _mm256_add_ps(c_hi, c_lo), _mm256_mul_ps(e_hi, c_lo)));
-  const __m256i m = _mm256_srai_epi32(k, 5), m1 = _mm256_srai_epi32(m, 1), bias = _mm256_set1_epi32(127);
-  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(bias, m1), 23));
-  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(bias, _mm256_sub_epi32(m, m1)), 23));
-  const __m256 f = _mm256_mul_ps(_mm256_mul_ps(product, s1), s2), w = _mm256_mul_ps(_mm256_mul_ps(rest, s1), s2);
-  const __m256 two = _mm256_set1_ps(2.0f), two_minus = _mm256_sub_ps(two, f);
-  const __m256 error_2 = _mm256_sub_ps(_mm256_sub_ps(two, two_minus), f);
-  const __m256 positive = _mm256_mul_ps(_mm256_mul_ps(_mm256_add_ps(product, rest), s1), s2);
-  return _mm256_blendv_ps(positive, _mm256_add_ps(two_minus, _mm256_sub_ps(error_2, w)),
-                          _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
-}
-
+struct ErfcZmm {
+  PTO_TARGET_AVX512 static __m512 splat(float v) { return _mm512_set1_ps(v); }
+  PTO_TARGET_AVX512 static __m512 abs(__m512 v) { return _mm512_abs_ps(v); }
+  PTO_TARGET_AVX512 static __m512 min(__m512 end, __m512 a) { return _mm512_min_ps(end, a); }
+  PTO_TARGET_AVX512 static __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+  PTO_TARGET_AVX512 static __m512 nearest(__m512 v) {
+    return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  PTO_TARGET_AVX512 static __m512i to_int(__m512 v) { return _mm512_cvtps_epi32(v); }
+  PTO_TARGET_AVX512 static __m512 lookup(const Lanes32& t, __m512i i) {  // the index's low five bits
+    return _mm512_permutex2var_ps(_mm512_load_ps(t.v), i, _mm512_load_ps(t.v + 16));
+  }
+  PTO_TARGET_AVX512 static __m512i interval(__m512 a_plus_one) {
+    return _mm512_srli_epi32(_mm512_castps_si512(a_plus_one), 20);
+  }
+  PTO_TARGET_AVX512 static __m512 times_pow2(__m512 v, __m512i k) {
+    return _mm512_scalef_ps(v, _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(), _mm512_srai_epi32(k, 5))));
+  }
+  PTO_TARGET_AVX512 static __m512 select_negative(__m512 x, __m512 positive, __m512 negative) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), positive, negative);
+  }
+};
 PTO_TARGET_AVX512 void erfc_avx512(float* out, const float* in, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) Zmm<float>::store(out + i, erfc_zmm(Zmm<float>::load(in + i, n - i)), n - i);
+  for (int64_t i = 0; i < n; i += 16)
+    Zmm<float>::store(out + i, erfc_steps<ErfcZmm>(Zmm<float>::load(in + i, n - i)), n - i);
 }
 #pragma GCC diagnostic pop
+
+struct ErfcYmm {
+  PTO_TARGET_AVX2_FMA static __m256 splat(float v) { return _mm256_set1_ps(v); }
+  PTO_TARGET_AVX2_FMA static __m256 abs(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+  PTO_TARGET_AVX2_FMA static __m256 min(__m256 end, __m256 a) { return _mm256_min_ps(end, a); }
+  PTO_TARGET_AVX2_FMA static __m256 fma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+  PTO_TARGET_AVX2_FMA static __m256 nearest(__m256 v) {
+    return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  PTO_TARGET_AVX2_FMA static __m256i to_int(__m256 v) { return _mm256_cvtps_epi32(v); }
+  PTO_TARGET_AVX2_FMA static __m256 lookup(const Lanes32& t, __m256i i) {
+    return _mm256_i32gather_ps(t.v, _mm256_and_si256(i, _mm256_set1_epi32(31)), 4);
+  }
+  PTO_TARGET_AVX2_FMA static __m256i interval(__m256 a_plus_one) {
+    return _mm256_srli_epi32(_mm256_castps_si256(a_plus_one), 20);
+  }
+  PTO_TARGET_AVX2_FMA static __m256 pow2_step(__m256i e) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127), e), 23));
+  }
+  PTO_TARGET_AVX2_FMA static __m256 times_pow2(__m256 v, __m256i k) {
+    const __m256i m = _mm256_srai_epi32(k, 5), half = _mm256_srai_epi32(m, 1);
+    return _mm256_mul_ps(_mm256_mul_ps(v, pow2_step(half)), pow2_step(_mm256_sub_epi32(m, half)));
+  }
+  PTO_TARGET_AVX2_FMA static __m256 select_negative(__m256 x, __m256 positive, __m256 negative) {
+    return _mm256_blendv_ps(positive, negative, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+  }
+};
 PTO_TARGET_AVX2_FMA void erfc_avx2(float* out, const float* in, int64_t n) {
-  for (int64_t i = 0; i < n; i += 8) Ymm<float>::store(out + i, erfc_ymm(Ymm<float>::load(in + i, n - i)), n - i);
+  for (int64_t i = 0; i < n; i += 8) Ymm<float>::store(out + i, erfc_steps<ErfcYmm>(Ymm<float>::load(in + i, n - i)), n - i);
 }
 #endif
 
