@@ -199,8 +199,9 @@ def test_b_rows_a_multiple_of_1kib_apart(m, dtype):
 @pytest.mark.parametrize("a_trans", [False, True])
 @pytest.mark.parametrize("b_trans", [False, True])
 def test_transposed_operands_are_read_in_place(a_trans, b_trans, dtype):
-    """fp32 operands are read in place, except B when both are transposed: it is copied to row-major
-    first (src/kernels/matmul.cpp run()); batches, one of them broadcast, take the same rule."""
+    """fp32 operands are read in place; when both are transposed, their product as stored is transposed
+    into the output (src/kernels/matmul.cpp run_swapped), fp16 ones are widened to row-major copies;
+    batches, one of them broadcast, take the same rule."""
     rng = np.random.default_rng(11)
     a = ints(rng, (40, 24) if a_trans else (24, 40), dtype)
     b = ints(rng, (33, 40) if b_trans else (40, 33), dtype)
