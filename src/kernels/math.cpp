@@ -146,8 +146,10 @@ template <class T, class F, class... Splat>
 PTO_TARGET_AVX512 void blocks_avx512(F f, T* out, const T* in, int64_t n, Splat... s) {
   blocks<Zmm>(f, out, in, n, s...);
 }
+// With FMA: run() takes it only where the CPU has FMA, and a functor may use it (the build never
+// contracts a * b + c by itself: -ffp-contract=off).
 template <class T, class F, class... Splat>
-PTO_TARGET_AVX2 void blocks_avx2(F f, T* out, const T* in, int64_t n, Splat... s) {
+PTO_TARGET_AVX2_FMA void blocks_avx2(F f, T* out, const T* in, int64_t n, Splat... s) {
   blocks<Ymm>(f, out, in, n, s...);
 }
 #endif
@@ -547,12 +549,8 @@ struct ErfcZmm {
   }
   PTO_TARGET_AVX512 static __m512 select_negative(__m512 x, __m512 positive, __m512 negative) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), positive, negative);
-  }
+  }  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const { return erfc_steps<ErfcZmm>(x); }
 };
-PTO_TARGET_AVX512 void erfc_avx512(float* out, const float* in, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16)
-    Zmm<float>::store(out + i, erfc_steps<ErfcZmm>(Zmm<float>::load(in + i, n - i)), n - i);
-}
 #pragma GCC diagnostic pop
 
 struct ErfcYmm {
@@ -579,21 +577,17 @@ struct ErfcYmm {
   }
   PTO_TARGET_AVX2_FMA static __m256 select_negative(__m256 x, __m256 positive, __m256 negative) {
     return _mm256_blendv_ps(positive, negative, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
-  }
+  }  PTO_TARGET_AVX2_FMA __m256 operator()(__m256 x) const { return erfc_steps<ErfcYmm>(x); }
 };
-PTO_TARGET_AVX2_FMA void erfc_avx2(float* out, const float* in, int64_t n) {
-  for (int64_t i = 0; i < n; i += 8) Ymm<float>::store(out + i, erfc_steps<ErfcYmm>(Ymm<float>::load(in + i, n - i)), n - i);
-}
 #endif
 
+// Without FMA the scalar steps' std::fma runs in software: slower, the same bits.
 void erfc_fp32(float* out, const float* in, int64_t n) {
 #if PTO_X86
-  if (has_fma()) {
-    if (kernel_tuning().isa == Isa::Avx512) return erfc_avx512(out, in, n);
-    if (kernel_tuning().isa == Isa::Avx2) return erfc_avx2(out, in, n);
-  }
+  run(ErfcZmm{}, ErfcYmm{}, erfc_scalar, erfc_scalar, out, in, n);
+#else
+  run(nullptr, nullptr, erfc_scalar, erfc_scalar, out, in, n);
 #endif
-  blocks_scalar(erfc_scalar, out, in, n);  // without FMA, std::fma in software: slower, the same bits
 }
 
 // fp32 functions computed in fp64 around one SLEEF fp64 exp and rounded once: F gives the exp's
