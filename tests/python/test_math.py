@@ -617,6 +617,37 @@ def test_fp32_erfc_within_one_ulp_and_the_same_bits_on_each_instruction_set():
         assert not differ.any(), (isa, x[differ][:5].tolist())
 
 
+def test_fp32_exp_within_one_ulp_and_the_same_bits_on_each_instruction_set():
+    # docs/ops/exp.md#numerics: ptocpu's fp32 exp, checked once over all 2^32 inputs; here every 997th value
+    # of [-104, 89] (results subnormal to inf), registers that mix |x| <= 87 with larger ones (the
+    # exponent-bits scaling and the clamped one), the specials
+    ends = np.array([-104.0, 89.0], F32).view(np.int32)
+    negative = np.arange(F32(-0.0).view(np.int32), ends[0], 997, dtype=np.int32).view(F32)
+    positive = np.arange(0, ends[1], 997, dtype=np.int32).view(F32)
+    edges = [88.72283, 88.72284, -87.33654, -87.3366, -103.97, -103.98, 87.0, -87.0, 87.01, 1e-45, 1e30, -1e30,
+             np.inf, -np.inf, np.nan, 0.0, -0.0]
+    x = np.concatenate([negative, positive, edges, np.repeat([1.0, 88.0, -100.0, 2.0], 5)]).astype(F32)
+    want = torch.exp(torch.from_numpy(x).double()).float().numpy()
+    exact = torch.exp(torch.from_numpy(x).double()).numpy()
+    reference = None
+    for isa in ("avx512", "avx2", "baseline"):
+        try:
+            ptocpu._core._set_kernel_tuning(isa=isa)
+            got = ptocpu.exp(x).numpy()
+        finally:
+            ptocpu._core._set_kernel_tuning()
+        if reference is None:
+            reference = got
+            distance = ulps(got, want)
+            assert distance.max() <= 1, x[distance > 1][:5].tolist()
+            assert np.count_nonzero(distance) < 0.01 * x.size  # 0.5 % off by one in [-87, 88]
+            normal = np.isfinite(want) & (want >= np.finfo(F32).tiny)
+            error = np.abs(got[normal].astype(np.float64) - exact[normal]) / np.spacing(want[normal]).astype(np.float64)
+            assert error.max() <= 0.537, x[normal][error.argmax()]
+        differ = bits(got) != bits(reference)
+        assert not differ.any(), (isa, x[differ][:5].tolist())
+
+
 def test_same_bits_for_any_thread_count_instruction_set_and_block_alignment():
     rng = np.random.default_rng(12)
     # mixed magnitudes in one register: SLEEF's non-deterministic builds pick a reduction per register
