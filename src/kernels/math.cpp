@@ -513,15 +513,23 @@ template <class Ops, class V>
 // the exact value for normal results (checked over every fp32 input), the same bits on every build;
 // SLEEF 3.5's fp32 exp (0.97 ulp) took 1.35x its time on AVX-512 and is an out-of-line call.
 constexpr float kExpShifter = 0x1.8p23f, kExpNearEnd = 87.0f, kExpLow = -110.0f, kExpHigh = 90.0f;
+// exp(x) 2^(k >> 5) = hi + lo, unrounded (|lo| < 0.012 hi).
 template <class Ops, class V>
-[[gnu::always_inline]] inline V exp_reduced(V x, decltype(Ops::bits(x))& k_bits) {
+[[gnu::always_inline]] inline void exp_parts(V x, V& hi, V& lo, decltype(Ops::bits(x))& k_bits) {
   const V t = Ops::fma(x, Ops::splat(-kErfcStepsPerLn2), Ops::splat(kExpShifter));
   const V kf = t - Ops::splat(kExpShifter);
   k_bits = Ops::bits(t);  // 2^22 + k in the low 23 bits
   const V s = Ops::fma(-kf, Ops::splat(kLn2StepLow), Ops::fma(-kf, Ops::splat(kLn2Step), -x));
   const V p = Ops::fma(Ops::fma(s, Ops::splat(-1.0f / 6), Ops::splat(0.5f)), s, Ops::splat(-1.0f)) * s;  // e^-s - 1
-  const V e_hi = Ops::lookup(kErfc.exp2_hi, k_bits);
-  return e_hi + Ops::fma(e_hi, p, Ops::lookup(kErfc.exp2_lo, k_bits));
+  hi = Ops::lookup(kErfc.exp2_hi, k_bits);
+  lo = Ops::fma(hi, p, Ops::lookup(kErfc.exp2_lo, k_bits));
+}
+// exp(x) 2^(k >> 5) rounded once.
+template <class Ops, class V>
+[[gnu::always_inline]] inline V exp_reduced(V x, decltype(Ops::bits(x))& k_bits) {
+  V hi, lo;
+  exp_parts<Ops>(x, hi, lo, k_bits);
+  return hi + lo;
 }
 template <class Ops, class V>
 [[gnu::always_inline]] inline V exp_steps(V x) {
@@ -531,6 +539,40 @@ template <class Ops, class V>
   const V clamped = Ops::min(Ops::splat(kExpHigh), Ops::max(Ops::splat(kExpLow), x));  // NaN stays
   const V w = exp_reduced<Ops>(clamped, k_bits);
   return Ops::times_pow2(w, Ops::bits_to_k(k_bits));
+}
+
+// fp32 sinh and cosh (docs/ops/hyperbolic.md#semantics) from exp_parts' unrounded e^a and e^-a (a = |x|,
+// clamped to 90, past both overflows): each part halved and scaled by times_pow2 (H = e^a / 2 and
+// G = e^-a / 2 as hi + lo pairs, halved before the scaling); cosh = H + G, sinh = H - G, the leading
+// parts summed with their error (H >= G), rounded once; from a = 88 G is below H's last bit and H is
+// rounded before its scaling (its leading part alone would overflow first; inf past 89.4). sinh
+// below a = 0.25 is a + a^3 (1/6 + a^2 / 120 + a^4 / 5040) (its next term below 2^-33 of a), its
+// sign x's. The same fp32 steps on every build.
+constexpr float kSeriesEnd = 0.25f, kOnlyLargeExp = 88.0f, kHyperbolicClamp = 90.0f;
+template <bool Sinh, class Ops, class V>
+[[gnu::always_inline]] inline V hyperbolic_steps(V x) {
+  const V a = Ops::min(Ops::splat(kHyperbolicClamp), Ops::abs(x)), half = Ops::splat(0.5f);
+  V e_hi, e_lo, f_hi, f_lo;
+  decltype(Ops::bits(x)) e_k, f_k;
+  exp_parts<Ops>(a, e_hi, e_lo, e_k);
+  exp_parts<Ops>(-a, f_hi, f_lo, f_k);
+  const auto ek = Ops::bits_to_k(e_k), fk = Ops::bits_to_k(f_k);
+  const V h = Ops::times_pow2(e_hi * half, ek), h_lo = Ops::times_pow2(e_lo * half, ek);
+  const V g = Ops::times_pow2(f_hi * half, fk), g_lo = Ops::times_pow2(f_lo * half, fk);
+  V both;
+  if constexpr (Sinh) {
+    const V t = h - g, error = (h - t) - g;
+    both = t + ((error + h_lo) - g_lo);
+  } else {
+    const V t = h + g, error = g - (t - h);
+    both = t + ((error + h_lo) + g_lo);
+  }
+  const V large = Ops::select_below(a, kOnlyLargeExp, both, Ops::times_pow2((e_hi + e_lo) * half, ek));
+  if constexpr (!Sinh) return large;
+  const V z = a * a;
+  const V series = Ops::fma(Ops::fma(z, Ops::splat(1.0f / 5040), Ops::splat(1.0f / 120)), z, Ops::splat(1.0f / 6));
+  const V small = Ops::fma(a * z, series, a);
+  return Ops::copy_sign(Ops::select_below(a, kSeriesEnd, small, large), x);
 }
 
 // v 2^-(k >> 5) with one rounding (k >> 5 <= 147): two exact steps of at most 2^-74, as AVX-512's scalef
@@ -554,6 +596,8 @@ struct ErfcScalar {
   static int bits(float v) { return std::bit_cast<int>(v); }
   static bool all_below(float a, float end) { return a <= end; }
   static int bits_to_k(int k_bits) { return k_bits - std::bit_cast<int>(kExpShifter); }
+  static float select_below(float a, float end, float below, float above) { return a < end ? below : above; }
+  static float copy_sign(float magnitude, float x) { return std::copysign(magnitude, x); }
   static float minus_exponent(float v, int k_bits) {
     return std::bit_cast<float>(static_cast<int>(static_cast<uint32_t>(std::bit_cast<int>(v)) -
                                                  (static_cast<uint32_t>(k_bits) >> 5 << 23)));
@@ -562,6 +606,8 @@ struct ErfcScalar {
 
 float erfc_scalar(float x) { return x != x ? x + x : erfc_steps<ErfcScalar>(x); }
 float exp_scalar(float x) { return x != x ? x + x : exp_steps<ErfcScalar>(x); }
+template <bool Sinh>
+float hyperbolic_scalar(float x) { return x != x ? x + x : hyperbolic_steps<Sinh, ErfcScalar>(x); }
 
 #if PTO_X86
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*().
@@ -588,6 +634,12 @@ struct ErfcZmm {
   PTO_TARGET_AVX512 static __m512 select_negative(__m512 x, __m512 positive, __m512 negative) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), positive, negative);
   }  PTO_TARGET_AVX512 static __m512 max(__m512 low, __m512 a) { return _mm512_max_ps(low, a); }
+  PTO_TARGET_AVX512 static __m512 select_below(__m512 a, float end, __m512 below, __m512 above) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(end), _CMP_LT_OQ), above, below);
+  }
+  PTO_TARGET_AVX512 static __m512 copy_sign(__m512 magnitude, __m512 x) {  // magnitude >= +0
+    return _mm512_or_ps(magnitude, _mm512_and_ps(x, _mm512_set1_ps(-0.0f)));
+  }
   PTO_TARGET_AVX512 static __m512i bits(__m512 v) { return _mm512_castps_si512(v); }
   PTO_TARGET_AVX512 static __m512i bits_to_k(__m512i b) { return _mm512_sub_epi32(b, _mm512_set1_epi32(std::bit_cast<int>(kExpShifter))); }
   PTO_TARGET_AVX512 static bool all_below(__m512 a, float end) { return !_mm512_cmp_ps_mask(a, _mm512_set1_ps(end), _CMP_NLE_UQ); }
@@ -599,6 +651,10 @@ struct ErfcZmm {
 // exp through run(): the same primitives.
 struct ExpZmm : ErfcZmm {
   PTO_TARGET_AVX512 __m512 operator()(__m512 x) const { return exp_steps<ErfcZmm>(x); }
+};
+template <bool Sinh>
+struct HyperbolicZmm : ErfcZmm {
+  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const { return hyperbolic_steps<Sinh, ErfcZmm>(x); }
 };
 #pragma GCC diagnostic pop
 
@@ -627,6 +683,12 @@ struct ErfcYmm {
   PTO_TARGET_AVX2_FMA static __m256 select_negative(__m256 x, __m256 positive, __m256 negative) {
     return _mm256_blendv_ps(positive, negative, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
   }  PTO_TARGET_AVX2_FMA static __m256 max(__m256 low, __m256 a) { return _mm256_max_ps(low, a); }
+  PTO_TARGET_AVX2_FMA static __m256 select_below(__m256 a, float end, __m256 below, __m256 above) {
+    return _mm256_blendv_ps(above, below, _mm256_cmp_ps(a, _mm256_set1_ps(end), _CMP_LT_OQ));
+  }
+  PTO_TARGET_AVX2_FMA static __m256 copy_sign(__m256 magnitude, __m256 x) {  // magnitude >= +0
+    return _mm256_or_ps(magnitude, _mm256_and_ps(x, _mm256_set1_ps(-0.0f)));
+  }
   PTO_TARGET_AVX2_FMA static __m256i bits(__m256 v) { return _mm256_castps_si256(v); }
   PTO_TARGET_AVX2_FMA static __m256i bits_to_k(__m256i b) { return _mm256_sub_epi32(b, _mm256_set1_epi32(std::bit_cast<int>(kExpShifter))); }
   PTO_TARGET_AVX2_FMA static bool all_below(__m256 a, float end) {
@@ -639,6 +701,10 @@ struct ErfcYmm {
 };
 struct ExpYmm : ErfcYmm {
   PTO_TARGET_AVX2_FMA __m256 operator()(__m256 x) const { return exp_steps<ErfcYmm>(x); }
+};
+template <bool Sinh>
+struct HyperbolicYmm : ErfcYmm {
+  PTO_TARGET_AVX2_FMA __m256 operator()(__m256 x) const { return hyperbolic_steps<Sinh, ErfcYmm>(x); }
 };
 #endif
 
@@ -659,118 +725,25 @@ void exp_fp32(float* out, const float* in, int64_t n) {
 #endif
 }
 
-// fp32 functions computed in fp64 around one SLEEF fp64 exp and rounded once: F gives the exp's
-// argument, F::exp_argument(x, ops), and the result from x and that exp, F::finish(x, e, ops), in
-// the operations of `ops` (fp64 scalars, AVX2 or AVX-512 registers). Each step is an fp64 multiply,
-// add, division or select (arithmetic by operators, which GCC gives its vector types too), in the
-// same order in every build, so all give the same bits.
-struct ScalarOps {
-  static double splat(double v) { return v; }
-  static double abs(double a) { return std::fabs(a); }
-  static double copy_sign(double a, double b) { return std::copysign(a, b); }
-  static double select_below(double a, double end, double below, double above) { return a < end ? below : above; }
-};
-
-template <class F, bool Fma>
-float from_wide_exp_scalar(float x) {
-  const double wide = x, argument = F::exp_argument(wide, ScalarOps{});
-  const double e = Fma ? Sleef_finz_expd1_u10purecfma(argument) : Sleef_cinz_expd1_u10purec(argument);
-  return static_cast<float>(F::finish(wide, e, ScalarOps{}));
-}
-
-#if PTO_X86
-struct YmmOps {
-  PTO_TARGET_AVX2 static __m256d splat(double v) { return _mm256_set1_pd(v); }
-  PTO_TARGET_AVX2 static __m256d abs(__m256d a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
-  PTO_TARGET_AVX2 static __m256d copy_sign(__m256d a, __m256d b) {
-    return _mm256_or_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), a), _mm256_and_pd(_mm256_set1_pd(-0.0), b));
-  }
-  PTO_TARGET_AVX2 static __m256d select_below(__m256d a, double end, __m256d below, __m256d above) {
-    return _mm256_blendv_pd(above, below, _mm256_cmp_pd(a, _mm256_set1_pd(end), _CMP_LT_OQ));
-  }
-};
-template <class F>
-struct FromWideExpYmm {
-  // Both halves' exps first: their arithmetic (divisions, polynomials) then overlaps.
-  PTO_TARGET_AVX2 __m256 operator()(__m256 x) const {
-    const __m256d low = _mm256_cvtps_pd(_mm256_castps256_ps128(x)), high = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
-    const __m256d e_low = Sleef_finz_expd4_u10avx2(F::exp_argument(low, YmmOps{}));
-    const __m256d e_high = Sleef_finz_expd4_u10avx2(F::exp_argument(high, YmmOps{}));
-    return _mm256_set_m128(_mm256_cvtpd_ps(F::finish(high, e_high, YmmOps{})),
-                           _mm256_cvtpd_ps(F::finish(low, e_low, YmmOps{})));
-  }
-};
-
-struct ZmmOps {
-  PTO_TARGET_AVX512 static __m512d splat(double v) { return _mm512_set1_pd(v); }
-  PTO_TARGET_AVX512 static __m512d abs(__m512d a) {
-    return _mm512_castsi512_pd(_mm512_andnot_si512(_mm512_castpd_si512(_mm512_set1_pd(-0.0)), _mm512_castpd_si512(a)));
-  }
-  PTO_TARGET_AVX512 static __m512d copy_sign(__m512d a, __m512d b) {
-    const __m512i sign = _mm512_and_si512(_mm512_castpd_si512(_mm512_set1_pd(-0.0)), _mm512_castpd_si512(b));
-    return _mm512_castsi512_pd(_mm512_or_si512(_mm512_castpd_si512(abs(a)), sign));
-  }
-  PTO_TARGET_AVX512 static __m512d select_below(__m512d a, double end, __m512d below, __m512d above) {
-    return _mm512_mask_mov_pd(above, _mm512_cmp_pd_mask(a, _mm512_set1_pd(end), _CMP_LT_OQ), below);
-  }
-};
-template <class F>
-struct FromWideExpZmm {
-  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const {
-    const __m512d low = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
-    const __m512d high = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
-    const __m512d e_low = Sleef_finz_expd8_u10avx512f(F::exp_argument(low, ZmmOps{}));
-    const __m512d e_high = Sleef_finz_expd8_u10avx512f(F::exp_argument(high, ZmmOps{}));
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(F::finish(low, e_low, ZmmOps{}))),
-                              _mm512_cvtpd_ps(F::finish(high, e_high, ZmmOps{})), 1);
-  }
-};
-#endif
-
-template <class F>
-void from_wide_exp(float* out, const float* in, int64_t n) {
-#if PTO_X86
-  run(FromWideExpZmm<F>{}, FromWideExpYmm<F>{}, from_wide_exp_scalar<F, true>, from_wide_exp_scalar<F, false>, out, in, n);
-#else
-  run(nullptr, nullptr, from_wide_exp_scalar<F, true>, from_wide_exp_scalar<F, false>, out, in, n);
-#endif
-}
-
-// sinh and cosh (docs/ops/hyperbolic.md#semantics) from e = exp(|x|): cosh = (e + 1/e) / 2; sinh =
-// (e - 1/e) / 2 from |x| = 0.25 on (the difference loses at most 2 bits of fp64's 53 there) and a
-// degree-11 Taylor polynomial below (its first omitted term is below 1e-17 relative). fp64's range
-// holds fp32's (cosh overflows past 89.4). SLEEF's fp64 sinh / cosh cost 3-4 times as much.
 template <bool Sinh>
-struct Hyperbolic {
-  static constexpr double kSeriesEnd = 0.25;
-  static constexpr double kSeries[] = {1.0 / 6, 1.0 / 120, 1.0 / 5040, 1.0 / 362880, 1.0 / 39916800};
-  template <class V, class Ops>
-  [[gnu::always_inline]] static V exp_argument(V x, Ops ops) { return ops.abs(x); }
-  template <class V, class Ops>
-  [[gnu::always_inline]] static V finish(V x, V e, Ops ops) {
-    const V reciprocal = 1.0 / e;
-    if constexpr (!Sinh) return 0.5 * (e + reciprocal);
-    else {
-      const V a = ops.abs(x), z = a * a;
-      V series = ops.splat(kSeries[4]);
-      for (int k = 3; k >= 0; --k) series = kSeries[k] + z * series;
-      const V small = a + (a * z) * series;
-      const V large = 0.5 * (e - reciprocal);
-      return ops.copy_sign(ops.select_below(a, kSeriesEnd, small, large), x);
-    }
-  }
-};
+void hyperbolic_fp32(float* out, const float* in, int64_t n) {
+#if PTO_X86
+  run(HyperbolicZmm<Sinh>{}, HyperbolicYmm<Sinh>{}, hyperbolic_scalar<Sinh>, hyperbolic_scalar<Sinh>, out, in, n);
+#else
+  run(nullptr, nullptr, hyperbolic_scalar<Sinh>, hyperbolic_scalar<Sinh>, out, in, n);
+#endif
+}
 
 }  // namespace
 
 void evaluate(Fn fn, float* out, const float* in, int64_t n) {
   if (fn == Fn::Tanh) return odd_table<kTanh>(out, in, n);
   if (fn == Fn::Erf) return odd_table<kErf>(out, in, n);
-  // SLEEF's fp32 sinh / cosh overflow from |x| > 88.7 (fp32's own limit is 89.4), its fp32 asinh /
-  // acosh give inf past 1.8e19: fp32 computes these in fp64 and rounds once, which is within 1 ulp.
-  // Its fp32 erfc is a 1.5-ulp function; ptocpu's (erfc_fp32) is within 1 ulp.
-  if (fn == Fn::Sinh) return from_wide_exp<Hyperbolic<true>>(out, in, n);
-  if (fn == Fn::Cosh) return from_wide_exp<Hyperbolic<false>>(out, in, n);
+  // SLEEF's fp32 sinh / cosh overflow from |x| > 88.7 (fp32's own limit is 89.4) and its erfc is a
+  // 1.5-ulp function: ptocpu's own fp32 forms, within 1 ulp. Its fp32 asinh / acosh give inf past
+  // 1.8e19: these compute in fp64 and round once.
+  if (fn == Fn::Sinh) return hyperbolic_fp32<true>(out, in, n);
+  if (fn == Fn::Cosh) return hyperbolic_fp32<false>(out, in, n);
   if (fn == Fn::Erfc) return erfc_fp32(out, in, n);
   if (fn == Fn::Exp) return exp_fp32(out, in, n);  // ptocpu's own (within 0.537 ulp), erfc's exp steps
   if (fn == Fn::Asinh || fn == Fn::Acosh) {
