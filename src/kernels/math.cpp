@@ -508,11 +508,13 @@ template <class Ops, class V>
 // e^-s with k = round(-x 32/ln2) (an FMA with a shifter, whose low bits then hold k), s = -x - k ln2/32
 // (two constants), e^-s - 1 a cubic, 2^-(j/32) from kErfc's 32 pairs (value, its error); their
 // product formed with its error and rounded once, then scaled by 2^-(k >> 5): through the exponent
-// bits where every lane's |x| <= 87 (the results normal), else from x clamped to [-110, 90] by
-// times_pow2 (one rounding into the subnormals; inf and 0 past fp32's range). Within 0.537 ulp of
+// bits where every lane's |x| <= 87 (the results normal), else by times_pow2 (one rounding into the
+// subnormals, inf past fp32's range: x is capped at 90). Below x = -104, where exp rounds to 0, the
+// steps run on 0 and the result is set to 0: a step that underflows costs a microcode assist on
+// Intel (softmax's rows of 12, whose padding lanes are -inf, took 7x as long). Within 0.537 ulp of
 // the exact value for normal results (checked over every fp32 input), the same bits on every build;
 // SLEEF 3.5's fp32 exp (0.97 ulp) took 1.35x its time on AVX-512 and is an out-of-line call.
-constexpr float kExpShifter = 0x1.8p23f, kExpNearEnd = 87.0f, kExpLow = -110.0f, kExpHigh = 90.0f;
+constexpr float kExpShifter = 0x1.8p23f, kExpNearEnd = 87.0f, kExpZeroBelow = -104.0f, kExpHigh = 90.0f;
 // exp(x) 2^(k >> 5) = hi + lo, unrounded (|lo| < 0.012 hi).
 template <class Ops, class V>
 [[gnu::always_inline]] inline void exp_parts(V x, V& hi, V& lo, decltype(Ops::bits(x))& k_bits) {
@@ -534,28 +536,32 @@ template <class Ops, class V>
 template <class Ops, class V>
 [[gnu::always_inline]] inline V exp_steps(V x) {
   decltype(Ops::bits(x)) k_bits;
-  const V v = exp_reduced<Ops>(x, k_bits);
-  if (Ops::all_below(Ops::abs(x), kExpNearEnd)) return Ops::minus_exponent(v, k_bits);
-  const V clamped = Ops::min(Ops::splat(kExpHigh), Ops::max(Ops::splat(kExpLow), x));  // NaN stays
-  const V w = exp_reduced<Ops>(clamped, k_bits);
-  return Ops::times_pow2(w, Ops::bits_to_k(k_bits));
+  if (Ops::all_below(Ops::abs(x), kExpNearEnd)) {
+    const V v = exp_reduced<Ops>(x, k_bits);
+    return Ops::minus_exponent(v, k_bits);
+  }
+  const V capped = Ops::min(Ops::splat(kExpHigh), x);  // NaN stays
+  const V zero = Ops::splat(0.0f), xs = Ops::select_below(capped, kExpZeroBelow, zero, capped);
+  const V v = exp_reduced<Ops>(xs, k_bits);
+  return Ops::select_below(capped, kExpZeroBelow, zero, Ops::times_pow2(v, Ops::bits_to_k(k_bits)));
 }
 
 // fp32 sinh and cosh (docs/ops/hyperbolic.md#semantics) from exp_parts' unrounded e^a and e^-a (a = |x|,
 // clamped to 90, past both overflows): each part halved and scaled by times_pow2 (H = e^a / 2 and
 // G = e^-a / 2 as hi + lo pairs, halved before the scaling); cosh = H + G, sinh = H - G, the leading
-// parts summed with their error (H >= G), rounded once; from a = 88 G is below H's last bit and H is
-// rounded before its scaling (its leading part alone would overflow first; inf past 89.4). sinh
+// parts summed with their error (H >= G), rounded once; from a = 60 G is far below H's last bit (and
+// not computed: its parts would reach the subnormals, where a step costs a microcode assist) and H
+// is rounded before its scaling (its leading part alone would overflow first; inf past 89.4). sinh
 // below a = 0.25 is a + a^3 (1/6 + a^2 / 120 + a^4 / 5040) (its next term below 2^-33 of a), its
 // sign x's. The same fp32 steps on every build.
-constexpr float kSeriesEnd = 0.25f, kOnlyLargeExp = 88.0f, kHyperbolicClamp = 90.0f;
+constexpr float kSeriesEnd = 0.25f, kOnlyLargeExp = 60.0f, kHyperbolicClamp = 90.0f;
 template <bool Sinh, class Ops, class V>
 [[gnu::always_inline]] inline V hyperbolic_steps(V x) {
   const V a = Ops::min(Ops::splat(kHyperbolicClamp), Ops::abs(x)), half = Ops::splat(0.5f);
   V e_hi, e_lo, f_hi, f_lo;
   decltype(Ops::bits(x)) e_k, f_k;
   exp_parts<Ops>(a, e_hi, e_lo, e_k);
-  exp_parts<Ops>(-a, f_hi, f_lo, f_k);
+  exp_parts<Ops>(-Ops::min(Ops::splat(kOnlyLargeExp), a), f_hi, f_lo, f_k);  // (capped: no step underflows)
   const auto ek = Ops::bits_to_k(e_k), fk = Ops::bits_to_k(f_k);
   const V h = Ops::times_pow2(e_hi * half, ek), h_lo = Ops::times_pow2(e_lo * half, ek);
   const V g = Ops::times_pow2(f_hi * half, fk), g_lo = Ops::times_pow2(f_lo * half, fk);
