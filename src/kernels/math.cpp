@@ -504,7 +504,7 @@ template <class Ops, class V>
   return Ops::select_negative(x, positive, two_minus + (error_2 - w));
 }
 
-// fp32 exp (docs/ops/exp.md#semantics) in fp32 arithmetic, by erfc's exp steps: exp(x) = 2^-(k/32)
+// fp32 exp (docs/ops/exp.md#numerics) in fp32 arithmetic, by erfc's exp steps: exp(x) = 2^-(k/32)
 // e^-s with k = round(-x 32/ln2) (an FMA with a shifter, whose low bits then hold k), s = -x - k ln2/32
 // (two constants), e^-s - 1 a cubic, 2^-(j/32) from kErfc's 32 pairs (value, its error); their
 // product formed with its error and rounded once, then scaled by 2^-(k >> 5): through the exponent
@@ -598,7 +598,6 @@ struct ErfcScalar {
     return v * pow2_step(m >> 1) * pow2_step(m - (m >> 1));
   }
   static float select_negative(float x, float positive, float negative) { return x < 0 ? negative : positive; }
-  static float max(float low, float a) { return std::max(low, a); }
   static int bits(float v) { return std::bit_cast<int>(v); }
   static bool all_below(float a, float end) { return a <= end; }
   static int bits_to_k(int k_bits) { return k_bits - std::bit_cast<int>(kExpShifter); }
@@ -639,8 +638,7 @@ struct ErfcZmm {
   }
   PTO_TARGET_AVX512 static __m512 select_negative(__m512 x, __m512 positive, __m512 negative) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), positive, negative);
-  }  PTO_TARGET_AVX512 static __m512 max(__m512 low, __m512 a) { return _mm512_max_ps(low, a); }
-  PTO_TARGET_AVX512 static __m512 select_below(__m512 a, float end, __m512 below, __m512 above) {
+  }  PTO_TARGET_AVX512 static __m512 select_below(__m512 a, float end, __m512 below, __m512 above) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(end), _CMP_LT_OQ), above, below);
   }
   PTO_TARGET_AVX512 static __m512 copy_sign(__m512 magnitude, __m512 x) {  // magnitude >= +0
@@ -688,8 +686,7 @@ struct ErfcYmm {
   }
   PTO_TARGET_AVX2_FMA static __m256 select_negative(__m256 x, __m256 positive, __m256 negative) {
     return _mm256_blendv_ps(positive, negative, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
-  }  PTO_TARGET_AVX2_FMA static __m256 max(__m256 low, __m256 a) { return _mm256_max_ps(low, a); }
-  PTO_TARGET_AVX2_FMA static __m256 select_below(__m256 a, float end, __m256 below, __m256 above) {
+  }  PTO_TARGET_AVX2_FMA static __m256 select_below(__m256 a, float end, __m256 below, __m256 above) {
     return _mm256_blendv_ps(above, below, _mm256_cmp_ps(a, _mm256_set1_ps(end), _CMP_LT_OQ));
   }
   PTO_TARGET_AVX2_FMA static __m256 copy_sign(__m256 magnitude, __m256 x) {  // magnitude >= +0
