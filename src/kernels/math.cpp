@@ -401,7 +401,7 @@ void odd_table(float* out, const float* in, int64_t n) {
 
 // fp32 erfc (docs/ops/erf.md#semantics) in fp32 arithmetic, exp(-x^2) erfcx(|x|) with the rounding
 // errors of both factors carried: x^2 = hi + lo exactly (an FMA); exp(-hi - lo) = 2^-(k/32) e^-s with
-// k = round(hi 32 / ln 2) and s = hi - k ln2/32 (two constants) + lo, e^-s - 1 a cubic, 2^-(j/32) a
+// k = round(hi 32 / ln 2) and s = hi - k ln2/32 (two constants) + lo (exp_parts, the exp steps' reduction), e^-s - 1 a cubic, 2^-(j/32) a
 // 32-entry table of fp32 pairs (value, its error); erfcx(a) a degree-5 polynomial in a - c on one of
 // 32 intervals of a picked from the bits of a + 1 (eighths of [0, 1), quarters of [1, 3), halves of
 // [3, 7), ones up to the clamp at 10.1, where fp32's erfc is 0), c chosen near each midpoint so that
@@ -477,6 +477,21 @@ constexpr ErfcTables kErfc = {
       1.89881764e-08f, -2.02572075e-08f, 2.69311116e-08f, -2.71777001e-08f, -6.53876997e-09f, -2.96687599e-08f,
       2.41673508e-08f, -2.40577993e-08f}}};
 
+constexpr float kExpShifter = 0x1.8p23f;  // 1.5 2^23: a sum with it rounds to an integer, kept in its low bits
+// exp(x [+ x_low]) 2^(k >> 5) = hi + lo, unrounded (|lo| < 0.012 hi), k = round(-x 32/ln2) by the shifter
+// (k_bits: kExpShifter's bits + k); x_low: a low part of the argument (erfc's -x^2 as an exact pair).
+template <class Ops, class V>
+[[gnu::always_inline]] inline void exp_parts(V x, V& hi, V& lo, decltype(Ops::bits(x))& k_bits, const V* x_low = nullptr) {
+  const V t = Ops::fma(x, Ops::splat(-kErfcStepsPerLn2), Ops::splat(kExpShifter));
+  const V kf = t - Ops::splat(kExpShifter);
+  k_bits = Ops::bits(t);  // 2^22 + k in the low 23 bits
+  V s = Ops::fma(-kf, Ops::splat(kLn2StepLow), Ops::fma(-kf, Ops::splat(kLn2Step), -x));
+  if (x_low) s = s - *x_low;
+  const V p = Ops::fma(Ops::fma(s, Ops::splat(-1.0f / 6), Ops::splat(0.5f)), s, Ops::splat(-1.0f)) * s;  // e^-s - 1
+  hi = Ops::lookup(kErfc.exp2_hi, k_bits);
+  lo = Ops::fma(hi, p, Ops::lookup(kErfc.exp2_lo, k_bits));
+}
+
 // The steps over V (float, an AVX2 or an AVX-512 register of floats), with Ops' primitives; every
 // arithmetic step is written once, so every build takes the same ones. NaN lanes stay NaN (minps
 // gives its second operand where one is NaN); the scalar build returns before it.
@@ -484,11 +499,11 @@ template <class Ops, class V>
 [[gnu::always_inline]] inline V erfc_steps(V x) {
   const V a = Ops::min(Ops::splat(kErfcEnd), Ops::abs(x));
   const V hi = a * a, lo = Ops::fma(a, a, -hi);
-  const V kf = Ops::nearest(hi * Ops::splat(kErfcStepsPerLn2));
-  const auto k = Ops::to_int(kf);
-  const V s = Ops::fma(-kf, Ops::splat(kLn2StepLow), Ops::fma(-kf, Ops::splat(kLn2Step), hi)) + lo;
-  const V p = Ops::fma(Ops::fma(s, Ops::splat(-1.0f / 6), Ops::splat(0.5f)), s, Ops::splat(-1.0f)) * s;  // e^-s - 1
-  const V e_hi = Ops::lookup(kErfc.exp2_hi, k), e_lo = Ops::fma(e_hi, p, Ops::lookup(kErfc.exp2_lo, k));
+  V e_hi, e_lo;
+  decltype(Ops::bits(x)) k_bits;
+  const V minus_lo = -lo;
+  exp_parts<Ops>(-hi, e_hi, e_lo, k_bits, &minus_lo);
+  const auto k = Ops::bits_to_k(k_bits);
   const auto i = Ops::interval(a + Ops::splat(1.0f));
   const V t = a - Ops::lookup(kErfc.center, i);
   V q = Ops::lookup(kErfc.q[4], i);
@@ -514,18 +529,7 @@ template <class Ops, class V>
 // Intel (softmax's rows of 12, whose padding lanes are -inf, took 7x as long). Within 0.537 ulp of
 // the exact value for normal results (checked over every fp32 input), the same bits on every build;
 // SLEEF 3.5's fp32 exp (0.97 ulp) took 1.35x its time on AVX-512 and is an out-of-line call.
-constexpr float kExpShifter = 0x1.8p23f, kExpNearEnd = 87.0f, kExpZeroBelow = -104.0f, kExpHigh = 90.0f;
-// exp(x) 2^(k >> 5) = hi + lo, unrounded (|lo| < 0.012 hi).
-template <class Ops, class V>
-[[gnu::always_inline]] inline void exp_parts(V x, V& hi, V& lo, decltype(Ops::bits(x))& k_bits) {
-  const V t = Ops::fma(x, Ops::splat(-kErfcStepsPerLn2), Ops::splat(kExpShifter));
-  const V kf = t - Ops::splat(kExpShifter);
-  k_bits = Ops::bits(t);  // 2^22 + k in the low 23 bits
-  const V s = Ops::fma(-kf, Ops::splat(kLn2StepLow), Ops::fma(-kf, Ops::splat(kLn2Step), -x));
-  const V p = Ops::fma(Ops::fma(s, Ops::splat(-1.0f / 6), Ops::splat(0.5f)), s, Ops::splat(-1.0f)) * s;  // e^-s - 1
-  hi = Ops::lookup(kErfc.exp2_hi, k_bits);
-  lo = Ops::fma(hi, p, Ops::lookup(kErfc.exp2_lo, k_bits));
-}
+constexpr float kExpNearEnd = 87.0f, kExpZeroBelow = -104.0f, kExpHigh = 90.0f;
 // exp(x) 2^(k >> 5) rounded once.
 template <class Ops, class V>
 [[gnu::always_inline]] inline V exp_reduced(V x, decltype(Ops::bits(x))& k_bits) {
@@ -589,8 +593,6 @@ struct ErfcScalar {
   static float abs(float v) { return std::fabs(v); }
   static float min(float end, float a) { return std::min(end, a); }
   static float fma(float a, float b, float c) { return std::fma(a, b, c); }
-  static float nearest(float v) { return std::nearbyint(v); }
-  static int to_int(float v) { return static_cast<int>(v); }
   static float lookup(const Lanes32& t, int i) { return t.v[i & 31]; }
   static int interval(float a_plus_one) { return static_cast<int>(std::bit_cast<uint32_t>(a_plus_one) >> 20); }
   static float times_pow2(float v, int k) {
@@ -623,10 +625,6 @@ struct ErfcZmm {
   PTO_TARGET_AVX512 static __m512 abs(__m512 v) { return _mm512_abs_ps(v); }
   PTO_TARGET_AVX512 static __m512 min(__m512 end, __m512 a) { return _mm512_min_ps(end, a); }
   PTO_TARGET_AVX512 static __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
-  PTO_TARGET_AVX512 static __m512 nearest(__m512 v) {
-    return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
-  PTO_TARGET_AVX512 static __m512i to_int(__m512 v) { return _mm512_cvtps_epi32(v); }
   PTO_TARGET_AVX512 static __m512 lookup(const Lanes32& t, __m512i i) {  // the index's low five bits
     return _mm512_permutex2var_ps(_mm512_load_ps(t.v), i, _mm512_load_ps(t.v + 16));
   }
@@ -667,10 +665,6 @@ struct ErfcYmm {
   PTO_TARGET_AVX2_FMA static __m256 abs(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
   PTO_TARGET_AVX2_FMA static __m256 min(__m256 end, __m256 a) { return _mm256_min_ps(end, a); }
   PTO_TARGET_AVX2_FMA static __m256 fma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
-  PTO_TARGET_AVX2_FMA static __m256 nearest(__m256 v) {
-    return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
-  PTO_TARGET_AVX2_FMA static __m256i to_int(__m256 v) { return _mm256_cvtps_epi32(v); }
   PTO_TARGET_AVX2_FMA static __m256 lookup(const Lanes32& t, __m256i i) {
     return _mm256_i32gather_ps(t.v, _mm256_and_si256(i, _mm256_set1_epi32(31)), 4);
   }
