@@ -339,8 +339,25 @@ PTO_SIMD_CLONES void exp_of_row(uint16_t* __restrict e16, float* __restrict sum,
 
 }  // namespace
 
+// fp16 / bf16 rows of the last dim read and written in their dtype by the register kernels, in place
+// of for_each_row's fp32 copies (the same bits); not where for_each_row streams the output.
+bool softmax_half_rows(const Tensor& in, const Tensor& out) {
+  const int64_t n = in.numel() == 0 ? 0 : in.shape(in.ndim() - 1);
+  if (n == 0 || out.dtype() != in.dtype() || !math::softmax_half_register_rows(in.dtype(), n) ||
+      !in.is_contiguous() || !out.is_contiguous() || in.partially_valid() || out.partially_valid() ||
+      (PTO_HAVE_STREAM_LINES && out.numel() * static_cast<int64_t>(out.itemsize()) >= kernel_tuning().stream_bytes))
+    return false;
+  const auto* src = in.data_as<const uint16_t>();
+  auto* dst = out.data_as<uint16_t>();
+  parallel_for(in.numel() / n, rows_per_chunk(n), [&](int64_t begin, int64_t end) {
+    math::softmax_register_rows(dst + begin * n, src + begin * n, in.dtype(), end - begin, n);
+  });
+  return true;
+}
+
 void softmax(const Tensor& in, int dim, const Tensor& out) {
   if (dim == in.ndim() - 1) {
+    if (softmax_half_rows(in, out)) return;
     for_each_row(in, dim, out, [](const float* x, float* y, int64_t rows, int64_t n) { softmax_rows(x, y, rows, n); });
     return;
   }

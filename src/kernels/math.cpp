@@ -879,6 +879,11 @@ void exp_shifted_lane_sums(float* out, const float* in, const float* shifts, int
   each_row(exp_shifted_scalar, out, in, shifts, rows, n, sums);
 }
 
+// The longest rows each build works in registers: on AVX-512 up to L1's reach (longer rows go in
+// pieces, kernels/composite.cpp); on AVX2 also rows of up to 256 KiB, in L2 (one thread of an AMD EPYC:
+// [64, 65536] fp32 6.1-6.4 -> 5.5 ms, [1024, 4096] 6.2-6.3 -> 5.7-5.8 ms).
+constexpr int64_t kLongestRowAvx512 = 4095, kLongestRowAvx2 = 65536;
+
 // softmax of rows in AVX-512 registers, a row at a time while it is in L1: the max (any NaN makes it
 // NaN, and the row then NaN whatever the NaN); x - max, exp (evaluate(Fn::Exp)'s AVX-512 build, NaN
 // canonical) and the 32 lane sums of docs/ops/softmax.md (element i into lane i % 32: registers 0, 2,
@@ -902,57 +907,119 @@ PTO_TARGET_AVX512 inline __m512 lane_tree(__m512 even, __m512 odd) {
   return _mm512_broadcastss_ps(_mm512_castps512_ps128(s));
 }
 
+// A row's storage in AVX-512 registers: fp32 as it is; fp16 / bf16 widened exactly on load and rounded
+// once (to nearest even) on store, in place of fp32 copies around the kernel: the bits of widening, the
+// fp32 kernel and narrowing.
+struct F32Lanes {
+  using Storage = float;
+  static constexpr bool kWide = true;
+  PTO_TARGET_AVX512 static __m512 load(const float* p) { return _mm512_loadu_ps(p); }
+  PTO_TARGET_AVX512 static __m512 load(const float* p, __mmask16 k, __m512 fill) { return _mm512_mask_loadu_ps(fill, k, p); }
+  PTO_TARGET_AVX512 static void store(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+  PTO_TARGET_AVX512 static void store(float* p, __mmask16 k, __m512 v) { _mm512_mask_storeu_ps(p, k, v); }
+};
+template <class Convert>
+struct HalfLanes {
+  using Storage = uint16_t;
+  static constexpr bool kWide = false;
+  PTO_TARGET_AVX512 static __m512 load(const uint16_t* p) {
+    return Convert::widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  PTO_TARGET_AVX512 static __m512 load(const uint16_t* p, __mmask16 k, __m512 fill) {
+    return _mm512_mask_mov_ps(fill, k, Convert::widen(_mm256_maskz_loadu_epi16(k, p)));
+  }
+  PTO_TARGET_AVX512 static void store(uint16_t* p, __m512 v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), Convert::narrow(v));
+  }
+  PTO_TARGET_AVX512 static void store(uint16_t* p, __mmask16 k, __m512 v) { _mm256_mask_storeu_epi16(p, k, Convert::narrow(v)); }
+};
+struct Fp16Codes {
+  PTO_TARGET_AVX512 static __m512 widen(__m256i codes) { return _mm512_cvtph_ps(codes); }
+  PTO_TARGET_AVX512 static __m256i narrow(__m512 v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }
+};
+// softmax's results are in [0, 1] or the canonical NaN, whose code plus 0x7FFF is its own quieted code:
+// half::to_bf16's nearest-even rounding needs no NaN case here, and one permute picks the codes (the
+// whole rounding had taken about 40 % of a bf16 row's time: [32768, 128], one thread).
+struct Bf16Codes {
+  PTO_TARGET_AVX512 static __m512 widen(__m256i codes) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(codes), 16));
+  }
+  PTO_TARGET_AVX512 static __m256i narrow(__m512 v) {
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i biased = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), odd);
+    const __m512i high_halves = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29,
+                                                 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    return _mm512_castsi512_si256(_mm512_permutexvar_epi16(high_halves, biased));
+  }
+};
+
 // Rows of up to 32 elements (Two: more than 16): the row, its exps and the quotients in registers.
-template <bool Two>
-PTO_TARGET_AVX512 void softmax_short_rows_avx512(float* out, const float* in, int64_t rows, int64_t n) {
+template <class IO, bool Two>
+PTO_TARGET_AVX512 void softmax_short_rows_avx512(typename IO::Storage* out, const typename IO::Storage* in, int64_t rows,
+                                                 int64_t n) {
   using R = Zmm<float>;
   const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), zero = _mm512_setzero_ps();
   const __mmask16 k0 = R::lanes(n), k1 = R::lanes(std::max<int64_t>(n - 16, 0));
   for (int64_t r = 0; r < rows; ++r, in += n, out += n) {
-    const __m512 x0 = _mm512_mask_loadu_ps(low, k0, in), x1 = Two ? _mm512_mask_loadu_ps(low, k1, in + 16) : low;
+    const __m512 x0 = IO::load(in, k0, low), x1 = Two ? IO::load(in + 16, k1, low) : low;
     const __mmask16 unordered = _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q) | (Two ? _mm512_cmp_ps_mask(x1, x1, _CMP_UNORD_Q) : 0);
     const __m512 m = row_max(Two ? _mm512_max_ps(x0, x1) : x0, unordered);
     const __m512 e0 = shifted_exp(x0, k0, m), e1 = Two ? shifted_exp(x1, k1, m) : zero;
     const __m512 s = lane_tree(e0, e1);
-    _mm512_mask_storeu_ps(out, k0, _mm512_div_ps(e0, s));
-    if (Two) _mm512_mask_storeu_ps(out + 16, k1, _mm512_div_ps(e1, s));
+    IO::store(out, k0, _mm512_div_ps(e0, s));
+    if (Two) IO::store(out + 16, k1, _mm512_div_ps(e1, s));
   }
 }
 
 // Longer rows in four passes while the row is in L1 (whole registers with plain moves, which issue
-// and forward faster than masked ones): the max; the exps, stored; their lane sums; the division.
+// and forward faster than masked ones): the max; the exps, stored (in the output, or for a 16-bit
+// output in an fp32 row of their own); their lane sums; the division.
 // The sums are taken from the stored exps, not in the exp loop, for the reason of exp_shifted_avx512.
-PTO_TARGET_AVX512 void softmax_rows_avx512(float* out, const float* in, int64_t rows, int64_t n) {
+template <class IO>
+PTO_TARGET_AVX512 void softmax_rows_avx512(typename IO::Storage* out, const typename IO::Storage* in, int64_t rows,
+                                           int64_t n) {
   using R = Zmm<float>;
-  const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m512 low = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), zero = _mm512_setzero_ps();
   const int64_t whole = n / 16 * 16;
   const __mmask16 tail = R::lanes(n - whole);
+  alignas(64) float own_exps[IO::kWide ? 1 : kLongestRowAvx512 + 1];
   for (int64_t r = 0; r < rows; ++r, in += n, out += n) {
-    __m512 top = _mm512_mask_loadu_ps(low, tail, in + whole);
+    float* exps;
+    if constexpr (IO::kWide) exps = out;
+    else exps = own_exps;
+    __m512 top = IO::load(in + whole, tail, low);
     __mmask16 unordered = _mm512_cmp_ps_mask(top, top, _CMP_UNORD_Q);
     for (int64_t i = 0; i < whole; i += 16) {
-      const __m512 x = _mm512_loadu_ps(in + i);
+      const __m512 x = IO::load(in + i);
       top = _mm512_max_ps(top, x);
       unordered |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     }
     const __m512 m = row_max(top, unordered);
-    for (int64_t i = 0; i < whole; i += 16) _mm512_storeu_ps(out + i, shifted_exp(_mm512_loadu_ps(in + i), 0xFFFF, m));
-    if (tail) _mm512_mask_storeu_ps(out + whole, tail, shifted_exp(_mm512_maskz_loadu_ps(tail, in + whole), tail, m));
+    for (int64_t i = 0; i < whole; i += 16) _mm512_storeu_ps(exps + i, shifted_exp(IO::load(in + i), 0xFFFF, m));
+    if (tail) _mm512_mask_storeu_ps(exps + whole, tail, shifted_exp(IO::load(in + whole, tail, zero), tail, m));
     __m512 even = _mm512_setzero_ps(), odd = _mm512_setzero_ps();  // the registers i / 16 even, odd
     int64_t i = 0;
     for (; i + 32 <= whole; i += 32) {
-      even = _mm512_add_ps(even, _mm512_loadu_ps(out + i));
-      odd = _mm512_add_ps(odd, _mm512_loadu_ps(out + i + 16));
+      even = _mm512_add_ps(even, _mm512_loadu_ps(exps + i));
+      odd = _mm512_add_ps(odd, _mm512_loadu_ps(exps + i + 16));
     }
-    if (i < whole) even = _mm512_add_ps(even, _mm512_loadu_ps(out + i));
+    if (i < whole) even = _mm512_add_ps(even, _mm512_loadu_ps(exps + i));
     if (tail) {
       __m512& sums = whole / 16 % 2 ? odd : even;
-      sums = _mm512_add_ps(sums, _mm512_maskz_loadu_ps(tail, out + whole));
+      sums = _mm512_add_ps(sums, _mm512_maskz_loadu_ps(tail, exps + whole));
     }
     const __m512 s = lane_tree(even, odd);
-    for (int64_t j = 0; j < whole; j += 16) _mm512_storeu_ps(out + j, _mm512_div_ps(_mm512_loadu_ps(out + j), s));
-    if (tail) _mm512_mask_storeu_ps(out + whole, tail, _mm512_div_ps(_mm512_maskz_loadu_ps(tail, out + whole), s));
+    for (int64_t j = 0; j < whole; j += 16) IO::store(out + j, _mm512_div_ps(_mm512_loadu_ps(exps + j), s));
+    if (tail) IO::store(out + whole, tail, _mm512_div_ps(_mm512_maskz_loadu_ps(tail, exps + whole), s));
   }
+}
+
+template <class IO>
+void softmax_rows_in_zmm(typename IO::Storage* out, const typename IO::Storage* in, int64_t rows, int64_t n) {
+  (n <= 16   ? softmax_short_rows_avx512<IO, false>
+   : n <= 32 ? softmax_short_rows_avx512<IO, true>
+             : softmax_rows_avx512<IO>)(out, in, rows, n);
 }
 
 // The same in AVX2 registers: element i of a row into lane i % 32 is register k = i / 8 into the sums
@@ -1057,10 +1124,6 @@ PTO_TARGET_AVX2_FMA void softmax_rows_avx2(float* out, const float* in, int64_t 
 #endif
 }  // namespace
 
-// The longest rows each build works in registers: on AVX-512 up to L1's reach (longer rows go in
-// pieces, kernels/composite.cpp); on AVX2 also rows of up to 256 KiB, in L2 (one thread of an AMD EPYC:
-// [64, 65536] fp32 6.1-6.4 -> 5.5 ms, [1024, 4096] 6.2-6.3 -> 5.7-5.8 ms).
-constexpr int64_t kLongestRowAvx512 = 4095, kLongestRowAvx2 = 65536;
 
 bool softmax_register_rows(float* out, const float* in, int64_t rows, int64_t n) {
 #if PTO_X86
@@ -1068,7 +1131,7 @@ bool softmax_register_rows(float* out, const float* in, int64_t rows, int64_t n)
     switch (kernel_tuning().isa) {
       case Isa::Avx512:
         if (n > kLongestRowAvx512) return false;
-        (n <= 16 ? softmax_short_rows_avx512<false> : n <= 32 ? softmax_short_rows_avx512<true> : softmax_rows_avx512)(out, in, rows, n);
+        softmax_rows_in_zmm<F32Lanes>(out, in, rows, n);
         return true;
       case Isa::Avx2:
         if (n > kLongestRowAvx2) return false;
@@ -1079,6 +1142,22 @@ bool softmax_register_rows(float* out, const float* in, int64_t rows, int64_t n)
   }
 #endif
   return false;
+}
+
+bool softmax_half_register_rows(DType dtype, int64_t n) {
+#if PTO_X86
+  return (dtype == DType::FP16 || dtype == DType::BF16) && n > 8 && n <= kLongestRowAvx512 && has_fma() &&
+         kernel_tuning().isa == Isa::Avx512;
+#else
+  return false;
+#endif
+}
+
+void softmax_register_rows(uint16_t* out, const uint16_t* in, DType dtype, int64_t rows, int64_t n) {
+#if PTO_X86
+  if (dtype == DType::FP16) softmax_rows_in_zmm<HalfLanes<Fp16Codes>>(out, in, rows, n);
+  else softmax_rows_in_zmm<HalfLanes<Bf16Codes>>(out, in, rows, n);
+#endif
 }
 
 void integral(Rounding r, float* out, const float* in, int64_t n) { round_to_integral(r, out, in, n); }

@@ -16,6 +16,7 @@
 
 #include "copy/simd.h"
 #include "kernels/arithmetic.h"
+#include "ptocpu/dtype.h"
 
 #if PTO_X86
 #pragma GCC diagnostic push
@@ -54,6 +55,12 @@ void exp_shifted_lane_sums(float* out, const float* in, const float* shifts, int
 // AVX-512 registers while it is in L1 (9 <= n < 4096) or in AVX2 registers while it is in L1 or L2
 // (9 <= n <= 65536); false, with nothing done, for other rows and the baseline build.
 bool softmax_register_rows(float* out, const float* in, int64_t rows, int64_t n);
+// Whether softmax_register_rows below takes rows of n elements of `dtype`: fp16 / bf16 rows that the
+// AVX-512 build works in registers.
+bool softmax_half_register_rows(DType dtype, int64_t n);
+// The same for fp16 / bf16 rows read and written in their dtype: each element widened exactly, the
+// fp32 rows' arithmetic, the result rounded once (the bits of widening, the fp32 kernel, narrowing).
+void softmax_register_rows(uint16_t* out, const uint16_t* in, DType dtype, int64_t rows, int64_t n);
 
 // out[i] = in[i] rounded to an integral value as `r` says (GCC does not vectorise floor / ceil /
 // trunc in its ISA clones: these are written per instruction set); out may be in.

@@ -465,14 +465,18 @@ def test_softmax_gives_the_same_bits_on_every_instruction_set():
     # (up to 32 in one to four, two rows at a time, the last register whole where the next row follows;
     # longer ones in four passes); elsewhere from 64 elements the exp and the lane sums a row at a time
     # (the last set of lanes partly idle), shorter ones three passes; each instruction set's build and
-    # the scalar one agree bit for bit, with NaN, inf and rows that are all -inf, odd and even row counts
+    # the scalar one agree bit for bit, with NaN, inf and rows that are all -inf, odd and even row counts;
+    # fp16 / bf16 rows (on AVX-512 read and written in their dtype, elsewhere through fp32 copies) with
+    # results down into the subnormals
     rng = np.random.default_rng(41)
     cases = []
     for n in (8, 9, 12, 16, 17, 20, 24, 25, 31, 32, 33, 40, 48, 63, 64, 65, 80, 95, 96, 97, 128, 200, 1000, 4095, 4096, 4097,
               65536, 65537):
         x = random(rng, (max(4, 3000 // n), n), np.float32, 10.0)
         x[0, 1], x[1, 2], x[-1] = np.nan, np.inf, -np.inf
-        cases += [x, x.astype(BF16)]
+        x[2] = -np.linspace(0, 110, n)  # bf16 results from 1 down through the subnormals to 0
+        x[3] = -np.linspace(0, 18, n)  # fp16 likewise
+        cases += [x, x.astype(BF16), x.astype(np.float16)]
     try:
         results = {}
         for isa in ("avx512", "avx2", "baseline"):
