@@ -31,6 +31,7 @@ struct Bf16 {
 struct Avx512 {
   using Storage = fp16_t;
   static constexpr int kLanes = 16;
+  static constexpr bool kZmm = true;  // one AVX-512 register of lanes
   // Lane by lane rather than one store: after a vector store into the lanes, GCC 12 left the loop
   // that applies a functor with selects (clip, maximum) unvectorised.
   PTO_TARGET_AVX512 static inline void widen(const fp16_t* src, float* dst) {
@@ -55,6 +56,7 @@ struct F16c {
 // 16 lanes in two AVX2 registers with F16C's conversions, for the fused rows: over 8 lanes GCC 12 left
 // some functors' steps (maximum) partly scalar. Lane by lane, as Avx512::widen.
 struct F16cPair {
+  static constexpr bool kZmm = false;
   using Storage = fp16_t;
   static constexpr int kLanes = 16;
   PTO_TARGET_F16C static inline void widen(const fp16_t* src, float* dst) {
@@ -75,6 +77,7 @@ struct F16cPair {
 // narrowing is Bf16Avx512's integer rounding, and packing the two registers' 16-bit results per half
 // puts that order back. The functor works lane by lane, so the order in between does not matter.
 struct Bf16Avx2 {
+  static constexpr bool kZmm = false;
   using Storage = bf16_t;
   static constexpr int kLanes = 16;
   PTO_TARGET_AVX2 static inline void widen(const bf16_t* src, float* dst) {
@@ -102,6 +105,7 @@ struct Bf16Avx2 {
 struct Bf16Avx512 {
   using Storage = bf16_t;
   static constexpr int kLanes = 16;
+  static constexpr bool kZmm = true;
   PTO_TARGET_AVX512 static inline void widen(const bf16_t* src, float* dst) {
     const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
     const __m512 lanes = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));

@@ -567,7 +567,10 @@ struct Rows : Engine<Tout, Tin, N> {
         if (!(Mask >> k & 1u)) L::widen(reinterpret_cast<const S*>(in[k]) + i, v[k]);
         else if constexpr (kLanesForm) std::fill_n(v[k], W, value[k]);
       const auto arg = [&](int k, int l) { return Mask >> k & 1u ? value[k] : v[k][l]; };
-      if constexpr (kLanesForm) F::apply_lanes(o, v[0]);
+      if constexpr (kLanesForm) {
+        if constexpr (L::kZmm) F::apply_lanes_zmm(o, v[0]);
+        else F::apply_lanes(o, v[0]);
+      }
       else {
         // Kept a loop for the vectoriser: unrolled first, a functor with selects (clip's NaN rule)
         // became W scalar steps (clip of [4096, 4096] fp16: 51 ms against 3).
