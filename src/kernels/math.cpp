@@ -201,14 +201,16 @@ void run(Avx512 avx512, Avx2 avx2, Scalar fma, Scalar plain, T* out, const T* in
   case Fn::Name: return run(PTO_BUILDS(name, ulp, d, d8, d4), out, in, n);
 
 // Rounding to an integral value in each build (the scalar one is libm's). The immediates of the
-// SSE4.1 / AVX-512 rounding instructions: toward -inf, +inf, zero, each without the inexact exception.
-constexpr int kRoundingMode[] = {0x09, 0x0A, 0x0B};
+// SSE4.1 / AVX-512 rounding instructions: toward -inf, +inf, zero, to nearest even, each without the
+// inexact exception.
+constexpr int kRoundingMode[] = {0x09, 0x0A, 0x0B, 0x08};
 
 template <int Mode, class T>
 T round_scalar(T x) {
   if constexpr (Mode == kRoundingMode[0]) return std::floor(x);
   else if constexpr (Mode == kRoundingMode[1]) return std::ceil(x);
-  else return std::trunc(x);
+  else if constexpr (Mode == kRoundingMode[2]) return std::trunc(x);
+  else return std::nearbyint(x);  // the default rounding mode: to nearest even
 }
 
 #if PTO_X86
@@ -240,6 +242,7 @@ void round_to_integral(Rounding r, T* out, const T* in, int64_t n) {
     case Rounding::Floor: return round_to_integral<kRoundingMode[0], T>(out, in, n);
     case Rounding::Ceil: return round_to_integral<kRoundingMode[1], T>(out, in, n);
     case Rounding::Trunc: return round_to_integral<kRoundingMode[2], T>(out, in, n);
+    case Rounding::NearestEven: return round_to_integral<kRoundingMode[3], T>(out, in, n);
   }
 }
 

@@ -64,7 +64,7 @@ void softmax_register_rows(uint16_t* out, const uint16_t* in, DType dtype, int64
 
 // out[i] = in[i] rounded to an integral value as `r` says (GCC does not vectorise floor / ceil /
 // trunc in its ISA clones: these are written per instruction set); out may be in.
-enum class Rounding : uint8_t { Floor, Ceil, Trunc };
+enum class Rounding : uint8_t { Floor, Ceil, Trunc, NearestEven };
 void integral(Rounding r, float* out, const float* in, int64_t n);
 void integral(Rounding r, double* out, const double* in, int64_t n);
 
@@ -203,7 +203,7 @@ struct Signbit : Predicate {
   }
 };
 
-// floor / ceil / trunc: to an integral value of the float type; integers are their own.
+// floor / ceil / trunc / rint: to an integral value of the float type; integers are their own.
 template <Rounding R>
 struct Integral : SameType {
   template <class T> static constexpr bool takes = kNumber<T>;
@@ -217,9 +217,10 @@ struct Integral : SameType {
 #if PTO_X86
   // The 16 fp32 lanes of an fp16 / bf16 row fused in registers (docs/kernels.md#fused-half-rows),
   // one rounding instruction per 8: GCC leaves floorf and its kin scalar under -ftrapping-math.
-  static constexpr int kMode = (R == Rounding::Floor  ? _MM_FROUND_TO_NEG_INF
-                                : R == Rounding::Ceil ? _MM_FROUND_TO_POS_INF
-                                                      : _MM_FROUND_TO_ZERO) |
+  static constexpr int kMode = (R == Rounding::Floor   ? _MM_FROUND_TO_NEG_INF
+                                : R == Rounding::Ceil  ? _MM_FROUND_TO_POS_INF
+                                : R == Rounding::Trunc ? _MM_FROUND_TO_ZERO
+                                                       : _MM_FROUND_TO_NEAREST_INT) |
                                _MM_FROUND_NO_EXC;
   PTO_TARGET_AVX2 static inline void apply_lanes(float* out, const float* in) {
     _mm256_storeu_ps(out, _mm256_round_ps(_mm256_loadu_ps(in), kMode));

@@ -553,10 +553,12 @@ def test_zero_d_and_empty_on_cpu_refused_on_the_chips(op):
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
 def test_every_half_code_rounds_to_integral_on_each_instruction_set(dtype):
-    # fp16 / bf16 rows fused in registers take the rounding instruction (docs/kernels.md#fused-half-rows)
+    # fp16 / bf16 rows fused in registers take the rounding instruction (docs/kernels.md#fused-half-rows),
+    # one 512-bit one on AVX-512
     codes = np.arange(65536, dtype=np.uint16).view(dtype)
     column = np.broadcast_to(codes[::257][:, None], (256, 40))  # each row one value (stride 0)
-    for op, ref in (("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc)):
+    # round with decimals 0 is rint itself: the same instruction, to nearest even
+    for op, ref in (("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc), ("round", np.rint)):
         with np.errstate(invalid="ignore"):
             want, want_column = (ref(v.astype(F32)).astype(dtype) for v in (codes, column))
         for isa in ("avx512", "avx2", "baseline"):
@@ -643,7 +645,7 @@ def test_same_bits_for_any_thread_count_instruction_set_and_block_alignment():
     x32 = np.concatenate([rng.uniform(-10, 10, 100_001), rng.uniform(-1e6, 1e6, 100_001)]).astype(F32)
     rng.shuffle(x32)
     x64 = x32.astype(np.float64)
-    for op in [*LIBRARY, "expm1", "log1p", "cbrt", "sigmoid", "log2", "floor", "ceil", "trunc"]:
+    for op in [*LIBRARY, "expm1", "log1p", "cbrt", "sigmoid", "log2", "floor", "ceil", "trunc", "round"]:
         for x in (x32, x64):
             ptocpu.set_num_threads(2)
             reference = getattr(ptocpu, op)(x).numpy()
