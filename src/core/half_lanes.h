@@ -4,6 +4,7 @@
 // Bit-identical to the element functions of core/half.h (round to nearest even, bf16's NaN quieted).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "copy/simd.h"
 #include "core/half.h"
@@ -123,6 +124,20 @@ struct Bf16Avx512 {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm512_cvtepi32_epi16(bits));
   }
 };
+
+// 16 fp16 / bf16 codes from src with their sign bit flipped (neg) or cleared (abs), into dst: what
+// widening to fp32, the sign op and the rounding back give, a NaN quieted as that rounding quiets it.
+template <class Storage>
+PTO_TARGET_AVX2 inline void sign_codes(bool flip, const Storage* src, Storage* dst) {
+  constexpr bool kBf16 = std::is_same_v<Storage, bf16_t>;
+  const __m256i codes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+  const __m256i magnitude = _mm256_and_si256(codes, _mm256_set1_epi16(0x7FFF));
+  const __m256i signed_codes = flip ? _mm256_xor_si256(codes, _mm256_set1_epi16(int16_t(0x8000))) : magnitude;
+  // NaN: a magnitude above infinity's code (both below 0x8000, so the signed compare holds)
+  const __m256i nan = _mm256_cmpgt_epi16(magnitude, _mm256_set1_epi16(kBf16 ? 0x7F80 : 0x7C00));
+  const __m256i quiet = _mm256_and_si256(nan, _mm256_set1_epi16(kBf16 ? 0x0040 : 0x0200));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_or_si256(signed_codes, quiet));
+}
 #endif
 
 }  // namespace pto::half::lanes

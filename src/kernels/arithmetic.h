@@ -105,7 +105,11 @@ struct Minimum : SameType {
   template <class T> static T apply(T a, T b) { return min_or_nan(a, b); }
 };
 
+// A sign op says what it does to a float's sign bit, kSignFlip (neg) or not (abs: cleared): fp16 /
+// bf16 rows apply it to their codes directly (half::lanes::sign_codes), without the fp32 round trip,
+// which would give the same bits.
 struct Neg : SameType {
+  static constexpr bool kSignFlip = true;
   template <class T> static constexpr bool takes = kNumber<T> && std::is_signed_v<T>;
   template <class T> static T apply(T a) {
     if constexpr (kInteger<T>) return wrap_sub(T(0), a);
@@ -114,6 +118,7 @@ struct Neg : SameType {
 };
 
 struct Abs : SameType {
+  static constexpr bool kSignFlip = false;
   template <class T> static constexpr bool takes = kNumber<T> && std::is_signed_v<T>;
   template <class T> static T apply(T a) {
     if constexpr (kInteger<T>) return a < 0 ? wrap_sub(T(0), a) : a;

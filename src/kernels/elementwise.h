@@ -557,6 +557,14 @@ struct Rows : Engine<Tout, Tin, N> {
                                                     int64_t m) {
     using S = typename L::Storage;
     constexpr int W = L::kLanes;
+    if constexpr (requires { F::kSignFlip; }) {
+      if constexpr (Mask == 0) {  // a sign op on a row of codes: no conversions
+        int64_t i = 0;
+        for (; i + W <= m; i += W)
+          half::lanes::sign_codes(F::kSignFlip, reinterpret_cast<const S*>(in[0]) + i, reinterpret_cast<S*>(out) + i);
+        return i;
+      }
+    }
     float value[N];  // the broadcast inputs' one value each (their buffers hold it repeated)
     for (int k = 0; k < N; ++k) value[k] = Mask >> k & 1u ? broadcast[k][0] : 0.0f;
     int64_t i = 0;

@@ -573,6 +573,29 @@ def test_every_half_code_rounds_to_integral_on_each_instruction_set(dtype):
                 ptocpu._core._set_kernel_tuning()
 
 
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_every_half_code_negated_and_made_absolute_on_each_instruction_set(dtype):
+    # fp16 / bf16 rows change the sign bit of their codes (docs/kernels.md#fused-half-rows): what the fp32
+    # round trip gives, a NaN's payload kept and its quiet bit set (the baseline build takes that trip)
+    codes = np.arange(65536, dtype=np.uint16)
+    x = codes.view(dtype)
+    magnitude = codes & 0x7FFF
+    infinity, quiet = (0x7F80, 0x0040) if dtype == ml_dtypes.bfloat16 else (0x7C00, 0x0200)
+    nan_quieted = np.where(magnitude > infinity, quiet, 0).astype(np.uint16)
+    for op, want in (("neg", (codes ^ 0x8000) | nan_quieted), ("abs", magnitude | nan_quieted)):
+        finite = magnitude <= infinity
+        reference = getattr(np, "negative" if op == "neg" else "abs")(x[finite].astype(F32)).astype(dtype)
+        assert (bits(reference) == want[finite]).all()  # the formula against numpy where no NaN is involved
+        for isa in ("avx512", "avx2", "baseline"):
+            try:
+                ptocpu._core._set_kernel_tuning(isa=isa)
+                for shape in ((65536,), (256, 256), (64, 1024)):
+                    got = getattr(ptocpu, op)(x.reshape(shape)).numpy().reshape(-1)
+                    assert (bits(got) == want).all(), (op, isa, shape)
+            finally:
+                ptocpu._core._set_kernel_tuning()
+
+
 def own_fp32_form_on_each_instruction_set(op: str, x: np.ndarray, most_off: float, worst: float | None = None):
     """ptocpu's own fp32 forms (exp, sinh, cosh, erfc): within 1 ulp of the fp64 result rounded once, fewer
     than most_off of the values off by one, normal results within `worst` ulp of the fp64 result (when given),
