@@ -57,9 +57,9 @@ struct F16c {
 // 16 lanes in two AVX2 registers with F16C's conversions, for the fused rows: over 8 lanes GCC 12 left
 // some functors' steps (maximum) partly scalar. Lane by lane, as Avx512::widen.
 struct F16cPair {
-  static constexpr bool kZmm = false;
   using Storage = fp16_t;
   static constexpr int kLanes = 16;
+  static constexpr bool kZmm = false;
   PTO_TARGET_F16C static inline void widen(const fp16_t* src, float* dst) {
     const __m256 low = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
     const __m256 high = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 8)));
@@ -78,9 +78,9 @@ struct F16cPair {
 // narrowing is Bf16Avx512's integer rounding, and packing the two registers' 16-bit results per half
 // puts that order back. The functor works lane by lane, so the order in between does not matter.
 struct Bf16Avx2 {
-  static constexpr bool kZmm = false;
   using Storage = bf16_t;
   static constexpr int kLanes = 16;
+  static constexpr bool kZmm = false;
   PTO_TARGET_AVX2 static inline void widen(const bf16_t* src, float* dst) {
     const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)), zero = _mm256_setzero_si256();
     const __m256 low = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, bits));
