@@ -35,13 +35,16 @@ struct Avx512 {
   static constexpr bool kZmm = true;  // one AVX-512 register of lanes
   // Lane by lane rather than one store: after a vector store into the lanes, GCC 12 left the loop
   // that applies a functor with selects (clip, maximum) unvectorised.
+  // A register's conversions, for kernels that keep their lanes in registers (softmax's rows).
+  PTO_TARGET_AVX512 static inline __m512 widened(__m256i codes) { return _mm512_cvtph_ps(codes); }
+  PTO_TARGET_AVX512 static inline __m256i narrowed(__m512 v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }
   PTO_TARGET_AVX512 static inline void widen(const fp16_t* src, float* dst) {
-    const __m512 lanes = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+    const __m512 lanes = widened(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
 #pragma GCC unroll 0
     for (int l = 0; l < kLanes; ++l) dst[l] = lanes[l];
   }
   PTO_TARGET_AVX512 static inline void narrow(const float* src, fp16_t* dst) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm512_cvtps_ph(_mm512_loadu_ps(src), _MM_FROUND_TO_NEAREST_INT));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), narrowed(_mm512_loadu_ps(src)));
   }
 };
 struct F16c {
@@ -107,9 +110,11 @@ struct Bf16Avx512 {
   using Storage = bf16_t;
   static constexpr int kLanes = 16;
   static constexpr bool kZmm = true;
+  PTO_TARGET_AVX512 static inline __m512 widened(__m256i codes) {  // a register's, as Avx512::widened
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(codes), 16));
+  }
   PTO_TARGET_AVX512 static inline void widen(const bf16_t* src, float* dst) {
-    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
-    const __m512 lanes = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+    const __m512 lanes = widened(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
 #pragma GCC unroll 0
     for (int l = 0; l < kLanes; ++l) dst[l] = lanes[l];  // lane by lane: see Avx512::widen
   }

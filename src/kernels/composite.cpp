@@ -241,12 +241,18 @@ PTO_SIMD_CLONES void rms_norm_rows(const float* __restrict x, float* __restrict 
 // that a group takes one load, one exp call and one store.
 constexpr int64_t kGroupElements = 2048;
 
+// Whether an output is large enough to be streamed past the caches (docs/kernels.md#streaming-stores).
+bool streamed_output(const Tensor& out) {
+  return PTO_HAVE_STREAM_LINES && out.numel() * static_cast<int64_t>(out.itemsize()) >= kernel_tuning().stream_bytes;
+}
+
 // Runs fn(x, y, rows, n) over every row along dim: x rows of the input in fp32 one after another, y
 // where their fp32 results go (the output itself when it is contiguous fp32), stored with one
 // rounding afterwards. Rows that follow each other in the input (a contiguous input along its last
 // axis) go in groups of up to kGroupElements elements, others one at a time. A contiguous output of
 // at least kernel_tuning().stream_bytes gets each group's results streamed from L1
 // (docs/kernels.md#streaming-stores): the output's lines are never read.
+
 template <class Fn>
 void for_each_row(const Tensor& in, int dim, const Tensor& out, Fn fn) {
   const int64_t n = in.shape(dim);
@@ -256,8 +262,7 @@ void for_each_row(const Tensor& in, int dim, const Tensor& out, Fn fn) {
   const ew::LoadFn<float> load = ew::loader<float>(in.dtype());
   const ew::StoreFn<float> store = ew::storer<float>(out.dtype());
   const bool packed = dim == in.ndim() - 1 && in.is_contiguous() && dst.step == static_cast<int64_t>(out.itemsize());
-  const bool stream = PTO_HAVE_STREAM_LINES && packed && out.is_contiguous() &&
-                      out.numel() * static_cast<int64_t>(out.itemsize()) >= kernel_tuning().stream_bytes;
+  const bool stream = packed && out.is_contiguous() && streamed_output(out);
   const bool direct = !stream && out.dtype() == DType::FP32 && dst.step == static_cast<int64_t>(sizeof(float));
   const bool staged = stream && out.dtype() != DType::FP32;  // rounded into a stage, then streamed
   const int64_t group = packed ? std::max<int64_t>(1, kGroupElements / std::max<int64_t>(n, 1)) : 1;
@@ -345,7 +350,7 @@ bool softmax_half_rows(const Tensor& in, const Tensor& out) {
   const int64_t n = in.numel() == 0 ? 0 : in.shape(in.ndim() - 1);
   if (n == 0 || out.dtype() != in.dtype() || !math::softmax_half_register_rows(in.dtype(), n) ||
       !in.is_contiguous() || !out.is_contiguous() || in.partially_valid() || out.partially_valid() ||
-      (PTO_HAVE_STREAM_LINES && out.numel() * static_cast<int64_t>(out.itemsize()) >= kernel_tuning().stream_bytes))
+      streamed_output(out))
     return false;
   const auto* src = in.data_as<const uint16_t>();
   auto* dst = out.data_as<uint16_t>();

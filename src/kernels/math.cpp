@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "copy/simd.h"
+#include "core/half_lanes.h"
 #include "kernels/arithmetic.h"
 
 #if PTO_X86
@@ -404,10 +405,10 @@ void odd_table(float* out, const float* in, int64_t n) {
 
 // fp32 erfc (docs/ops/erf.md#semantics) in fp32 arithmetic, exp(-x^2) erfcx(|x|) with the rounding
 // errors of both factors carried: x^2 = hi + lo exactly (an FMA); exp(-hi - lo) = 2^-(k/32) e^-s with
-// k = round(hi 32 / ln 2) and s = hi - k ln2/32 (two constants) + lo (exp_parts, the exp steps' reduction), e^-s - 1 a cubic, 2^-(j/32) a
-// 32-entry table of fp32 pairs (value, its error); erfcx(a) a degree-5 polynomial in a - c on one of
-// 32 intervals of a picked from the bits of a + 1 (eighths of [0, 1), quarters of [1, 3), halves of
-// [3, 7), ones up to the clamp at 10.1, where fp32's erfc is 0), c chosen near each midpoint so that
+// k = round(hi 32 / ln 2) and s = hi - k ln2/32 (two constants) + lo (exp_parts, the exp steps'
+// reduction), e^-s - 1 a cubic, 2^-(j/32) a 32-entry table of fp32 pairs (value, its error); erfcx(a)
+// a degree-5 polynomial in a - c on one of 32 intervals of a picked from the bits of a + 1 (eighths of
+// [0, 1), quarters of [1, 3), halves of [3, 7), ones up to the clamp at 10.1, where fp32's erfc is 0), c chosen near each midpoint so that
 // erfcx(c) is an fp32 number to 1e-10 (least-squares fits of erfcx from a 40-digit reference, within
 // 4e-9 relative). The product of the two factors is formed with its error (an FMA) and rounded once;
 // x < 0 gives 2 minus it by the same steps. Every step is an fp32 FMA, multiply or add (table lookups
@@ -614,10 +615,21 @@ struct ErfcScalar {
   }
 };
 
-float erfc_scalar(float x) { return x != x ? x + x : erfc_steps<ErfcScalar>(x); }
-float exp_scalar(float x) { return x != x ? x + x : exp_steps<ErfcScalar>(x); }
+// The own fp32 forms' steps as types: one functor per build (OwnZmm, OwnYmm) and one scalar form serve
+// them all.
+struct ErfcSteps {
+  template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return erfc_steps<Ops>(x); }
+};
+struct ExpSteps {
+  template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return exp_steps<Ops>(x); }
+};
 template <bool Sinh>
-float hyperbolic_scalar(float x) { return x != x ? x + x : hyperbolic_steps<Sinh, ErfcScalar>(x); }
+struct HyperbolicSteps {
+  template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return hyperbolic_steps<Sinh, Ops>(x); }
+};
+
+template <class Steps>
+float own_scalar(float x) { return x != x ? x + x : Steps::template apply<ErfcScalar>(x); }
 
 #if PTO_X86
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*().
@@ -639,7 +651,8 @@ struct ErfcZmm {
   }
   PTO_TARGET_AVX512 static __m512 select_negative(__m512 x, __m512 positive, __m512 negative) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), positive, negative);
-  }  PTO_TARGET_AVX512 static __m512 select_below(__m512 a, float end, __m512 below, __m512 above) {
+  }
+  PTO_TARGET_AVX512 static __m512 select_below(__m512 a, float end, __m512 below, __m512 above) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(end), _CMP_LT_OQ), above, below);
   }
   PTO_TARGET_AVX512 static __m512 copy_sign(__m512 magnitude, __m512 x) {  // magnitude >= +0
@@ -651,15 +664,10 @@ struct ErfcZmm {
   PTO_TARGET_AVX512 static __m512 minus_exponent(__m512 v, __m512i k_bits) {
     return _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_castps_si512(v), _mm512_slli_epi32(_mm512_srli_epi32(k_bits, 5), 23)));
   }
-  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const { return erfc_steps<ErfcZmm>(x); }
 };
-// exp through run(): the same primitives.
-struct ExpZmm : ErfcZmm {
-  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const { return exp_steps<ErfcZmm>(x); }
-};
-template <bool Sinh>
-struct HyperbolicZmm : ErfcZmm {
-  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const { return hyperbolic_steps<Sinh, ErfcZmm>(x); }
+template <class Steps>
+struct OwnZmm {
+  PTO_TARGET_AVX512 __m512 operator()(__m512 x) const { return Steps::template apply<ErfcZmm>(x); }
 };
 #pragma GCC diagnostic pop
 
@@ -683,7 +691,8 @@ struct ErfcYmm {
   }
   PTO_TARGET_AVX2_FMA static __m256 select_negative(__m256 x, __m256 positive, __m256 negative) {
     return _mm256_blendv_ps(positive, negative, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
-  }  PTO_TARGET_AVX2_FMA static __m256 select_below(__m256 a, float end, __m256 below, __m256 above) {
+  }
+  PTO_TARGET_AVX2_FMA static __m256 select_below(__m256 a, float end, __m256 below, __m256 above) {
     return _mm256_blendv_ps(above, below, _mm256_cmp_ps(a, _mm256_set1_ps(end), _CMP_LT_OQ));
   }
   PTO_TARGET_AVX2_FMA static __m256 copy_sign(__m256 magnitude, __m256 x) {  // magnitude >= +0
@@ -697,40 +706,20 @@ struct ErfcYmm {
   PTO_TARGET_AVX2_FMA static __m256 minus_exponent(__m256 v, __m256i k_bits) {
     return _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_castps_si256(v), _mm256_slli_epi32(_mm256_srli_epi32(k_bits, 5), 23)));
   }
-  PTO_TARGET_AVX2_FMA __m256 operator()(__m256 x) const { return erfc_steps<ErfcYmm>(x); }
 };
-struct ExpYmm : ErfcYmm {
-  PTO_TARGET_AVX2_FMA __m256 operator()(__m256 x) const { return exp_steps<ErfcYmm>(x); }
-};
-template <bool Sinh>
-struct HyperbolicYmm : ErfcYmm {
-  PTO_TARGET_AVX2_FMA __m256 operator()(__m256 x) const { return hyperbolic_steps<Sinh, ErfcYmm>(x); }
+template <class Steps>
+struct OwnYmm {
+  PTO_TARGET_AVX2_FMA __m256 operator()(__m256 x) const { return Steps::template apply<ErfcYmm>(x); }
 };
 #endif
 
 // Without FMA the scalar steps' std::fma runs in software: slower, the same bits.
-void erfc_fp32(float* out, const float* in, int64_t n) {
+template <class Steps>
+void own_fp32(float* out, const float* in, int64_t n) {
 #if PTO_X86
-  run(ErfcZmm{}, ErfcYmm{}, erfc_scalar, erfc_scalar, out, in, n);
+  run(OwnZmm<Steps>{}, OwnYmm<Steps>{}, own_scalar<Steps>, own_scalar<Steps>, out, in, n);
 #else
-  run(nullptr, nullptr, erfc_scalar, erfc_scalar, out, in, n);
-#endif
-}
-
-void exp_fp32(float* out, const float* in, int64_t n) {
-#if PTO_X86
-  run(ExpZmm{}, ExpYmm{}, exp_scalar, exp_scalar, out, in, n);
-#else
-  run(nullptr, nullptr, exp_scalar, exp_scalar, out, in, n);
-#endif
-}
-
-template <bool Sinh>
-void hyperbolic_fp32(float* out, const float* in, int64_t n) {
-#if PTO_X86
-  run(HyperbolicZmm<Sinh>{}, HyperbolicYmm<Sinh>{}, hyperbolic_scalar<Sinh>, hyperbolic_scalar<Sinh>, out, in, n);
-#else
-  run(nullptr, nullptr, hyperbolic_scalar<Sinh>, hyperbolic_scalar<Sinh>, out, in, n);
+  run(nullptr, nullptr, own_scalar<Steps>, own_scalar<Steps>, out, in, n);
 #endif
 }
 
@@ -742,10 +731,10 @@ void evaluate(Fn fn, float* out, const float* in, int64_t n) {
   // SLEEF's fp32 sinh / cosh overflow from |x| > 88.7 (fp32's own limit is 89.4) and its erfc is a
   // 1.5-ulp function: ptocpu's own fp32 forms, within 1 ulp. Its fp32 asinh / acosh give inf past
   // 1.8e19: these compute in fp64 and round once.
-  if (fn == Fn::Sinh) return hyperbolic_fp32<true>(out, in, n);
-  if (fn == Fn::Cosh) return hyperbolic_fp32<false>(out, in, n);
-  if (fn == Fn::Erfc) return erfc_fp32(out, in, n);
-  if (fn == Fn::Exp) return exp_fp32(out, in, n);  // ptocpu's own (within 0.537 ulp), erfc's exp steps
+  if (fn == Fn::Sinh) return own_fp32<HyperbolicSteps<true>>(out, in, n);
+  if (fn == Fn::Cosh) return own_fp32<HyperbolicSteps<false>>(out, in, n);
+  if (fn == Fn::Erfc) return own_fp32<ErfcSteps>(out, in, n);
+  if (fn == Fn::Exp) return own_fp32<ExpSteps>(out, in, n);  // ptocpu's own (within 0.537 ulp), erfc's exp steps
   if (fn == Fn::Asinh || fn == Fn::Acosh) {
     constexpr int64_t kChunk = 256;
     double wide[kChunk];
@@ -790,7 +779,7 @@ struct SigmoidYmm {
 template <class T, bool Fma>
 T sigmoid_scalar(T x) {
   T e;
-  if constexpr (std::is_same_v<T, float>) e = exp_scalar(-x);  // without FMA, std::fma in software
+  if constexpr (std::is_same_v<T, float>) e = own_scalar<ExpSteps>(-x);  // without FMA, std::fma in software
   else e = Fma ? Sleef_finz_expd1_u10purecfma(-x) : Sleef_cinz_expd1_u10purec(-x);
   return T(1) / (e + T(1));
 }
@@ -926,28 +915,22 @@ struct HalfLanes {
   using Storage = uint16_t;
   static constexpr bool kWide = false;
   PTO_TARGET_AVX512 static __m512 load(const uint16_t* p) {
-    return Convert::widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return Convert::widened(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
   PTO_TARGET_AVX512 static __m512 load(const uint16_t* p, __mmask16 k, __m512 fill) {
-    return _mm512_mask_mov_ps(fill, k, Convert::widen(_mm256_maskz_loadu_epi16(k, p)));
+    return _mm512_mask_mov_ps(fill, k, Convert::widened(_mm256_maskz_loadu_epi16(k, p)));
   }
   PTO_TARGET_AVX512 static void store(uint16_t* p, __m512 v) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), Convert::narrow(v));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), Convert::narrowed(v));
   }
-  PTO_TARGET_AVX512 static void store(uint16_t* p, __mmask16 k, __m512 v) { _mm256_mask_storeu_epi16(p, k, Convert::narrow(v)); }
-};
-struct Fp16Codes {
-  PTO_TARGET_AVX512 static __m512 widen(__m256i codes) { return _mm512_cvtph_ps(codes); }
-  PTO_TARGET_AVX512 static __m256i narrow(__m512 v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }
+  PTO_TARGET_AVX512 static void store(uint16_t* p, __mmask16 k, __m512 v) { _mm256_mask_storeu_epi16(p, k, Convert::narrowed(v)); }
 };
 // softmax's results are in [0, 1] or the canonical NaN, whose code plus 0x7FFF is its own quieted code:
 // half::to_bf16's nearest-even rounding needs no NaN case here, and one permute picks the codes (with
 // the whole rounding a bf16 row took 1.4x an fp32 one, now 1.07x: [32768, 128], one thread).
-struct Bf16Codes {
-  PTO_TARGET_AVX512 static __m512 widen(__m256i codes) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(codes), 16));
-  }
-  PTO_TARGET_AVX512 static __m256i narrow(__m512 v) {
+struct Bf16UnitCodes {
+  PTO_TARGET_AVX512 static __m512 widened(__m256i codes) { return half::lanes::Bf16Avx512::widened(codes); }
+  PTO_TARGET_AVX512 static __m256i narrowed(__m512 v) {
     const __m512i u = _mm512_castps_si512(v);
     const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
     const __m512i biased = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), odd);
@@ -1157,8 +1140,8 @@ bool softmax_half_register_rows(DType dtype, int64_t n) {
 
 void softmax_register_rows(uint16_t* out, const uint16_t* in, DType dtype, int64_t rows, int64_t n) {
 #if PTO_X86
-  if (dtype == DType::FP16) softmax_rows_in_zmm<HalfLanes<Fp16Codes>>(out, in, rows, n);
-  else softmax_rows_in_zmm<HalfLanes<Bf16Codes>>(out, in, rows, n);
+  if (dtype == DType::FP16) softmax_rows_in_zmm<HalfLanes<half::lanes::Avx512>>(out, in, rows, n);
+  else softmax_rows_in_zmm<HalfLanes<Bf16UnitCodes>>(out, in, rows, n);
 #endif
 }
 
