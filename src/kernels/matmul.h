@@ -13,10 +13,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/inline_vector.h"
 #include "ptocpu/dtype.h"
 #include "ptocpu/modes.h"
 
 namespace pto::kernels::matmul {
+
+// Byte offsets, one per output batch (inline for a few: most products have one batch).
+using Offsets = InlineVector<int64_t, 4>;
 
 // A matrix operand [rows, cols] as the product reads it (a transpose flag is folded into the
 // strides): element (r, c) of batch i is at data + offsets[i] + (r * row_stride + c * col_stride)
@@ -24,7 +28,7 @@ namespace pto::kernels::matmul {
 struct Operand {
   const std::byte* data = nullptr;
   DType dtype = DType::FP32;
-  std::vector<int64_t> offsets;
+  Offsets offsets;
   int64_t row_stride = 0, col_stride = 0;
   // scaled_mm's MX scales (E8M0, one per 32 elements along K, shared by every batch): element
   // (r, c) of A is multiplied by 2^(e - 127), e at scale + r * scale_row + (c / 32) * scale_k
@@ -39,7 +43,7 @@ struct Operand {
 struct Column {
   const std::byte* data = nullptr;
   DType dtype = DType::FP32;
-  std::vector<int64_t> offsets;
+  Offsets offsets;
   int64_t stride = 0;
 };
 

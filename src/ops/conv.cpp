@@ -367,7 +367,7 @@ void run_conv(const Plan& p, Tensor& out) {
   float* const patches = static_cast<float*>(scratch.get());
   for (int64_t n0 = 0; n0 < p.batch; n0 += images) {
     const int64_t count = std::min(images, p.batch - n0), batches = count * groups;
-    std::vector<int64_t> weight_offsets(static_cast<size_t>(batches)), image_offsets(static_cast<size_t>(batches));
+    kernels::matmul::Offsets weight_offsets(static_cast<size_t>(batches), 0), image_offsets(static_cast<size_t>(batches), 0);
     for (int64_t b = 0; b < batches; ++b) {
       const int64_t image = n0 + b / groups, group = b % groups;
       weight_offsets[b] = group * cg * weight.stride(0) * w_size;
@@ -394,7 +394,7 @@ void run_conv(const Plan& p, Tensor& out) {
         kernels::conv::Source src;
         src.data = static_cast<const std::byte*>(input.data());
         src.dtype = input.dtype();
-        src.offsets = image_offsets;
+        src.offsets.assign(image_offsets.begin(), image_offsets.end());
         src.channel_stride = input.stride(1);
         for (int d = 0; d < p.nd; ++d) src.strides[3 - p.nd + d] = input.stride(2 + d);
         kernels::conv::im2col(src, p.g, l0, n_lines, patches);

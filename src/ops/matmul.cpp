@@ -104,7 +104,8 @@ struct Plan {
   D out_dtype = D::FP32;
   MatmulExtendParams ext;
   int64_t m = 0, n = 0, k = 0;
-  Shape batch;  // the output's batch dims
+  Shape batch;      // the output's batch dims
+  Shape out_shape;  // batch, M, N
   bool scaled = false;
   bool c_matrix_nz = false;
 };
@@ -334,19 +335,20 @@ void check_product(Plan& p, const OpLimits& limits) {
   check_inner_outer(p, p.scaled ? "mat_a" : "input", a);
   check_inner_outer(p, p.scaled ? "mat_b" : "mat2", b);
   check_extend(p);
-  Shape out = p.batch;
-  out.push_back(p.m);
-  out.push_back(p.n);
-  checks::check_extent(p.op, "output", out, false);
+  p.out_shape.reserve(p.batch.size() + 2);
+  p.out_shape = p.batch;
+  p.out_shape.push_back(p.m);
+  p.out_shape.push_back(p.n);
+  checks::check_extent(p.op, "output", p.out_shape, false);
 }
 
 // ---- the kernel's problem -----------------------------------------------------------------------
 
 // Byte offset of each output batch in t (a batch dim of 1 repeats), t's batch dims being the last
 // `batch.size()` before its matrix dims (fewer: broadcast).
-std::vector<int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
+kernels::matmul::Offsets batch_offsets(const Tensor& t, const Shape& batch) {
   const int lead = t.ndim() - 2 - static_cast<int>(batch.size());
-  std::vector<int64_t> out(static_cast<size_t>(std::max<int64_t>(shape_numel(batch), 1)), 0);
+  kernels::matmul::Offsets out(static_cast<size_t>(std::max<int64_t>(shape_numel(batch), 1)), 0);
   for (size_t i = 0; i < out.size(); ++i) {
     int64_t rest = static_cast<int64_t>(i), off = 0;
     for (int d = static_cast<int>(batch.size()) - 1; d >= 0; --d) {
@@ -403,13 +405,6 @@ kernels::matmul::Problem problem(const Plan& p, Tensor& out) {
   return q;
 }
 
-Shape output_shape_of(const Plan& p) {
-  Shape s = p.batch;
-  s.push_back(p.m);
-  s.push_back(p.n);
-  return s;
-}
-
 Plan plan_matmul(const char* op, const Tensor& input, const Tensor& mat2, D out_dtype, bool a_trans, bool b_trans,
                  bool c_matrix_nz, const MatmulExtendParams& ext, bool scaled = false) {
   const OpLimits& limits = require_offered(op_def(op));
@@ -453,7 +448,7 @@ Tensor mx_scales(const Plan& p, const char* param, const Tensor& given, bool row
 Tensor matmul(const Tensor& input, const Tensor& mat2, DType out_dtype, const MatmulOptions& options) {
   const Plan p = plan_matmul(kMatmul, input, mat2, out_dtype, options.a_trans, options.b_trans, options.c_matrix_nz,
                              options.extend);
-  Tensor out = Tensor::empty(output_shape_of(p), out_dtype);
+  Tensor out = Tensor::empty(p.out_shape, out_dtype);
   kernels::matmul::run(problem(p, out));
   return out;
 }
@@ -474,7 +469,7 @@ Tensor scaled_mm(const Tensor& mat_a, const Tensor& mat_b, DType out_dtype, cons
                           "inner axis; FP4 operands pack two values per byte along it, so it must be even");
   const Tensor sa = mx_scales(p, "scale_a", scale_a, !options.scale_a_trans, p.m);
   const Tensor sb = mx_scales(p, "scale_b", scale_b, options.scale_b_trans, p.n);
-  Tensor out = Tensor::empty(output_shape_of(p), out_dtype);
+  Tensor out = Tensor::empty(p.out_shape, out_dtype);
   kernels::matmul::Problem q = problem(p, out);
   const int64_t k64 = sa.shape(1);
   q.a.scale = static_cast<const std::byte*>(sa.data());
@@ -567,7 +562,7 @@ void families::add_matmul(std::vector<OpDef>& table) {
         const MatmulOptions o = matmul_options(a);
         const Plan p = plan_matmul(kMatmul, a.tensor(0), a.tensor(1), a.dtype(2), o.a_trans, o.b_trans, o.c_matrix_nz,
                                    o.extend);
-        return {{output_shape_of(p), a.dtype(2)}};
+        return {{p.out_shape, a.dtype(2)}};
       },
       .bytes = bytes_of_valid_parts,
   });

@@ -220,8 +220,8 @@ def test_transposed_operands_are_read_in_place(a_trans, b_trans, dtype):
 @pytest.mark.parametrize("mkn", [(1, 1, 1), (8, 8, 8), (3, 5, 7), (16, 4, 16), (2, 64, 8), (5, 33, 6), (16, 8, 16)])
 def test_tiny_products_are_exact_with_bias_and_transposes(mkn, a_trans, b_trans, in_dtype):
     """Products of at most 2^10 multiply-adds take a plain loop instead of the library
-    (src/kernels/matmul.cpp sgemm); [16, 8] x [8, 16] (2^11) takes the library. Integer data: the exact
-    sums; a bias starts each sum; random floats: within an fp32 sum's bound."""
+    (src/kernels/matmul.cpp sgemm, s8gemm); [16, 8] x [8, 16] (2^11) takes the library. Integer data: the
+    exact sums; a bias starts each sum; random floats: within an fp32 sum's bound."""
     m, k, n = mkn
     rng = np.random.default_rng(m * 10000 + k * 100 + n)
     a = ints(rng, (k, m) if a_trans else (m, k), NP[in_dtype])
@@ -235,7 +235,15 @@ def test_tiny_products_are_exact_with_bias_and_transposes(mkn, a_trans, b_trans,
     got = ptocpu.matmul(tensor(a), tensor(b), out_dtype, a_trans=a_trans, b_trans=b_trans,
                         extend_params={"bias_tensor": tensor(bias)})
     np.testing.assert_array_equal(got.numpy(), rounded(want + bias, out_dtype))
-    if in_dtype != D.DT_INT8:
+    if in_dtype == D.DT_INT8:
+        # The extremes, and a bias near int32's ends: the int32 sums wrap as the library GEMM's do.
+        a, b = rng.choice(np.array([-128, 127], np.int8), a.shape), rng.choice(np.array([-128, 127], np.int8), b.shape)
+        bias = rng.choice(np.array([2 ** 31 - 1, -2 ** 31, 0], np.int64), (1, n)).astype(np.int32)
+        got = ptocpu.matmul(tensor(a), tensor(b), out_dtype, a_trans=a_trans, b_trans=b_trans,
+                            extend_params={"bias_tensor": tensor(bias)})
+        want = (exact_product(a, b, a_trans, b_trans) + bias.astype(np.int64)) % 2 ** 32
+        np.testing.assert_array_equal(got.numpy(), np.where(want >= 2 ** 31, want - 2 ** 32, want).astype(np.int32))
+    else:
         fa = rng.standard_normal(a.shape).astype(NP[in_dtype])
         fb = rng.standard_normal(b.shape).astype(NP[in_dtype])
         got = ptocpu.matmul(tensor(fa), tensor(fb), D.DT_FP32, a_trans=a_trans, b_trans=b_trans)
