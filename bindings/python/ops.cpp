@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "bind.h"
+#include "core/inline_vector.h"
 #include "ops/checks.h"
 #include "program/program.h"
 #include "ptocpu/error.h"
@@ -78,10 +79,10 @@ const pto::Fields& dict_defaults(const pto::Param& p) { return std::get<pto::Fie
 // defaults. ArgumentError for a key that is not a field, DTypeError for a value that is not a dict.
 pto::Fields convert_fields(const pto::Param& p, nb::handle obj, const char* op,
                            const std::function<pto::Value(const pto::Param&, nb::handle)>& each) {
-  pto::Fields out = dict_defaults(p);
-  if (obj.is_none()) return out;
+  if (obj.is_none()) return dict_defaults(p);
   if (!PyDict_Check(obj.ptr()))
     pto::fail<pto::DTypeError>(op, ": ", p.name, " must be a dict, got ", nb::type_name(obj.type()).c_str());
+  std::vector<pto::Value> values = dict_defaults(p).args->values();
   for (auto [key, value] : nb::borrow<nb::dict>(obj)) {
     size_t i = 0;
     const bool named = PyUnicode_Check(key.ptr());
@@ -91,18 +92,18 @@ pto::Fields convert_fields(const pto::Param& p, nb::handle obj, const char* op,
       for (const pto::Param& f : p.fields) keys += (keys.empty() ? "'" : ", '") + std::string(f.name) + "'";
       pto::fail<pto::ArgumentError>(op, ": ", p.name, " has no key ", nb::repr(key).c_str(), "; allowed: ", keys);
     }
-    out.values[i] = each(p.fields[i], value);
+    values[i] = each(p.fields[i], value);
   }
-  return out;
+  return pto::Fields{std::make_shared<const pto::Args>(std::move(values))};
 }
 
 // A default as the value the op receives, parsed from the table's text.
 pto::Value parse_default(const pto::Param& p) {
   using K = pto::ParamKind;
   if (p.kind == K::Dict) {
-    pto::Fields f;
-    for (const pto::Param& field : p.fields) f.values.push_back(default_value(field));
-    return f;
+    std::vector<pto::Value> values;
+    for (const pto::Param& field : p.fields) values.push_back(default_value(field));
+    return pto::Fields{std::make_shared<const pto::Args>(std::move(values))};
   }
   const std::string_view d = p.default_value;
   if (d == "None") return std::monostate{};
@@ -292,9 +293,21 @@ bool plausible(const pto::Param& p, nb::handle obj) {
 
 struct Bound {
   int overload = 0;
-  std::vector<nb::handle> slots;  // per parameter; invalid = not given (default)
+  pto::InlineVector<nb::handle, 12> slots;  // per parameter; invalid = not given (default)
   nb::object variadic;            // the list a variadic parameter's slot points at
 };
+
+// Whether a keyword (a str) is this parameter's name. Most names differ in their first letter, which
+// is looked at before the whole name (the str's UTF-8 form is cached in it).
+bool is_named(nb::handle key, const pto::Param& p) {
+  Py_ssize_t size = 0;
+  const char* s = PyUnicode_AsUTF8AndSize(key.ptr(), &size);
+  if (!s) {
+    PyErr_Clear();
+    return false;
+  }
+  return size > 0 && s[0] == p.name[0] && std::string_view(s, static_cast<size_t>(size)) == p.name;
+}
 
 // Binds positional args and keywords to one parameter list as Python would; false when they do
 // not fit it (only then is the next overload tried). TypeError when `last` and they do not fit.
@@ -310,7 +323,8 @@ bool bind_to(const pto::OpDef& op, const std::vector<pto::Param>& params, const 
   if (nargs > positional && !variadic)
     return refuse("takes " + std::to_string(positional) + " positional arguments but " + std::to_string(nargs) +
                   " were given");
-  out.slots.assign(params.size(), nb::handle());
+  out.slots.resize(0);
+  out.slots.resize(params.size(), nb::handle());
   for (size_t i = 0; i < std::min(nargs, positional); ++i) {
     if (check_kinds && !plausible(params[i], args[i])) return refuse("got an argument of the wrong kind");
     out.slots[i] = args[i];
@@ -329,7 +343,7 @@ bool bind_to(const pto::OpDef& op, const std::vector<pto::Param>& params, const 
   if (kwargs.is_valid()) {
     for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {  // keyword names are always str
       size_t i = 0;
-      while (i < params.size() && (PyUnicode_CompareWithASCIIString(key.ptr(), params[i].name) != 0 || params[i].variadic))
+      while (i < params.size() && (params[i].variadic || !is_named(key, params[i])))
         ++i;
       if (i == params.size()) return refuse("got an unexpected keyword argument '" + std::string(nb::str(key).c_str()) + "'");
       if (out.slots[i].is_valid())
@@ -408,7 +422,7 @@ bool releases_gil(const std::vector<pto::Value>& values) {
       for (const int64_t d : *dims)
         if (d > 0 && (product *= std::min(d, kSmall + 1)) > kSmall) return true;
     } else if (const auto* fields = std::get_if<pto::Fields>(&v)) {
-      if (releases_gil(fields->values)) return true;
+      if (releases_gil(fields->args->values())) return true;
     } else if (std::holds_alternative<std::vector<pto::Tensor>>(v) ||
                std::holds_alternative<std::vector<pto::TensorAt>>(v) || std::holds_alternative<pto::IndexKey>(v)) {
       return true;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -97,14 +98,15 @@ struct IndexKey {
   Tensor index;
 };
 
-struct Fields;
+class Args;
+// A Dict argument: one value per Param::fields entry, in that order (defaults filled in). Shared and
+// never changed in place: a Dict's defaults, parsed once, go to every call without a copy.
+struct Fields {
+  std::shared_ptr<const Args> args;
+};
 // One argument after conversion. The monostate is None.
 using Value = std::variant<std::monostate, Tensor, Scalar, int64_t, std::vector<int64_t>, bool, DType, std::string,
                            std::vector<Tensor>, std::vector<TensorAt>, IndexKey, Fields>;
-// A Dict argument: one value per Param::fields entry, in that order (defaults filled in).
-struct Fields {
-  std::vector<Value> values;
-};
 
 // The converted arguments of one call, in parameter order (defaults filled in).
 class Args {
@@ -126,7 +128,7 @@ class Args {
   const std::vector<TensorAt>& parts(size_t i) const { return std::get<std::vector<TensorAt>>(values_[i]); }
   const IndexKey& key(size_t i) const { return std::get<IndexKey>(values_[i]); }
   // A Dict argument's fields as Args of their own (the binding fills in every default, also for None).
-  Args fields(size_t i) const { return Args(std::get<Fields>(values_[i]).values); }
+  const Args& fields(size_t i) const { return *std::get<Fields>(values_[i]).args; }
   // Which of the op's parameter lists the call matched (OpDef::overloads; 0 = params).
   int overload = 0;
   const Value& operator[](size_t i) const { return values_[i]; }

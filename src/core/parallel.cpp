@@ -64,7 +64,7 @@ class Pool {
 
   void park() { parked_.store(generation_.load(std::memory_order_acquire), std::memory_order_relaxed); }
 
-  bool try_run(int chunks, int64_t n, const std::function<void(int64_t, int64_t)>& body) {
+  bool try_run(int chunks, int64_t n, const RangeBody& body) {
     std::unique_lock lock(mutex_, std::try_to_lock);
     if (!lock.owns_lock()) return false;
     grow(chunks - 1);
@@ -158,7 +158,7 @@ class Pool {
   std::atomic<uint64_t> claim_{0};  // generation (32 bits) | chunks (16) | next chunk (16)
   std::atomic<int> done_{0};        // chunks finished by workers in the current job
   std::atomic<uint64_t> parked_{~uint64_t(0)};  // the job after which idle workers sleep at once
-  const std::function<void(int64_t, int64_t)>* body_ = nullptr;
+  const RangeBody* body_ = nullptr;
   int64_t n_ = 0;
 };
 
@@ -182,7 +182,7 @@ int get_num_threads() {
 
 void park_workers() { Pool::instance().park(); }
 
-void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& body) {
+void parallel_for(int64_t n, int64_t min_chunk, RangeBody body) {
   if (n <= 0) return;
   const int64_t by_size = n / std::max<int64_t>(1, min_chunk);
   const int chunks = static_cast<int>(std::min<int64_t>({get_num_threads(), by_size, kMaxThreads}));

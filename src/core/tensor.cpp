@@ -66,9 +66,12 @@ std::shared_ptr<const Tensor::Layout> Tensor::make_layout(Shape shape, Strides s
   return layout;
 }
 
+// Owned by no one (the aliasing constructor over an empty owner): copies of an undefined tensor,
+// which every default-constructed Tensor is, then skip the atomic reference count.
 const std::shared_ptr<const Tensor::Layout>& Tensor::empty_layout() {
   static const auto* layout = new std::shared_ptr<const Layout>(make_layout({}, {}));
-  return *layout;
+  static const std::shared_ptr<const Layout> unowned(std::shared_ptr<void>(), layout->get());
+  return unowned;
 }
 
 // Shapes and strides by value: a caller's temporary moves into the tensor's layout, where a copy

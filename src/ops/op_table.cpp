@@ -172,7 +172,7 @@ int64_t bytes_of_valid_parts(const OpDef&, const Args& args, const Outputs& outp
   for (size_t i = 0; i < args.size(); ++i) {
     if (args.is_tensor(i)) bytes += tensor_bytes(args.tensor(i).valid_part());
     else if (std::holds_alternative<Fields>(args[i])) {
-      const Args fields = args.fields(i);
+      const Args& fields = args.fields(i);
       for (size_t j = 0; j < fields.size(); ++j)
         if (fields.is_tensor(j)) bytes += tensor_bytes(fields.tensor(j).valid_part());
     }

@@ -42,7 +42,9 @@ void for_each_tensor(Value& v, const std::function<void(Tensor&)>& f) {
   } else if (auto* key = std::get_if<IndexKey>(&v)) {
     if (key->by_index_tensor) f(key->index);
   } else if (auto* fields = std::get_if<Fields>(&v)) {
-    for (Value& field : fields->values) for_each_tensor(field, f);
+    auto changed = std::make_shared<Args>(*fields->args);  // copy on write: others share the fields
+    for (Value& field : changed->values()) for_each_tensor(field, f);
+    fields->args = std::move(changed);
   }
 }
 
@@ -121,7 +123,7 @@ void put_value(Flat& f, const Value& v) {
         } else if constexpr (std::is_same_v<X, std::vector<Tensor>>) {
           put(f.key, static_cast<int64_t>(x.size()));
         } else if constexpr (std::is_same_v<X, Fields>) {  // must not move: integers go to the key
-          for (const Value& field : x.values) {
+          for (const Value& field : x.args->values()) {
             if (const auto* i = std::get_if<int64_t>(&field)) put(f.key, *i);
             else if (const auto* list = std::get_if<std::vector<int64_t>>(&field))
               for (int64_t e : *list) put(f.key, e);
