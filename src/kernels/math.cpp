@@ -589,6 +589,71 @@ template <bool Sinh, class Ops, class V>
   return Ops::copy_sign(Ops::select_below(a, kSeriesEnd, small, large), x);
 }
 
+// fp32 ln (docs/ops/log.md#numerics) in fp32 arithmetic: x = 2^k z with z in [0.75, 1.5) (from the bits;
+// a subnormal x scaled by 2^23 first), z's interval i of 32 (sixteenths of [1, 1.5), of [0.75, 1): the
+// five leading fraction bits), ln x = k ln2 + L_i + ln(1 + r) with r = z c_i - 1 (one FMA; c_i an fp32
+// near 1 / the interval's midpoint, 1 on the two intervals that touch 1, where r = z - 1 exactly), L_i =
+// -ln c_i as an fp32 pair, ln(1 + r) - r = r^2 q(r) with q a cubic (relative error 2^-33 for r in
+// [-1/64, 1/32]). k ln2 (ln 2 in two parts, the first of 16 bits, so k times it is exact), L_i and r
+// are summed with their errors (fast two-sums: each first term is the larger or 0), the low parts
+// added, then one rounding. The same fp32 steps on every build.
+struct LogTables {
+  Lanes32 inverse, ln_hi, ln_lo;  // c_i, -ln c_i = ln_hi + ln_lo
+};
+constexpr LogTables kLog = {
+    {{1.0f, 0.955223858f, 0.927536249f, 0.901408434f, 0.876712322f, 0.853333354f, 0.83116883f, 0.810126603f,
+      0.790123463f, 0.771084309f, 0.752941191f, 0.735632181f, 0.719101131f, 0.703296721f, 0.688172042f,
+      0.673684239f, 1.31958759f, 1.29292929f, 1.26732671f, 1.24271846f, 1.21904767f, 1.19626164f, 1.17431188f,
+      1.15315318f, 1.13274336f, 1.11304343f, 1.09401715f, 1.07563031f, 1.0578512f, 1.04065037f, 1.02400005f, 1.0f}},
+    {{0.0f, 0.0458095595f, 0.0752234012f, 0.10379681f, 0.131576359f, 0.158605009f, 0.184922338f, 0.210564747f,
+      0.235566065f, 0.259957552f, 0.283768147f, 0.307025045f, 0.32975328f, 0.351976395f, 0.373716414f,
+      0.394993752f, -0.277319252f, -0.256910414f, -0.236909732f, -0.217301279f, -0.198069945f, -0.179201394f,
+      -0.160682335f, -0.142500088f, -0.124642439f, -0.107098088f, -0.0898563787f, -0.072906822f, -0.0562396757f,
+      -0.0398458727f, -0.0237165745f, 0.0f}},
+    {{0.0f, -2.09700451e-10f, 1.42228584e-09f, 2.39636733e-09f, 5.96729688e-09f, -3.35514616e-09f, 1.89329108e-09f,
+      -3.49109541e-09f, -8.53199122e-10f, 9.73365299e-09f, 6.34272235e-09f, -6.13627682e-09f, -3.55805452e-09f,
+      3.35814865e-09f, -3.24985527e-09f, 1.31588971e-08f, -2.19159157e-09f, 6.49942211e-10f, 9.7668329e-10f,
+      -5.69679548e-09f, -6.96855817e-09f, -3.47320861e-09f, -3.35368533e-09f, 7.97158117e-10f, -2.29541319e-09f,
+      -2.25314101e-09f, 2.52155491e-10f, -6.46568077e-11f, -6.8289252e-10f, 1.37611611e-09f, 4.20007612e-10f,
+      0.0f}}};
+constexpr float kLn2High = 0.693145751953125f, kLn2Low = 1.42860677e-06f;
+constexpr float kLogQ[] = {-0.5f, 0.333334774f, -0.250014514f, 0.19404839f};
+constexpr float kMinNormal = 0x1p-126f;
+
+// ln x for normal positive x, plus *k_offset in the exponent when given.
+template <class Ops, class V>
+[[gnu::always_inline]] inline V log_normal(V x, const V* k_offset = nullptr) {
+  V z;
+  decltype(Ops::bits(x)) i;
+  V k = Ops::exponent_split(x, z, i);
+  if (k_offset) k = k + *k_offset;
+  const V r = Ops::fma(z, Ops::lookup(kLog.inverse, i), Ops::splat(-1.0f));
+  V q = Ops::splat(kLogQ[3]);
+  for (int d = 2; d >= 0; --d) q = Ops::fma(q, r, Ops::splat(kLogQ[d]));
+  const V p = (r * r) * q;
+  const V a = k * Ops::splat(kLn2High), l = Ops::lookup(kLog.ln_hi, i);
+  const V s = a + l, s_error = (a - s) + l;
+  const V t = s + r, t_error = (s - t) + r;
+  return t + (p + ((s_error + t_error) + Ops::fma(k, Ops::splat(kLn2Low), Ops::lookup(kLog.ln_lo, i))));
+}
+
+template <class Ops, class V>
+[[gnu::always_inline]] inline V log_steps(V x) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  if (Ops::all_normal_positive(x)) return log_normal<Ops>(x);
+  // Subnormals scaled into the normals; zeros, negatives, inf and NaN set after.
+  const V scaled = Ops::select_below(x, kMinNormal, x * Ops::splat(0x1p23f), x);
+  const V offset = Ops::select_below(x, kMinNormal, Ops::splat(-23.0f), Ops::splat(0.0f));
+  const V v = log_normal<Ops>(scaled, &offset);
+  const V nonpositive = Ops::select_below(Ops::abs(x), std::numeric_limits<float>::denorm_min(), Ops::splat(-kInf),
+                                          Ops::splat(kNaN<float>));
+  return Ops::select_below(x, std::numeric_limits<float>::denorm_min(), nonpositive, Ops::select_below(x, kInf, v, x));
+}
+
+constexpr uint32_t kThreeQuarterBits = 0x3F400000;  // 0.75f
+// A positive normal fp32's bits minus kMinNormalBits are below kNormalRange (one unsigned compare).
+constexpr uint32_t kMinNormalBits = 0x00800000, kNormalRange = 0x7F800000 - kMinNormalBits;
+
 // v 2^-(k >> 5) with one rounding (k >> 5 <= 147): two exact steps of at most 2^-74, as AVX-512's scalef
 inline float pow2_step(int e) { return std::bit_cast<float>(static_cast<uint32_t>(127 - e) << 23); }
 
@@ -613,6 +678,17 @@ struct ErfcScalar {
     return std::bit_cast<float>(static_cast<int>(static_cast<uint32_t>(std::bit_cast<int>(v)) -
                                                  (static_cast<uint32_t>(k_bits) >> 5 << 23)));
   }
+  // x (normal, positive) = 2^k z with z in [0.75, 1.5); returns k; i: z's bits >> 18, whose low five
+  // bits are its leading fraction bits.
+  static bool all_normal_positive(float x) { return std::bit_cast<uint32_t>(x) - kMinNormalBits < kNormalRange; }
+  static float exponent_split(float x, float& z, int& i) {
+    const uint32_t ix = std::bit_cast<uint32_t>(x);
+    const int32_t k = static_cast<int32_t>(ix - kThreeQuarterBits) >> 23;
+    const uint32_t iz = ix - (static_cast<uint32_t>(k) << 23);
+    z = std::bit_cast<float>(iz);
+    i = static_cast<int>(iz >> 18);
+    return static_cast<float>(k);
+  }
 };
 
 // The own fp32 forms' steps as types: one functor per build (OwnZmm, OwnYmm) and one scalar form serve
@@ -622,6 +698,9 @@ struct ErfcSteps {
 };
 struct ExpSteps {
   template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return exp_steps<Ops>(x); }
+};
+struct LogSteps {
+  template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return log_steps<Ops>(x); }
 };
 template <bool Sinh>
 struct HyperbolicSteps {
@@ -663,6 +742,18 @@ struct ErfcZmm {
   PTO_TARGET_AVX512 static bool all_below(__m512 a, float end) { return !_mm512_cmp_ps_mask(a, _mm512_set1_ps(end), _CMP_NLE_UQ); }
   PTO_TARGET_AVX512 static __m512 minus_exponent(__m512 v, __m512i k_bits) {
     return _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_castps_si512(v), _mm512_slli_epi32(_mm512_srli_epi32(k_bits, 5), 23)));
+  }
+  PTO_TARGET_AVX512 static bool all_normal_positive(__m512 x) {
+    const __m512i shifted = _mm512_sub_epi32(_mm512_castps_si512(x), _mm512_set1_epi32(kMinNormalBits));
+    return _mm512_cmpge_epu32_mask(shifted, _mm512_set1_epi32(kNormalRange)) == 0;
+  }
+  PTO_TARGET_AVX512 static __m512 exponent_split(__m512 x, __m512& z, __m512i& i) {
+    const __m512i ix = _mm512_castps_si512(x);
+    const __m512i k = _mm512_srai_epi32(_mm512_sub_epi32(ix, _mm512_set1_epi32(kThreeQuarterBits)), 23);
+    const __m512i iz = _mm512_sub_epi32(ix, _mm512_slli_epi32(k, 23));
+    z = _mm512_castsi512_ps(iz);
+    i = _mm512_srli_epi32(iz, 18);
+    return _mm512_cvtepi32_ps(k);
   }
 };
 template <class Steps>
@@ -706,6 +797,18 @@ struct ErfcYmm {
   PTO_TARGET_AVX2_FMA static __m256 minus_exponent(__m256 v, __m256i k_bits) {
     return _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_castps_si256(v), _mm256_slli_epi32(_mm256_srli_epi32(k_bits, 5), 23)));
   }
+  PTO_TARGET_AVX2_FMA static bool all_normal_positive(__m256 x) {  // unsigned below: signed after flipping the top bit
+    const __m256i shifted = _mm256_sub_epi32(_mm256_castps_si256(x), _mm256_set1_epi32(kMinNormalBits - 0x80000000u));
+    return !_mm256_movemask_epi8(_mm256_cmpgt_epi32(shifted, _mm256_set1_epi32(static_cast<int>(kNormalRange - 0x80000000u - 1))));
+  }
+  PTO_TARGET_AVX2_FMA static __m256 exponent_split(__m256 x, __m256& z, __m256i& i) {
+    const __m256i ix = _mm256_castps_si256(x);
+    const __m256i k = _mm256_srai_epi32(_mm256_sub_epi32(ix, _mm256_set1_epi32(kThreeQuarterBits)), 23);
+    const __m256i iz = _mm256_sub_epi32(ix, _mm256_slli_epi32(k, 23));
+    z = _mm256_castsi256_ps(iz);
+    i = _mm256_srli_epi32(iz, 18);
+    return _mm256_cvtepi32_ps(k);
+  }
 };
 template <class Steps>
 struct OwnYmm {
@@ -735,6 +838,7 @@ void evaluate(Fn fn, float* out, const float* in, int64_t n) {
   if (fn == Fn::Cosh) return own_fp32<HyperbolicSteps<false>>(out, in, n);
   if (fn == Fn::Erfc) return own_fp32<ErfcSteps>(out, in, n);
   if (fn == Fn::Exp) return own_fp32<ExpSteps>(out, in, n);  // ptocpu's own (within 0.537 ulp), erfc's exp steps
+  if (fn == Fn::Log) return own_fp32<LogSteps>(out, in, n);
   if (fn == Fn::Asinh || fn == Fn::Acosh) {
     constexpr int64_t kChunk = 256;
     double wide[kChunk];

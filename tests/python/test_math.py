@@ -597,7 +597,7 @@ def test_every_half_code_negated_and_made_absolute_on_each_instruction_set(dtype
 
 
 def own_fp32_form_on_each_instruction_set(op: str, x: np.ndarray, most_off: float, worst: float | None = None):
-    """ptocpu's own fp32 forms (exp, sinh, cosh, erfc): within 1 ulp of the fp64 result rounded once, fewer
+    """ptocpu's own fp32 forms (exp, log, sinh, cosh, erfc): within 1 ulp of the fp64 result rounded once, fewer
     than most_off of the values off by one, normal results within `worst` ulp of the fp64 result (when given),
     and the same bits from the AVX2 and the scalar build as from the AVX-512 one."""
     with np.errstate(over="ignore"):
@@ -660,6 +660,20 @@ def test_fp32_exp_within_one_ulp_and_the_same_bits_on_each_instruction_set():
              np.inf, -np.inf, np.nan, 0.0, -0.0]
     x = np.concatenate([negative, positive, edges, np.repeat([1.0, 88.0, -100.0, 2.0], 5)]).astype(F32)
     own_fp32_form_on_each_instruction_set("exp", x, 0.01, 0.537)  # 0.5 % off by one in [-87, 88]
+
+
+def test_fp32_log_within_one_ulp_and_the_same_bits_on_each_instruction_set():
+    # docs/ops/log.md#semantics: ptocpu's fp32 ln, checked once over every positive fp32 value; here every
+    # 9973rd positive value (subnormals to the largest), the dense neighbourhood of 1 (r = z - 1 exactly
+    # there), the edges of z's range and of its 32 intervals, the specials
+    every = np.arange(1, np.float32(np.inf).view(np.int32), 9973, dtype=np.int32).view(F32)
+    near_one = np.arange(F32(0.97).view(np.int32), F32(1.04).view(np.int32), 7, dtype=np.int32).view(F32)
+    edges = np.array([0.75 + i / 64 for i in range(17)] + [1 + i / 32 for i in range(17)], np.float64)
+    edges = np.concatenate([edges, edges * 2.0 ** -127, edges * 2.0 ** 100])
+    around = (edges.astype(F32).view(np.int32)[:, None] + np.arange(-2, 3, dtype=np.int32)).ravel().view(F32)
+    x = np.concatenate([every, near_one, around, [0.0, -0.0, -1.0, -1e-45, 1e-45, np.inf, -np.inf, np.nan,
+                                                   np.finfo(F32).max, np.finfo(F32).tiny]]).astype(F32)
+    own_fp32_form_on_each_instruction_set("log", x, 0.01, 0.741)  # 0.013 % of all positive inputs off by one
 
 
 def test_same_bits_for_any_thread_count_instruction_set_and_block_alignment():
