@@ -119,10 +119,20 @@ namespace step {
 struct MinusOne {
   template <class T> static T apply(T e, T) { return e - T(1); }
 };
+// ln / fp32(ln base), correctly rounded. fp32: fma(ln, h, ln * l) with h + l the divisor's reciprocal
+// (h = fp32(1 / divisor), l = fp32(the rest)), a multiply's cost instead of a division's; checked over every
+// fp32 of magnitude 2^-26 to 128 (every nonzero finite fp32 ln lies there), with 0, inf and NaN: the same
+// bits as the division (src/kernels/math.cpp's log_steps; docs/ops/log.md#semantics).
 template <int Base>
 struct DivideByLnBase {
   template <class T> static T apply(T ln, T) {
-    return ln / (Base == 2 ? T(0.693147180559945309417232121458L) : T(2.302585092994045684017991454684L));
+    if constexpr (std::is_same_v<T, float>) {
+      constexpr float kHigh = Base == 2 ? 0x1.715476p+0f : 0x1.bcb7b0p-2f;
+      constexpr float kLow = Base == 2 ? 0x1.06c5a0p-26f : 0x1.d5a3eap-27f;
+      return std::fma(ln, kHigh, ln * kLow);
+    } else {
+      return ln / (Base == 2 ? T(0.693147180559945309417232121458L) : T(2.302585092994045684017991454684L));
+    }
   }
 };
 struct OnePlus {

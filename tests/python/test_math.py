@@ -365,6 +365,26 @@ def test_compositions_round_each_step_as_the_device(dtype):
     assert (bits(ptocpu.log1p(y)) == bits(want)).all()
 
 
+def test_fp32_log2_and_log10_are_ln_divided_by_the_fp32_constant_on_each_instruction_set():
+    # The division is a multiply and an FMA in fp32 (src/kernels/math.h DivideByLnBase, checked once over
+    # every possible ln); here every 4099th positive fp32, the tiny logarithms next to 1 and the specials,
+    # against numpy's correctly rounded fp32 division of ptocpu's ln
+    positive = np.arange(1, np.float32(np.inf).view(np.int32), 4099, dtype=np.int32).view(F32)
+    near_one = np.arange(F32(0.999).view(np.int32), F32(1.001).view(np.int32), dtype=np.int32).view(F32)
+    x = np.concatenate([positive, near_one, [0.0, -1.0, np.inf, np.nan, 1.0]]).astype(F32)
+    ln = ptocpu.log(x).numpy()
+    for op, base in (("log2", 2), ("log10", 10)):
+        with np.errstate(invalid="ignore"):
+            want = ln / F32(math.log(base))
+        for isa in ("avx512", "avx2", "baseline"):
+            try:
+                ptocpu._core._set_kernel_tuning(isa=isa)
+                got = getattr(ptocpu, op)(x).numpy()
+            finally:
+                ptocpu._core._set_kernel_tuning()
+            assert (bits(got) == bits(want)).all(), (op, isa, x[bits(got) != bits(want)][:5].tolist())
+
+
 def test_expm1_keeps_the_devices_cancellation_near_zero():
     x = np.array([1e-5, -1e-6, 1e-9], F32)
     got = ptocpu.expm1(x).numpy()
