@@ -323,8 +323,7 @@ bool bind_to(const pto::OpDef& op, const std::vector<pto::Param>& params, const 
   if (nargs > positional && !variadic)
     return refuse("takes " + std::to_string(positional) + " positional arguments but " + std::to_string(nargs) +
                   " were given");
-  out.slots.resize(0);
-  out.slots.resize(params.size(), nb::handle());
+  out.slots.assign(params.size(), nb::handle());
   for (size_t i = 0; i < std::min(nargs, positional); ++i) {
     if (check_kinds && !plausible(params[i], args[i])) return refuse("got an argument of the wrong kind");
     out.slots[i] = args[i];

@@ -47,7 +47,13 @@ class InlineVector {
     data()[size_ - 1] = copy;
   }
 
+  void assign(size_t n, const T& value) {
+    resize(0);
+    resize(n, value);
+  }
+
   template <class It>
+    requires(!std::is_integral_v<It>)
   void assign(It first, It last) {
     resize(0);
     for (; first != last; ++first) push_back(*first);

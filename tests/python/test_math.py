@@ -376,12 +376,7 @@ def test_fp32_log2_and_log10_are_ln_divided_by_the_fp32_constant_on_each_instruc
     for op, base in (("log2", 2), ("log10", 10)):
         with np.errstate(invalid="ignore"):
             want = ln / F32(math.log(base))
-        for isa in ("avx512", "avx2", "baseline"):
-            try:
-                ptocpu._core._set_kernel_tuning(isa=isa)
-                got = getattr(ptocpu, op)(x).numpy()
-            finally:
-                ptocpu._core._set_kernel_tuning()
+        for isa, got in on_each_instruction_set(lambda: getattr(ptocpu, op)(x).numpy()):
             assert (bits(got) == bits(want)).all(), (op, isa, x[bits(got) != bits(want)][:5].tolist())
 
 
@@ -616,6 +611,17 @@ def test_every_half_code_negated_and_made_absolute_on_each_instruction_set(dtype
                 ptocpu._core._set_kernel_tuning()
 
 
+def on_each_instruction_set(call):
+    """(isa, call()) with the kernels built for AVX-512, AVX2 and the scalar baseline in turn."""
+    for isa in ("avx512", "avx2", "baseline"):
+        try:
+            ptocpu._core._set_kernel_tuning(isa=isa)
+            result = call()
+        finally:
+            ptocpu._core._set_kernel_tuning()
+        yield isa, result
+
+
 def own_fp32_form_on_each_instruction_set(op: str, x: np.ndarray, most_off: float, worst: float | None = None):
     """ptocpu's own fp32 forms (exp, log, sinh, cosh, erfc): within 1 ulp of the fp64 result rounded once, fewer
     than most_off of the values off by one, normal results within `worst` ulp of the fp64 result (when given),
@@ -624,12 +630,7 @@ def own_fp32_form_on_each_instruction_set(op: str, x: np.ndarray, most_off: floa
         exact = getattr(torch, op)(torch.from_numpy(x).double()).numpy()
         want = exact.astype(F32)
     reference = None
-    for isa in ("avx512", "avx2", "baseline"):
-        try:
-            ptocpu._core._set_kernel_tuning(isa=isa)
-            got = getattr(ptocpu, op)(x).numpy()
-        finally:
-            ptocpu._core._set_kernel_tuning()
+    for isa, got in on_each_instruction_set(lambda: getattr(ptocpu, op)(x).numpy()):
         if reference is None:
             reference = got
             distance = ulps(got, want)
