@@ -33,11 +33,11 @@ struct Avx512 {
   using Storage = fp16_t;
   static constexpr int kLanes = 16;
   static constexpr bool kZmm = true;  // one AVX-512 register of lanes
-  // Lane by lane rather than one store: after a vector store into the lanes, GCC 12 left the loop
-  // that applies a functor with selects (clip, maximum) unvectorised.
   // A register's conversions, for kernels that keep their lanes in registers (softmax's rows).
   PTO_TARGET_AVX512 static inline __m512 widened(__m256i codes) { return _mm512_cvtph_ps(codes); }
   PTO_TARGET_AVX512 static inline __m256i narrowed(__m512 v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT); }
+  // Lane by lane rather than one store: after a vector store into the lanes, GCC 12 left the loop
+  // that applies a functor with selects (clip, maximum) unvectorised.
   PTO_TARGET_AVX512 static inline void widen(const fp16_t* src, float* dst) {
     const __m512 lanes = widened(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
 #pragma GCC unroll 0

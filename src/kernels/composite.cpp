@@ -252,7 +252,6 @@ bool streamed_output(const Tensor& out) {
 // axis) go in groups of up to kGroupElements elements, others one at a time. A contiguous output of
 // at least kernel_tuning().stream_bytes gets each group's results streamed from L1
 // (docs/kernels.md#streaming-stores): the output's lines are never read.
-
 template <class Fn>
 void for_each_row(const Tensor& in, int dim, const Tensor& out, Fn fn) {
   const int64_t n = in.shape(dim);

@@ -408,9 +408,9 @@ void odd_table(float* out, const float* in, int64_t n) {
 // k = round(hi 32 / ln 2) and s = hi - k ln2/32 (two constants) + lo (exp_parts, the exp steps'
 // reduction), e^-s - 1 a cubic, 2^-(j/32) a 32-entry table of fp32 pairs (value, its error); erfcx(a)
 // a degree-5 polynomial in a - c on one of 32 intervals of a picked from the bits of a + 1 (eighths of
-// [0, 1), quarters of [1, 3), halves of [3, 7), ones up to the clamp at 10.1, where fp32's erfc is 0), c chosen near each midpoint so that
-// erfcx(c) is an fp32 number to 1e-10 (least-squares fits of erfcx from a 40-digit reference, within
-// 4e-9 relative). The product of the two factors is formed with its error (an FMA) and rounded once;
+// [0, 1), quarters of [1, 3), halves of [3, 7), ones up to the clamp at 10.1, where fp32's erfc is 0),
+// c chosen near each midpoint so that erfcx(c) is an fp32 number to 1e-10 (least-squares fits of erfcx
+// from a 40-digit reference, within 4e-9 relative). The product of the two factors is formed with its error (an FMA) and rounded once;
 // x < 0 gives 2 minus it by the same steps. Every step is an fp32 FMA, multiply or add (table lookups
 // aside) in the same order on AVX-512, AVX2 and the scalar build, so all give the same bits; checked
 // over every fp32 value below 10.2 in magnitude against fp64 erfc rounded once: never more than 1 ulp
@@ -589,7 +589,7 @@ template <bool Sinh, class Ops, class V>
   return Ops::copy_sign(Ops::select_below(a, kSeriesEnd, small, large), x);
 }
 
-// fp32 ln (docs/ops/log.md#numerics) in fp32 arithmetic: x = 2^k z with z in [0.75, 1.5) (from the bits;
+// fp32 ln (docs/ops/log.md#semantics) in fp32 arithmetic: x = 2^k z with z in [0.75, 1.5) (from the bits;
 // a subnormal x scaled by 2^23 first), z's interval i of 32 (sixteenths of [1, 1.5), of [0.75, 1): the
 // five leading fraction bits), ln x = k ln2 + L_i + ln(1 + r) with r = z c_i - 1 (one FMA; c_i an fp32
 // near 1 / the interval's midpoint, 1 on the two intervals that touch 1, where r = z - 1 exactly), L_i =
@@ -678,9 +678,9 @@ struct ErfcScalar {
     return std::bit_cast<float>(static_cast<int>(static_cast<uint32_t>(std::bit_cast<int>(v)) -
                                                  (static_cast<uint32_t>(k_bits) >> 5 << 23)));
   }
+  static bool all_normal_positive(float x) { return std::bit_cast<uint32_t>(x) - kMinNormalBits < kNormalRange; }
   // x (normal, positive) = 2^k z with z in [0.75, 1.5); returns k; i: z's bits >> 18, whose low five
   // bits are its leading fraction bits.
-  static bool all_normal_positive(float x) { return std::bit_cast<uint32_t>(x) - kMinNormalBits < kNormalRange; }
   static float exponent_split(float x, float& z, int& i) {
     const uint32_t ix = std::bit_cast<uint32_t>(x);
     const int32_t k = static_cast<int32_t>(ix - kThreeQuarterBits) >> 23;
