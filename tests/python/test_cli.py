@@ -14,8 +14,8 @@ import ptocpu
 from ptocpu.tools import cli, verify
 
 
-def run_cli(*args):
-    env = dict(os.environ)
+def run_cli(*args, env=None):
+    env = dict(os.environ) if env is None else env
     return subprocess.run([sys.executable, "-m", "ptocpu.tools.cli", *args], capture_output=True, text=True,
                           env=env, timeout=600)
 
@@ -107,6 +107,19 @@ def test_bench_tiny_prints_the_table(tmp_path):
     assert "TINY-IS" in r.stdout
     data = json.loads(path.read_text())
     assert data
+
+
+@pytest.mark.parametrize("spin", [None, "50"])
+def test_bench_sets_torchs_openmp_spin_before_libgomp_loads(tmp_path, spin):
+    """libgomp (loaded with ptocpu, through oneDNN) reads GOMP_SPINCOUNT only when it loads: the command
+    restarts itself with 3000 unless the environment gives a value, which it keeps."""
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    if spin is not None:
+        env["GOMP_SPINCOUNT"] = spin
+    path = tmp_path / "b.json"
+    r = run_cli("bench", "--case", "TINY-IS", "--repeats", "1", "--quiet", "--json", str(path), env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(path.read_text())["header"]["torch_omp_spin"] == f"GOMP_SPINCOUNT={spin or 3000}"
 
 
 def test_bench_sweep_runs_chosen_cases_and_prints_the_summary(tmp_path):

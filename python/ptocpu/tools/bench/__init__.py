@@ -24,11 +24,21 @@ import numpy as np
 import ptocpu
 
 # torch's OpenMP workers (libgomp) spin for about 9 ms after each parallel call by default, keeping
-# every core busy; in the round-robin that time is taken from whichever tool runs next. A short
-# spin leaves torch's own times as they are (docs/benchmarks.md#timing). It takes effect only if
-# torch is loaded after this line; the header records what held.
-os.environ.setdefault("GOMP_SPINCOUNT", "3000")
-_GOMP_SPIN = os.environ["GOMP_SPINCOUNT"] if "torch" not in sys.modules else "set before ptocpu bench was loaded"
+# every core busy; in the round-robin that time is taken from whichever tool runs next. libgomp reads
+# GOMP_SPINCOUNT when it loads, which is when ptocpu loads (oneDNN links it), so the `ptocpu bench`
+# command sets it by restarting itself (cli.py); the header records the value the process started
+# with, which libgomp read (docs/benchmarks.md#timing).
+def _omp_spin_at_start() -> str:
+    unset = "unset (libgomp's default spin)"
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            start = dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+    except OSError:  # no /proc: the environment as it is now
+        return os.environ.get("GOMP_SPINCOUNT", unset)
+    return start[b"GOMP_SPINCOUNT"].decode() if b"GOMP_SPINCOUNT" in start else unset
+
+
+_GOMP_SPIN = _omp_spin_at_start()
 
 try:  # torch is a peer, never a requirement
     import torch
