@@ -650,6 +650,49 @@ template <class Ops, class V>
   return Ops::select_below(x, std::numeric_limits<float>::denorm_min(), nonpositive, Ops::select_below(x, kInf, v, x));
 }
 
+// fp32 atan (docs/ops/inverse_trig.md#semantics) in fp32 arithmetic: a = |x| (capped at 2^30, where atan
+// rounds to pi/2), q = min(a, 1) / max(a, 1) (one division; q = a where a <= 1, which skips it when every
+// lane has), atan(q) = q + q^3 P(q^2) with P of degree 8 (fitted with fp32 coefficients: relative error
+// 2^-28.5 on [0, 1]), q^3 formed with its error (two exact products) so that the correction and its low
+// part are both known; where a > 1, atan(a) = pi/2 - atan(q) - d / (1 + q^2) with d = q (1 - q a) (the
+// division's error, from one FMA; 1 / (1 + q^2) approximated by 1 - q^2 / 2 is ample for a term below
+// 2^-25). The leading terms are summed with their errors (fast two-sums), the low parts added, then one
+// rounding; the sign is x's. The same fp32 steps on every build.
+constexpr float kAtanP[] = {-0.333332986f, 0.199985340f, -0.142641023f,  0.109515063f, -0.0840158090f,
+                            0.0579271875f, -0.0311488528f, 0.0108996211f, -0.00179038069f};
+constexpr float kHalfPiHigh = 1.57079637f, kHalfPiLow = -4.37113883e-08f, kAtanCap = 0x1p30f;
+
+// q + c + c_low = atan(q) for q in [0, 1], |c| <= 0.215 q; z = q^2 (rounded).
+template <class Ops, class V>
+[[gnu::always_inline]] inline void atan_parts(V q, V& c, V& c_low, V& z) {
+  z = q * q;
+  const V z_low = Ops::fma(q, q, -z);
+  V p = Ops::splat(kAtanP[8]);
+  for (int d = 7; d >= 0; --d) p = Ops::fma(p, z, Ops::splat(kAtanP[d]));
+  const V w = q * z, w_low = Ops::fma(q, z_low, Ops::fma(q, z, -w));  // q^3 = w + w_low
+  c = w * p;
+  c_low = Ops::fma(w_low, p, Ops::fma(w, p, -c));
+}
+
+template <class Ops, class V>
+[[gnu::always_inline]] inline V atan_steps(V x) {
+  const V a = Ops::min(Ops::splat(kAtanCap), Ops::abs(x)), one = Ops::splat(1.0f);  // NaN stays
+  V c, c_low, z;
+  if (Ops::all_below(a, 1.0f)) {
+    atan_parts<Ops>(a, c, c_low, z);
+    const V s = a + c, s_error = (a - s) + c;
+    return Ops::copy_sign(s + (s_error + c_low), x);
+  }
+  const V den = Ops::max(one, a), q = Ops::min(one, a) / den;
+  const V d = Ops::fma(-q, den, Ops::min(one, a)) * q;  // 1 / a - q where a > 1, 0 where a <= 1
+  atan_parts<Ops>(q, c, c_low, z);
+  const V v = q + c, low = ((q - v) + c) + (c_low + Ops::fma(d * Ops::splat(-0.5f), z, d));  // atan(q) = v + low
+  const V half_pi = Ops::splat(kHalfPiHigh), h = half_pi - v, h_error = (half_pi - h) - v;
+  const V above = h + ((h_error + Ops::splat(kHalfPiLow)) - low);  // where a > 1: pi/2 - atan(q)
+  // a <= 1 (below the next fp32 after 1) as the one-sided path decides, so that 1 rounds alike in either
+  return Ops::copy_sign(Ops::select_below(a, 0x1.000002p0f, v + low, above), x);
+}
+
 constexpr uint32_t kThreeQuarterBits = 0x3F400000;  // 0.75f
 // A positive normal fp32's bits minus kMinNormalBits are below kNormalRange (one unsigned compare).
 constexpr uint32_t kMinNormalBits = 0x00800000, kNormalRange = 0x7F800000 - kMinNormalBits;
@@ -661,6 +704,7 @@ struct ErfcScalar {
   static float splat(float v) { return v; }
   static float abs(float v) { return std::fabs(v); }
   static float min(float end, float a) { return std::min(end, a); }
+  static float max(float end, float a) { return std::max(end, a); }
   static float fma(float a, float b, float c) { return std::fma(a, b, c); }
   static float lookup(const Lanes32& t, int i) { return t.v[i & 31]; }
   static int interval(float a_plus_one) { return static_cast<int>(std::bit_cast<uint32_t>(a_plus_one) >> 20); }
@@ -702,6 +746,9 @@ struct ExpSteps {
 struct LogSteps {
   template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return log_steps<Ops>(x); }
 };
+struct AtanSteps {
+  template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return atan_steps<Ops>(x); }
+};
 template <bool Sinh>
 struct HyperbolicSteps {
   template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return hyperbolic_steps<Sinh, Ops>(x); }
@@ -718,6 +765,7 @@ struct ErfcZmm {
   PTO_TARGET_AVX512 static __m512 splat(float v) { return _mm512_set1_ps(v); }
   PTO_TARGET_AVX512 static __m512 abs(__m512 v) { return _mm512_abs_ps(v); }
   PTO_TARGET_AVX512 static __m512 min(__m512 end, __m512 a) { return _mm512_min_ps(end, a); }
+  PTO_TARGET_AVX512 static __m512 max(__m512 end, __m512 a) { return _mm512_max_ps(end, a); }
   PTO_TARGET_AVX512 static __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
   PTO_TARGET_AVX512 static __m512 lookup(const Lanes32& t, __m512i i) {  // the index's low five bits
     return _mm512_permutex2var_ps(_mm512_load_ps(t.v), i, _mm512_load_ps(t.v + 16));
@@ -766,6 +814,7 @@ struct ErfcYmm {
   PTO_TARGET_AVX2_FMA static __m256 splat(float v) { return _mm256_set1_ps(v); }
   PTO_TARGET_AVX2_FMA static __m256 abs(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
   PTO_TARGET_AVX2_FMA static __m256 min(__m256 end, __m256 a) { return _mm256_min_ps(end, a); }
+  PTO_TARGET_AVX2_FMA static __m256 max(__m256 end, __m256 a) { return _mm256_max_ps(end, a); }
   PTO_TARGET_AVX2_FMA static __m256 fma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
   PTO_TARGET_AVX2_FMA static __m256 lookup(const Lanes32& t, __m256i i) {
     return _mm256_i32gather_ps(t.v, _mm256_and_si256(i, _mm256_set1_epi32(31)), 4);
@@ -839,6 +888,7 @@ void evaluate(Fn fn, float* out, const float* in, int64_t n) {
   if (fn == Fn::Erfc) return own_fp32<ErfcSteps>(out, in, n);
   if (fn == Fn::Exp) return own_fp32<ExpSteps>(out, in, n);  // ptocpu's own (within 0.537 ulp), erfc's exp steps
   if (fn == Fn::Log) return own_fp32<LogSteps>(out, in, n);
+  if (fn == Fn::Atan) return own_fp32<AtanSteps>(out, in, n);
   if (fn == Fn::Asinh || fn == Fn::Acosh) {
     constexpr int64_t kChunk = 256;
     double wide[kChunk];
