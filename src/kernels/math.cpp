@@ -693,6 +693,61 @@ template <class Ops, class V>
   return Ops::copy_sign(Ops::select_below(a, 0x1.000002p0f, v + low, above), x);
 }
 
+// fp32 asin and acos (docs/ops/inverse_trig.md#semantics) in fp32 arithmetic: with a = |x|, asin(t) = t + c,
+// c = t z P(z) for z = t^2 <= 1/4 (P of degree 5, fp32 coefficients fitted to a relative error of 2^-31.7),
+// taken at t = a where a <= 1/2, else at t = sqrt(z), z = (1 - a) / 2 (exact), with asin(a) = pi/2 - 2 asin(t)
+// and t's rounding error t_low = (z - t^2) / 2t carried (an FMA and a division). Then asin(x) = sign(x) (o + u
+// + low) and acos(x) = o + u + low with a leading offset o (0, pi/2 or pi, as an fp32 pair), u = +-a, +-x or
+// +-2t, and the low parts; o + u is summed with its error (a fast two-sum: |o| >= |u| or o = 0), the low
+// parts added, then one rounding. |x| > 1 gives NaN (the square root of a negative z). A register whose lanes
+// are all within [-1/2, 1/2] skips the square root and the division. The same fp32 steps on every build.
+constexpr float kAsinP[] = {0.166666597f, 0.0750052184f, 0.0445133522f, 0.0318395235f, 0.0143121732f, 0.0377021208f};
+constexpr float kPiHigh = 3.14159274f, kPiLow = -8.74227766e-08f;
+constexpr float kAboveHalf = 0x1.000002p-1f;  // the next fp32 after 1/2: a < it is a <= 1/2, as all_below decides
+
+// c = t z P(z): asin(t) = t + c for t in [0, 1/2].
+template <class Ops, class V>
+[[gnu::always_inline]] inline V asin_correction(V t, V z) {
+  V p = Ops::splat(kAsinP[5]);
+  for (int d = 4; d >= 0; --d) p = Ops::fma(p, z, Ops::splat(kAsinP[d]));
+  return (t * z) * p;
+}
+
+// o + u + low, o + u summed with its error.
+template <class V>
+[[gnu::always_inline]] inline V sum_once(V o, V o_low, V u, V low) {
+  const V h = o + u, h_error = (o - h) + u;
+  return h + (h_error + (o_low + low));
+}
+
+template <bool Acos, class Ops, class V>
+[[gnu::always_inline]] inline V inverse_sine_steps(V x) {
+  const V a = Ops::abs(x), zero = Ops::splat(0.0f);
+  const V half_pi = Ops::splat(kHalfPiHigh), half_pi_low = Ops::splat(kHalfPiLow);
+  if (Ops::all_below(a, 0.5f)) {
+    const V c = asin_correction<Ops>(a, a * a);
+    if constexpr (!Acos) return Ops::copy_sign(a + c, x);
+    else return sum_once(half_pi, half_pi_low, -x, -Ops::copy_sign(c, x));  // pi/2 - asin(x)
+  }
+  const V w = (Ops::splat(1.0f) - a) * Ops::splat(0.5f), r = Ops::sqrt(w);
+  const V r_low = Ops::fma(-r, r, w) / Ops::max(Ops::splat(0x1p-100f), r + r);  // a = 1: r = 0, r_low = 0
+  const V t = Ops::select_below(a, kAboveHalf, a, r), z = Ops::select_below(a, kAboveHalf, a * a, w);
+  const V c = asin_correction<Ops>(t, z);
+  const V twice = Ops::splat(2.0f) * (r_low + c);  // where a > 1/2: asin(a) = pi/2 - 2r - twice
+  if constexpr (!Acos) {
+    const V o = Ops::select_below(a, kAboveHalf, zero, half_pi), o_low = Ops::select_below(a, kAboveHalf, zero, half_pi_low);
+    const V u = Ops::select_below(a, kAboveHalf, a, Ops::splat(-2.0f) * r);
+    return Ops::copy_sign(sum_once(o, o_low, u, Ops::select_below(a, kAboveHalf, c, -twice)), x);
+  } else {
+    // a <= 1/2: pi/2 - x - sign(x) c; x > 1/2: 2r + twice; x < -1/2: pi - 2r - twice
+    const V o = Ops::select_below(a, kAboveHalf, half_pi, Ops::select_negative(x, zero, Ops::splat(kPiHigh)));
+    const V o_low = Ops::select_below(a, kAboveHalf, half_pi_low, Ops::select_negative(x, zero, Ops::splat(kPiLow)));
+    const V u = Ops::select_below(a, kAboveHalf, -x, Ops::copy_sign(r + r, x));
+    const V low = Ops::select_below(a, kAboveHalf, -Ops::copy_sign(c, x), Ops::copy_sign(twice, x));
+    return sum_once(o, o_low, u, low);
+  }
+}
+
 constexpr uint32_t kThreeQuarterBits = 0x3F400000;  // 0.75f
 // A positive normal fp32's bits minus kMinNormalBits are below kNormalRange (one unsigned compare).
 constexpr uint32_t kMinNormalBits = 0x00800000, kNormalRange = 0x7F800000 - kMinNormalBits;
@@ -705,6 +760,7 @@ struct ErfcScalar {
   static float abs(float v) { return std::fabs(v); }
   static float min(float end, float a) { return std::min(end, a); }
   static float max(float end, float a) { return std::max(end, a); }
+  static float sqrt(float v) { return std::sqrt(v); }
   static float fma(float a, float b, float c) { return std::fma(a, b, c); }
   static float lookup(const Lanes32& t, int i) { return t.v[i & 31]; }
   static int interval(float a_plus_one) { return static_cast<int>(std::bit_cast<uint32_t>(a_plus_one) >> 20); }
@@ -749,6 +805,10 @@ struct LogSteps {
 struct AtanSteps {
   template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return atan_steps<Ops>(x); }
 };
+template <bool Acos>
+struct InverseSineSteps {
+  template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return inverse_sine_steps<Acos, Ops>(x); }
+};
 template <bool Sinh>
 struct HyperbolicSteps {
   template <class Ops, class V> [[gnu::always_inline]] static V apply(V x) { return hyperbolic_steps<Sinh, Ops>(x); }
@@ -766,6 +826,7 @@ struct ErfcZmm {
   PTO_TARGET_AVX512 static __m512 abs(__m512 v) { return _mm512_abs_ps(v); }
   PTO_TARGET_AVX512 static __m512 min(__m512 end, __m512 a) { return _mm512_min_ps(end, a); }
   PTO_TARGET_AVX512 static __m512 max(__m512 end, __m512 a) { return _mm512_max_ps(end, a); }
+  PTO_TARGET_AVX512 static __m512 sqrt(__m512 v) { return _mm512_sqrt_ps(v); }
   PTO_TARGET_AVX512 static __m512 fma(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
   PTO_TARGET_AVX512 static __m512 lookup(const Lanes32& t, __m512i i) {  // the index's low five bits
     return _mm512_permutex2var_ps(_mm512_load_ps(t.v), i, _mm512_load_ps(t.v + 16));
@@ -815,6 +876,7 @@ struct ErfcYmm {
   PTO_TARGET_AVX2_FMA static __m256 abs(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
   PTO_TARGET_AVX2_FMA static __m256 min(__m256 end, __m256 a) { return _mm256_min_ps(end, a); }
   PTO_TARGET_AVX2_FMA static __m256 max(__m256 end, __m256 a) { return _mm256_max_ps(end, a); }
+  PTO_TARGET_AVX2_FMA static __m256 sqrt(__m256 v) { return _mm256_sqrt_ps(v); }
   PTO_TARGET_AVX2_FMA static __m256 fma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
   PTO_TARGET_AVX2_FMA static __m256 lookup(const Lanes32& t, __m256i i) {
     return _mm256_i32gather_ps(t.v, _mm256_and_si256(i, _mm256_set1_epi32(31)), 4);
@@ -889,6 +951,8 @@ void evaluate(Fn fn, float* out, const float* in, int64_t n) {
   if (fn == Fn::Exp) return own_fp32<ExpSteps>(out, in, n);  // ptocpu's own (within 0.537 ulp), erfc's exp steps
   if (fn == Fn::Log) return own_fp32<LogSteps>(out, in, n);
   if (fn == Fn::Atan) return own_fp32<AtanSteps>(out, in, n);
+  if (fn == Fn::Asin) return own_fp32<InverseSineSteps<false>>(out, in, n);
+  if (fn == Fn::Acos) return own_fp32<InverseSineSteps<true>>(out, in, n);
   if (fn == Fn::Asinh || fn == Fn::Acosh) {
     constexpr int64_t kChunk = 256;
     double wide[kChunk];

@@ -713,6 +713,25 @@ def test_fp32_atan_within_one_ulp_and_the_same_bits_on_each_instruction_set():
     assert (np.signbit(got) == np.signbit(x))[~np.isnan(x)].all()
 
 
+def test_fp32_asin_and_acos_within_one_ulp_and_the_same_bits_on_each_instruction_set():
+    # docs/ops/inverse_trig.md#semantics: ptocpu's fp32 asin and acos, checked once over every fp32 value in [-1, 1];
+    # here every 997th value of either sign (registers within [-1/2, 1/2] take the one-sided path), both sides of
+    # 1/2 where the two forms meet, the neighbourhood of +-1 (the square root's small arguments), registers that
+    # mix the forms, |x| > 1 and the specials (NaN)
+    inside = np.arange(0, F32(1.0).view(np.int32) + 1, 997, dtype=np.int32).view(F32)
+    near_half = np.arange(F32(0.4999).view(np.int32), F32(0.5001).view(np.int32), 3, dtype=np.int32).view(F32)
+    near_one = np.arange(F32(0.9999).view(np.int32), F32(1.0).view(np.int32) + 1, dtype=np.int32).view(F32)
+    small = inside[inside <= 0.5]
+    mixed = np.stack([small[:20000], inside[-20000:]], axis=1).ravel()
+    x = np.concatenate([inside, -inside, small, -small, near_half, -near_half, near_one, -near_one, mixed, -mixed,
+                        [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1.0000001, -1.0000001, 2.0, 1e-45, -1e-45, np.inf, -np.inf,
+                         np.nan]]).astype(F32)
+    for op, worst in (("asin", 0.75), ("acos", 0.75)):
+        got = own_fp32_form_on_each_instruction_set(op, x, 0.01, worst)
+        assert np.isnan(got[np.abs(x) > 1]).all(), op
+    assert (np.signbit(ptocpu.asin(x).numpy()) == np.signbit(x))[np.abs(x) <= 1].all()
+
+
 def test_same_bits_for_any_thread_count_instruction_set_and_block_alignment():
     rng = np.random.default_rng(12)
     # mixed magnitudes in one register: SLEEF's non-deterministic builds pick a reduction per register
