@@ -696,12 +696,16 @@ bool whole_key(nb::handle key) {
 }
 
 // `t[key] = value`: a Tensor() without storage assigned whole (`q = pypto.tensor()` then
-// `q[:] = pypto.matmul(...)`) is rebound to value, PyPTO's move; otherwise the setitem op. A
+// `q[:] = pypto.matmul(...)`) is rebound to value, PyPTO's move, and so is a kernel's tensor assigned
+// whole a value of another shape (`cos[:] = pypto.view(cos, [4, 64], [r, 0])`: cos is that view from
+// then on, as upstream's __setitem__ moves; docs/tensors.md#indexing); otherwise the setitem op. A
 // kernel's dynamic tensor assigned a static value whole is static afterwards: PyPTO moves the value
 // into it (`a[:] = pypto.view(a, [129, 128], [0, 0])`, then a is an operand like the view).
 nb::object setitem_dunder(nb::handle self, nb::args args, const std::function<nb::object()>& op) {
   const bool whole = args.size() == 2 && nb::isinstance<pto::Tensor>(args[1]) && whole_key(args[0]);
-  if (whole && !nb::cast<const pto::Tensor&>(self).defined()) {
+  const auto& target = nb::cast<const pto::Tensor&>(self);
+  if (whole && (!target.defined() ||
+                (pto::in_kernel() && nb::cast<const pto::Tensor&>(args[1]).shape() != target.shape()))) {
     self.attr("move")(args[1]);
     return nb::none();
   }

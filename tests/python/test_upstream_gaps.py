@@ -554,6 +554,29 @@ def test_whole_assignment_to_a_tensor_without_storage_moves():
     assert stored.numpy().ctypes.data != x.numpy().ctypes.data
 
 
+def test_whole_assignment_of_another_shape_in_a_kernel_rebinds():
+    """ds_v32's MLA prolog narrows a tensor to one tile's rows with `cos[:] = pypto.view(cos, [4, 64], [r, 0])`:
+    upstream's __setitem__ moves the view into cos, which has its shape from then on (the same shape: the
+    value is written into the tensor, as before)."""
+    @pypto.frontend.jit
+    def kernel(x: pypto.Tensor([8, 64], pypto.DT_FP32), out: pypto.Tensor([4, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        cos = pypto.add(x, 0.0)
+        cos[:] = pypto.view(cos, [4, 64], [2, 0])
+        assert cos.shape == (4, 64)
+        out[:] = cos * 2.0  # the same shape: written into out
+
+    x = torch.arange(512, dtype=torch.float32).reshape(8, 64)
+    out = torch.zeros(4, 64)
+    kernel(x, out)
+    torch.testing.assert_close(out, x[2:6] * 2)
+    kernel(x + 1, out)  # the compiled program
+    torch.testing.assert_close(out, (x[2:6] + 1) * 2)
+    eager = pypto.asarray(np.zeros((2, 3), np.float32))
+    with pytest.raises(pypto.ArgumentError):
+        eager[:] = pypto.asarray(np.ones((3, 2), np.float32))  # outside a kernel: numpy's rules
+
+
 # ---- t[i, j] on a DT_INT32 tensor is the element as a scalar (python/pypto/tensor.py __getitem__:
 # GetTensorData; ds_v32 reads act_seqs[b] and block_table[b, k] into loop bounds and offsets)
 
