@@ -658,7 +658,7 @@ template <class Ops, class V>
 // division's error, from one FMA; 1 / (1 + q^2) approximated by 1 - q^2 / 2 is ample for a term below
 // 2^-25). The leading terms are summed with their errors (fast two-sums), the low parts added, then one
 // rounding; the sign is x's. The same fp32 steps on every build.
-constexpr float kAtanP[] = {-0.333332986f, 0.199985340f, -0.142641023f,  0.109515063f, -0.0840158090f,
+constexpr float kAtanP[] = {-0.333332986f,  0.199985340f,   -0.142641023f, 0.109515063f,  -0.0840158090f,
                             0.0579271875f, -0.0311488528f, 0.0108996211f, -0.00179038069f};
 constexpr float kHalfPiHigh = 1.57079637f, kHalfPiLow = -4.37113883e-08f, kAtanCap = 0x1p30f;
 
@@ -683,8 +683,8 @@ template <class Ops, class V>
     const V s = a + c, s_error = (a - s) + c;
     return Ops::copy_sign(s + (s_error + c_low), x);
   }
-  const V den = Ops::max(one, a), q = Ops::min(one, a) / den;
-  const V d = Ops::fma(-q, den, Ops::min(one, a)) * q;  // 1 / a - q where a > 1, 0 where a <= 1
+  const V num = Ops::min(one, a), den = Ops::max(one, a), q = num / den;
+  const V d = Ops::fma(-q, den, num) * q;  // 1 / a - q where a > 1, 0 where a <= 1
   atan_parts<Ops>(q, c, c_low, z);
   const V v = q + c, low = ((q - v) + c) + (c_low + Ops::fma(d * Ops::splat(-0.5f), z, d));  // atan(q) = v + low
   const V half_pi = Ops::splat(kHalfPiHigh), h = half_pi - v, h_error = (half_pi - h) - v;
@@ -729,11 +729,12 @@ template <bool Acos, class Ops, class V>
     if constexpr (!Acos) return Ops::copy_sign(a + c, x);
     else return sum_once(half_pi, half_pi_low, -x, -Ops::copy_sign(c, x));  // pi/2 - asin(x)
   }
-  const V w = (Ops::splat(1.0f) - a) * Ops::splat(0.5f), r = Ops::sqrt(w);
-  const V r_low = Ops::fma(-r, r, w) / Ops::max(Ops::splat(0x1p-100f), r + r);  // a = 1: r = 0, r_low = 0
-  const V t = Ops::select_below(a, kAboveHalf, a, r), z = Ops::select_below(a, kAboveHalf, a * a, w);
+  // where a > 1/2: t = r = sqrt(z_far) + r_low, asin(a) = pi/2 - 2r - twice
+  const V z_far = (Ops::splat(1.0f) - a) * Ops::splat(0.5f), r = Ops::sqrt(z_far);
+  const V r_low = Ops::fma(-r, r, z_far) / Ops::max(Ops::splat(0x1p-100f), r + r);  // a = 1: r = 0, r_low = 0
+  const V t = Ops::select_below(a, kAboveHalf, a, r), z = Ops::select_below(a, kAboveHalf, a * a, z_far);
   const V c = asin_correction<Ops>(t, z);
-  const V twice = Ops::splat(2.0f) * (r_low + c);  // where a > 1/2: asin(a) = pi/2 - 2r - twice
+  const V twice = Ops::splat(2.0f) * (r_low + c);
   if constexpr (!Acos) {
     const V o = Ops::select_below(a, kAboveHalf, zero, half_pi), o_low = Ops::select_below(a, kAboveHalf, zero, half_pi_low);
     const V u = Ops::select_below(a, kAboveHalf, a, Ops::splat(-2.0f) * r);
