@@ -21,6 +21,16 @@ void bind_enums(nb::module_& m);         // PyPTO's mode enums (ptocpu/modes.h)
 void bind_runtime(nb::module_& m);       // platforms, tile shapes, threads, build info
 void bind_kernel_model(nb::module_& m);  // loop, kernel scopes, jit checks (docs/kernel_model.md)
 void bind_ops(nb::module_& m);           // every op of the op table, and the dispatch handlers
+// Inside a catch block: the exception in flight as the Python error nanobind raises for it
+// (docs/errors.md's classes for ptocpu's errors).
+void set_python_error() noexcept;
+// An op's call from Python's vectorcall: the positional args, then the values of the keywords
+// kwnames names (a tuple of str, or null); a new reference, or null with a Python error set.
+using OpEntry = PyObject* (*)(const pto::OpDef& op, PyObject* const* args, size_t nargs, PyObject* kwnames);
+// op's function (method: its Tensor method) as a Python object that calls entry. described_by: a
+// nanobind function made from op's signature and docstring; the object takes its name, module,
+// docs and __nb_signature__ (op_function.cpp).
+nb::object make_op_function(const pto::OpDef& op, OpEntry entry, nb::handle described_by, bool method);
 void bind_program(nb::module_& m);       // compiled kernels: the tracer and the program
 // A kernel body being traced (program.cpp): a tensor it made, and values that reached Python.
 void trace_created(const pto::Tensor& t);

@@ -44,6 +44,30 @@ PyObject* make(nb::module_& m, const char* name, PyObject* builtin) {
   m.attr(name) = nb::handle(cls);
   return cls;
 }
+void set_error(const pto::Error& e) {
+  PyErr_SetString(class_of<pto::DTypeError, pto::ArgumentError, pto::IndexError, pto::TileError, pto::UnsupportedError>(e),
+                  e.what());
+}
+
+// A nanobind cast of an argument that is not of the type it must be.
+void set_cast_error() {
+  PyErr_SetString(g_class<pto::DTypeError>, "an argument has the wrong Python type (nanobind could not convert it)");
+}
+
+PyObject* builtin_class(nb::exception_type type) {
+  using T = nb::exception_type;
+  switch (type) {
+    case T::stop_iteration: return PyExc_StopIteration;
+    case T::index_error: return PyExc_IndexError;
+    case T::key_error: return PyExc_KeyError;
+    case T::value_error: return PyExc_ValueError;
+    case T::type_error: return PyExc_TypeError;
+    case T::buffer_error: return PyExc_BufferError;
+    case T::import_error: return PyExc_ImportError;
+    case T::attribute_error: return PyExc_AttributeError;
+    default: return PyExc_RuntimeError;
+  }
+}
 }  // namespace
 
 bool is_ptocpu_error(nb::handle exception) { return PyObject_IsInstance(exception.ptr(), g_error) == 1; }
@@ -59,13 +83,39 @@ void bind_errors(nb::module_& m) {
     try {
       std::rethrow_exception(p);
     } catch (const pto::Error& e) {
-      PyErr_SetString(class_of<pto::DTypeError, pto::ArgumentError, pto::IndexError, pto::TileError, pto::UnsupportedError>(e),
-                      e.what());
+      set_error(e);
     } catch (const nb::cast_error&) {
-      // A nanobind cast of an argument that is not of the type it must be.
-      PyErr_SetString(g_class<pto::DTypeError>, "an argument has the wrong Python type (nanobind could not convert it)");
+      set_cast_error();
     }
   });
+}
+
+void set_python_error() noexcept {
+  try {
+    throw;
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const nb::builtin_exception& e) {
+    PyErr_SetString(builtin_class(e.type()), e.what());
+  } catch (const pto::Error& e) {
+    set_error(e);
+  } catch (const nb::cast_error&) {
+    set_cast_error();
+  } catch (const std::bad_alloc& e) {  // (ptocpu's name the op and the bytes)
+    PyErr_SetString(PyExc_MemoryError, e.what());
+  } catch (const std::out_of_range& e) {  // as nanobind's default translator maps the standard ones
+    PyErr_SetString(PyExc_IndexError, e.what());
+  } catch (const std::overflow_error& e) {
+    PyErr_SetString(PyExc_OverflowError, e.what());
+  } catch (const std::logic_error& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::range_error& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_SystemError, "an unknown C++ exception");
+  }
 }
 
 }  // namespace ptobind

@@ -297,6 +297,39 @@ struct Bound {
   nb::object variadic;            // the list a variadic parameter's slot points at
 };
 
+// A call's keyword arguments: a dict, or as Python's vectorcall passes them (a tuple of names, the
+// values after the positional arguments). None: no keywords.
+struct Keywords {
+  PyObject* dict = nullptr;
+  PyObject* names = nullptr;
+  PyObject* const* values = nullptr;
+
+  Keywords() = default;
+  // A dict (an empty one or an invalid handle: none).
+  Keywords(nb::handle d) : dict(d.is_valid() && PyDict_GET_SIZE(d.ptr()) ? d.ptr() : nullptr) {}
+  Keywords(PyObject* kwnames, PyObject* const* kwvalues)
+      : names(kwnames && PyTuple_GET_SIZE(kwnames) ? kwnames : nullptr), values(kwvalues) {}
+
+  bool empty() const { return !dict && !names; }
+  // The next (name, value) from position pos (start at 0); false after the last.
+  bool next(Py_ssize_t& pos, PyObject*& key, PyObject*& value) const {
+    if (dict) return PyDict_Next(dict, &pos, &key, &value);
+    if (!names || pos >= PyTuple_GET_SIZE(names)) return false;
+    key = PyTuple_GET_ITEM(names, pos);
+    value = values[pos++];
+    return true;
+  }
+  // As a dict (the dispatch handlers' OpCall.kwargs): the one given, or a new one.
+  nb::object as_dict() const {
+    if (dict) return nb::borrow(dict);
+    nb::dict d;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (next(pos, key, value)) d[key] = nb::handle(value);
+    return d;
+  }
+};
+
 // Whether a keyword (a str) is this parameter's name. Most names differ in their first letter, which
 // is looked at before the whole name (the str's UTF-8 form is cached in it).
 bool is_named(nb::handle key, const pto::Param& p) {
@@ -312,7 +345,7 @@ bool is_named(nb::handle key, const pto::Param& p) {
 // Binds positional args and keywords to one parameter list as Python would; false when they do
 // not fit it (only then is the next overload tried). TypeError when `last` and they do not fit.
 bool bind_to(const pto::OpDef& op, const std::vector<pto::Param>& params, const nb::handle* args, size_t nargs,
-             nb::handle kwargs, bool last, bool check_kinds, Bound& out) {
+             const Keywords& kwargs, bool last, bool check_kinds, Bound& out) {
   const auto refuse = [&](const std::string& why) {
     if (last) throw nb::type_error((op.name + "() " + why).c_str());
     return false;
@@ -339,16 +372,16 @@ bool bind_to(const pto::OpDef& op, const std::vector<pto::Param>& params, const 
     }
     out.slots[positional] = out.variadic;
   }
-  if (kwargs.is_valid()) {
-    for (auto [key, value] : nb::borrow<nb::dict>(kwargs)) {  // keyword names are always str
-      size_t i = 0;
-      while (i < params.size() && (params[i].variadic || !is_named(key, params[i])))
-        ++i;
-      if (i == params.size()) return refuse("got an unexpected keyword argument '" + std::string(nb::str(key).c_str()) + "'");
-      if (out.slots[i].is_valid())
-        return refuse("got multiple values for argument '" + std::string(nb::str(key).c_str()) + "'");
-      out.slots[i] = value;
-    }
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (kwargs.next(pos, key, value)) {  // keyword names are always str
+    size_t i = 0;
+    while (i < params.size() && (params[i].variadic || !is_named(key, params[i])))
+      ++i;
+    const auto name = [&] { return std::string(nb::str(key).c_str()); };
+    if (i == params.size()) return refuse("got an unexpected keyword argument '" + name() + "'");
+    if (out.slots[i].is_valid()) return refuse("got multiple values for argument '" + name() + "'");
+    out.slots[i] = value;
   }
   for (size_t i = 0; i < params.size(); ++i)
     if (!out.slots[i].is_valid() && !params[i].default_value)
@@ -356,7 +389,7 @@ bool bind_to(const pto::OpDef& op, const std::vector<pto::Param>& params, const 
   return true;
 }
 
-Bound bind(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handle kwargs) {
+Bound bind(const pto::OpDef& op, const nb::handle* args, size_t nargs, const Keywords& kwargs) {
   Bound b;
   const size_t lists = 1 + op.overloads.size();
   for (size_t k = 0; k < lists; ++k) {
@@ -432,7 +465,7 @@ bool releases_gil(const std::vector<pto::Value>& values) {
 
 // `outermost`: the user's call itself, not a call a handler makes on its own: only those are
 // traced into a compiled program (docs/kernel_model.md#compiled-kernels).
-nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handle kwargs, bool outermost) {
+nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, const Keywords& kwargs, bool outermost) {
   pto::require_offered(op);  // UnsupportedError before any argument is looked at (docs/errors.md)
   const Bound b = bind(op, args, nargs, kwargs);
   const pto::Args a = convert_all(op, b);
@@ -452,8 +485,8 @@ nb::object run_op(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb
 
 nb::object run_op(const pto::OpDef& op, nb::handle args, nb::handle kwargs, bool outermost) {
   const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()));
-  return run_op(op, reinterpret_cast<const nb::handle*>(&PyTuple_GET_ITEM(args.ptr(), 0)), n,
-                kwargs.is_valid() && PyDict_GET_SIZE(kwargs.ptr()) ? kwargs : nb::handle(), outermost);
+  return run_op(op, reinterpret_cast<const nb::handle*>(&PyTuple_GET_ITEM(args.ptr(), 0)), n, Keywords(kwargs),
+                outermost);
 }
 
 // One call as a handler sees it.
@@ -478,11 +511,23 @@ nb::object dispatch(const pto::OpDef& op, nb::handle args, nb::handle kwargs) {
   return t_handlers.stack[0](OpCall{&op, nb::borrow(args), kw, 0});
 }
 
-nb::object dispatch(const pto::OpDef& op, const nb::handle* args, size_t nargs, nb::handle kwargs) {
+nb::object dispatch(const pto::OpDef& op, const nb::handle* args, size_t nargs, const Keywords& kwargs) {
   if (!dispatching()) return run_op(op, args, nargs, kwargs, t_handlers.depth == 0);
   nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(nargs)));
   for (size_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(tuple.ptr(), i, nb::borrow(args[i]).release().ptr());
-  return dispatch(op, tuple, kwargs);
+  return dispatch(op, tuple, kwargs.as_dict());
+}
+
+// The op functions' and methods' entry (op_function.cpp): Python's own argument array, no copies.
+PyObject* vectorcall_entry(const pto::OpDef& op, PyObject* const* args, size_t nargs, PyObject* kwnames) {
+  try {
+    return dispatch(op, reinterpret_cast<const nb::handle*>(args), nargs, Keywords(kwnames, args + nargs))
+        .release()
+        .ptr();
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
 }
 
 // ---- the Tensor operators ----------------------------------------------------------------------
@@ -654,8 +699,7 @@ nb::dict op_row(const pto::OpDef& op) {
 // Shapes and dtypes only: tensors become storage-less metadata (torch fake tensors included).
 pto::Args metadata_args(const pto::OpDef& op, nb::handle args, nb::handle kwargs) {
   const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()));
-  const Bound b = bind(op, reinterpret_cast<const nb::handle*>(&PyTuple_GET_ITEM(args.ptr(), 0)), n,
-                       kwargs.is_valid() && PyDict_GET_SIZE(kwargs.ptr()) ? kwargs : nb::handle());
+  const Bound b = bind(op, reinterpret_cast<const nb::handle*>(&PyTuple_GET_ITEM(args.ptr(), 0)), n, Keywords(kwargs));
   const std::vector<pto::Param>& params = op.signature(b.overload);
   std::vector<pto::Value> values;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -765,18 +809,20 @@ void bind_ops(nb::module_& m) {
   for (const pto::OpDef& op : pto::op_table()) {
     const pto::OpDef* def = &op;
     const char* doc = keep(docstring(op));
+    // nanobind functions that are never called: they make the name, module, docs and signature
+    // that the op functions show (help(), _core.pyi) as nanobind shows any function's.
+    const auto uncalled = [](nb::args, nb::kwargs) {};
     if (op.forms & pto::kFunction)
-      m.attr(op.name.c_str()) = nb::cpp_function(
-          [def](nb::args args, nb::kwargs kwargs) { return dispatch(*def, args, kwargs); }, nb::name(op.name.c_str()),
-          nb::scope(m), nb::sig(keep(signature(op, op.name, false))), doc);
+      m.attr(op.name.c_str()) = make_op_function(
+          op, vectorcall_entry,
+          nb::cpp_function(uncalled, nb::name(op.name.c_str()), nb::scope(m), nb::sig(keep(signature(op, op.name, false))), doc),
+          false);
     if (op.forms & pto::kMethod)
-      cls.attr(op.name.c_str()) = nb::cpp_function(
-          [def](nb::handle self, nb::args args, nb::kwargs kwargs) {
-            std::vector<nb::handle> all{self};
-            for (nb::handle a : args) all.push_back(a);
-            return dispatch(*def, all.data(), all.size(), kwargs.size() ? nb::handle(kwargs) : nb::handle());
-          },
-          nb::is_method(), nb::name(op.name.c_str()), nb::scope(cls), nb::sig(keep(signature(op, op.name, true))), doc);
+      cls.attr(op.name.c_str()) = make_op_function(
+          op, vectorcall_entry,
+          nb::cpp_function(uncalled, nb::is_method(), nb::name(op.name.c_str()), nb::scope(cls),
+                           nb::sig(keep(signature(op, op.name, true))), doc),
+          true);
     for (const pto::Dunder& du : op.dunders) {
       std::shared_ptr<Recipe> recipe;
       if (du.recipe) {
@@ -808,8 +854,8 @@ void bind_ops(nb::module_& m) {
            [](const OpCall& c, nb::handle result) -> int64_t {
              const pto::OpDef& op = *c.op;
              const size_t n = static_cast<size_t>(PyTuple_GET_SIZE(c.args.ptr()));
-             const Bound b = bind(op, reinterpret_cast<const nb::handle*>(&PyTuple_GET_ITEM(c.args.ptr(), 0)), n,
-                                  PyDict_GET_SIZE(c.kwargs.ptr()) ? nb::handle(c.kwargs) : nb::handle());
+             const Bound b =
+                 bind(op, reinterpret_cast<const nb::handle*>(&PyTuple_GET_ITEM(c.args.ptr(), 0)), n, Keywords(c.kwargs));
              const pto::Args a = convert_all(op, b);
              pto::Outputs outs;
              if (nb::isinstance<pto::Tensor>(result)) outs.push_back(nb::cast<pto::Tensor>(result));
