@@ -829,19 +829,28 @@ void bind_ops(nb::module_& m) {
         std::string_view text = du.recipe;
         recipe = std::make_shared<Recipe>(parse_recipe(text));
       }
+      const DunderWrapper wrapper = dunder_wrapper(du.name);
+      const char* dunder_sig = keep(std::string("def ") + du.name + "(self, *args) -> " + returns(op));
+      const char* dunder_doc =
+          keep(std::string(du.recipe ? du.recipe : (op.name + "(self, ...)").c_str()) + "; see " + op.name);
+      if (!recipe && !wrapper) {  // the op itself on (self, other): as its method
+        cls.attr(du.name) = make_op_function(
+            op, vectorcall_entry,
+            nb::cpp_function(uncalled, nb::is_method(), nb::name(du.name), nb::scope(cls), nb::sig(dunder_sig), dunder_doc),
+            true);
+        continue;
+      }
       cls.attr(du.name) = nb::cpp_function(
-          [def, recipe, wrapper = dunder_wrapper(du.name)](nb::handle self, nb::args args) -> nb::object {
+          [def, recipe, wrapper](nb::handle self, nb::args args) -> nb::object {
             if (recipe) return evaluate(*recipe, self, args.size() ? args[0] : nb::handle());
             const auto op = [&] {
               std::vector<nb::handle> all{self};
               for (nb::handle a : args) all.push_back(a);
               return dispatch(*def, all.data(), all.size(), nb::handle());
             };
-            return wrapper ? wrapper(self, args, op) : op();
+            return wrapper(self, args, op);
           },
-          nb::is_method(), nb::name(du.name), nb::scope(cls),
-          nb::sig(keep(std::string("def ") + du.name + "(self, *args) -> " + returns(op))),
-          keep(std::string(du.recipe ? du.recipe : (op.name + "(self, ...)").c_str()) + "; see " + op.name));
+          nb::is_method(), nb::name(du.name), nb::scope(cls), nb::sig(dunder_sig), dunder_doc);
     }
   }
 

@@ -36,6 +36,17 @@ def test_methods_are_bound_to_their_tensor():
     assert ptocpu.Tensor.add is ptocpu.Tensor.__dict__["add"]
 
 
+def test_operators_run_their_ops():
+    x, y = ptocpu.asarray(X), ptocpu.asarray(Y)
+    np.testing.assert_array_equal((x + y).numpy(), X + Y)
+    np.testing.assert_array_equal((x - y).numpy(), X - Y)
+    np.testing.assert_array_equal((x * 2.5).numpy(), X * np.float32(2.5))
+    np.testing.assert_array_equal((-y).numpy(), -Y)
+    np.testing.assert_array_equal((x < y).numpy(), X < Y)
+    np.testing.assert_array_equal(x.__add__(y).numpy(), X + Y)
+    np.testing.assert_array_equal((1.5 + x).numpy(), X + np.float32(1.5))  # a recipe: add(self, other)
+
+
 def test_handlers_see_the_keywords_as_a_dict():
     x = ptocpu.asarray(X)
     seen = []
