@@ -833,7 +833,9 @@ void bind_ops(nb::module_& m) {
       const char* dunder_sig = keep(std::string("def ") + du.name + "(self, *args) -> " + returns(op));
       const char* dunder_doc =
           keep(std::string(du.recipe ? du.recipe : (op.name + "(self, ...)").c_str()) + "; see " + op.name);
-      if (!recipe && !wrapper) {  // the op itself on (self, other): as its method
+      // The op itself on (self, other), plainly or as a recipe that says so (__radd__ of a commutative
+      // add, __iadd__ making a new tensor as upstream's does): as its method.
+      if (!wrapper && (!recipe || du.recipe == op.name + "(self, other)")) {
         cls.attr(du.name) = make_op_function(
             op, vectorcall_entry,
             nb::cpp_function(uncalled, nb::is_method(), nb::name(du.name), nb::scope(cls), nb::sig(dunder_sig), dunder_doc),
