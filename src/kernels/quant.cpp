@@ -1,8 +1,9 @@
 // quant_mx (kernels/quant.h, docs/ops/quant_mx.md): per group of 32 values, the shared E8M0
 // exponent from the group's largest magnitude, then each value times 2^(127 - exponent) encoded
-// as fp8 E4M3 (nearest even, saturating at +-448). The largest magnitude is an integer maximum of
-// the values' bits without sign (order-preserving, and a NaN's bits exceed infinity's), and the
-// encoding is branch-free bit arithmetic: both loops vectorise.
+// as fp8 E4M3 (nearest even, saturating at +-448) or fp4 E2M1 (likewise at +-6, two codes per
+// byte). The largest magnitude is an integer maximum of the values' bits without sign
+// (order-preserving, and a NaN's bits exceed infinity's), and the encoding is branch-free bit
+// arithmetic: both loops vectorise.
 #include "kernels/quant.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "copy/simd.h"
 #include "core/half.h"
+#include "core/minifloat.h"
 #include "kernels/elementwise.h"
 #include "kernels/row_walk.h"
 #include "ptocpu/parallel.h"
@@ -21,25 +23,34 @@ namespace pto::kernels::quant {
 namespace {
 
 constexpr int64_t kGroup = 32;
-constexpr int kE4m3MaxExponent = 8;  // 448 = 1.75 * 2^8
-constexpr double kE4m3Max = 448.0;
 constexpr uint32_t kInfBits = 0x7F800000u;
 constexpr uint8_t kScaleNan = 0xFF;
 
 inline uint32_t magnitude_bits(float v) { return std::bit_cast<uint32_t>(v) & 0x7FFFFFFFu; }
 
+// The element formats: the largest value's exponent and the value (448 = 1.75 * 2^8, 6 = 1.5 * 2^2).
+struct E4m3 {
+  static constexpr int kMaxExponent = 8;
+  static constexpr double kMax = 448.0;
+};
+struct E2m1 {
+  static constexpr int kMaxExponent = 2;
+  static constexpr double kMax = 6.0;
+};
+
 // The group's E8M0 exponent from the bits of its largest magnitude (a NaN's when it holds one).
-// ROUND_DOWN (OCP): the biased exponent of amax minus E4M3's largest exponent, in [0, 254].
-// ROUND_UP (NV): the least k with amax <= 448 * 2^k, biased, in [0, 254]; an infinity gives 254.
+// ROUND_DOWN (OCP): the biased exponent of amax minus the format's largest exponent, in [0, 254].
+// ROUND_UP (NV): the least k with amax <= max * 2^k, biased, in [0, 254]; an infinity gives 254.
+template <class F>
 uint8_t shared_exponent(uint32_t amax_bits, DequantScaleRoundingMode mode) {
   if (amax_bits > kInfBits) return kScaleNan;
   if (mode == DequantScaleRoundingMode::ROUND_DOWN)
-    return static_cast<uint8_t>(std::clamp(static_cast<int>(amax_bits >> 23) - kE4m3MaxExponent, 0, 254));
+    return static_cast<uint8_t>(std::clamp(static_cast<int>(amax_bits >> 23) - F::kMaxExponent, 0, 254));
   if (amax_bits == kInfBits) return 254;
   if (amax_bits == 0) return 0;
   const double amax = std::bit_cast<float>(amax_bits);
-  int k = std::ilogb(amax) - kE4m3MaxExponent;
-  if (amax > std::ldexp(kE4m3Max, k)) ++k;
+  int k = std::ilogb(amax) - F::kMaxExponent;
+  if (amax > std::ldexp(F::kMax, k)) ++k;
   return static_cast<uint8_t>(std::clamp(k + 127, 0, 254));
 }
 
@@ -63,39 +74,83 @@ inline uint8_t e4m3_code(float v, float x) {
   return static_cast<uint8_t>(a > kInfBits ? 0x7Fu | nan_sign : code | sign);
 }
 
-// The scaled value, rounded to bf16 first for NV scales of a bf16 input.
+// E2M1 code of v = x * scaling (low nibble): nearest even, +-6 and beyond (inf included) saturate to
+// 0x7 with the sign, NaN gives 0x7 without it.
+inline uint8_t e2m1_code(float v) {
+  return static_cast<uint8_t>(minifloat::encode<minifloat::kFp4E2M1, Round::NearestEven, true>(std::bit_cast<uint32_t>(v)));
+}
+
+// The scaled value, rounded to bf16 first where the device computes it in bf16 (quant.h).
 inline float scaled(float x, float scaling, bool round_to_bf16) {
   const float v = x * scaling;
   return round_to_bf16 ? half::widen(half::to_bf16(v)) : v;
 }
 
+// The byte of x[0] and x[1] (E2M1: the first in the low nibble), scaled by s0 and s1, or of x[0] (E4M3).
+template <class F>
+[[gnu::always_inline]] inline uint8_t code_byte(const float* x, float s0, float s1, bool round_to_bf16) {
+  if constexpr (std::is_same_v<F, E2m1>)
+    return static_cast<uint8_t>(e2m1_code(scaled(x[0], s0, round_to_bf16)) |
+                                e2m1_code(scaled(x[1], s1, round_to_bf16)) << 4);
+  else
+    return e4m3_code(scaled(x[0], s0, round_to_bf16), x[0]);
+}
+template <class F>
+constexpr int64_t kPerByte = std::is_same_v<F, E2m1> ? 2 : 1;
+
 // Axis -1: the row's groups of 32 consecutive values.
-PTO_SIMD_CLONES void encode_row(const float* __restrict x, int64_t n, DequantScaleRoundingMode mode, bool round_to_bf16,
-                                uint8_t* __restrict codes, uint8_t* __restrict exponents) {
+template <class F>
+[[gnu::always_inline]] inline void encode_row(const float* __restrict x, int64_t n, DequantScaleRoundingMode mode,
+                                              bool round_to_bf16, uint8_t* __restrict codes,
+                                              uint8_t* __restrict exponents) {
   for (int64_t g = 0; g < n; g += kGroup) {
     uint32_t amax = 0;
     for (int64_t i = g; i < g + kGroup; ++i) amax = std::max(amax, magnitude_bits(x[i]));
-    const uint8_t e = shared_exponent(amax, mode);
+    const uint8_t e = shared_exponent<F>(amax, mode);
     const float scaling = scaling_of(e);
     exponents[g / kGroup] = e;
-    for (int64_t i = g; i < g + kGroup; ++i) codes[i] = e4m3_code(scaled(x[i], scaling, round_to_bf16), x[i]);
+    for (int64_t i = g; i < g + kGroup; i += kPerByte<F>)
+      codes[i / kPerByte<F>] = code_byte<F>(x + i, scaling, scaling, round_to_bf16);
   }
 }
+PTO_SIMD_CLONES void encode_row_e4m3(const float* __restrict x, int64_t n, DequantScaleRoundingMode mode,
+                                     bool round_to_bf16, uint8_t* __restrict codes, uint8_t* __restrict exponents) {
+  encode_row<E4m3>(x, n, mode, round_to_bf16, codes, exponents);
+}
+PTO_SIMD_CLONES void encode_row_e2m1(const float* __restrict x, int64_t n, DequantScaleRoundingMode mode,
+                                     bool round_to_bf16, uint8_t* __restrict codes, uint8_t* __restrict exponents) {
+  encode_row<E2m1>(x, n, mode, round_to_bf16, codes, exponents);
+}
 
-// Axis -2: 32 rows of n values (rows[i * n + c]); column c is a group.
-PTO_SIMD_CLONES void encode_column_groups(const float* __restrict rows, int64_t n, DequantScaleRoundingMode mode,
-                                          bool round_to_bf16, uint32_t* __restrict amax, float* __restrict scaling,
-                                          uint8_t* __restrict codes, uint8_t* __restrict exponents) {
+// Axis -2: 32 rows of n values (rows[i * n + c]); column c is a group. E2M1: columns c and c + 1
+// share a byte of the packed row.
+template <class F>
+[[gnu::always_inline]] inline void encode_column_groups(const float* __restrict rows, int64_t n,
+                                                        DequantScaleRoundingMode mode, bool round_to_bf16,
+                                                        uint32_t* __restrict amax, float* __restrict scaling,
+                                                        uint8_t* __restrict codes, uint8_t* __restrict exponents) {
   std::fill(amax, amax + n, 0u);
   for (int64_t i = 0; i < kGroup; ++i)
     for (int64_t c = 0; c < n; ++c) amax[c] = std::max(amax[c], magnitude_bits(rows[i * n + c]));
   for (int64_t c = 0; c < n; ++c) {
-    exponents[c * 2] = shared_exponent(amax[c], mode);  // scale [..., m/64, n, 2]: pairs per column
+    exponents[c * 2] = shared_exponent<F>(amax[c], mode);  // scale [..., m/64, n, 2]: pairs per column
     scaling[c] = scaling_of(exponents[c * 2]);
   }
+  const int64_t row_bytes = n / kPerByte<F>;
   for (int64_t i = 0; i < kGroup; ++i)
-    for (int64_t c = 0; c < n; ++c)
-      codes[i * n + c] = e4m3_code(scaled(rows[i * n + c], scaling[c], round_to_bf16), rows[i * n + c]);
+    for (int64_t c = 0; c < n; c += kPerByte<F>)
+      codes[i * row_bytes + c / kPerByte<F>] =
+          code_byte<F>(rows + i * n + c, scaling[c], scaling[c + kPerByte<F> - 1], round_to_bf16);
+}
+PTO_SIMD_CLONES void encode_column_groups_e4m3(const float* __restrict rows, int64_t n, DequantScaleRoundingMode mode,
+                                               bool round_to_bf16, uint32_t* __restrict amax, float* __restrict scaling,
+                                               uint8_t* __restrict codes, uint8_t* __restrict exponents) {
+  encode_column_groups<E4m3>(rows, n, mode, round_to_bf16, amax, scaling, codes, exponents);
+}
+PTO_SIMD_CLONES void encode_column_groups_e2m1(const float* __restrict rows, int64_t n, DequantScaleRoundingMode mode,
+                                               bool round_to_bf16, uint32_t* __restrict amax, float* __restrict scaling,
+                                               uint8_t* __restrict codes, uint8_t* __restrict exponents) {
+  encode_column_groups<E2m1>(rows, n, mode, round_to_bf16, amax, scaling, codes, exponents);
 }
 
 }  // namespace
@@ -103,13 +158,16 @@ PTO_SIMD_CLONES void encode_column_groups(const float* __restrict rows, int64_t 
 void quant_mx(const Tensor& in, bool along_rows, DequantScaleRoundingMode mode, const Tensor& quantized,
               const Tensor& scale) {
   if (in.numel() == 0) return;
-  const bool round_to_bf16 = mode == DequantScaleRoundingMode::ROUND_UP && in.dtype() == DType::BF16;
+  const bool fp4 = quantized.dtype() == DType::FP4_E2M1X2;
+  // bf16 inputs: the device scales them in bf16 for fp4 and for NV scales of fp8.
+  const bool round_to_bf16 = in.dtype() == DType::BF16 && (fp4 || mode == DequantScaleRoundingMode::ROUND_UP);
   const ew::LoadFn<float> load = ew::loader<float>(in.dtype());
   const int r = in.ndim();
   const auto* base = static_cast<const std::byte*>(in.data());
   const int64_t item = static_cast<int64_t>(in.itemsize());
   const int64_t n = in.shape(r - 1), step = in.stride(r - 1) * item;
   const RowWalk walk(in.shape(), r - 1);  // every row of the last axis, row-major
+  const int64_t row_bytes = fp4 ? n / 2 : n;
   uint8_t* codes = quantized.data_as<uint8_t>();
   uint8_t* scales = scale.data_as<uint8_t>();
   if (!along_rows) {
@@ -117,7 +175,8 @@ void quant_mx(const Tensor& in, bool along_rows, DequantScaleRoundingMode mode, 
       std::vector<float> buffer(static_cast<size_t>(n));
       for (int64_t w = begin; w < end; ++w) {
         const float* x = load(base + walk.offset(w, in.strides()) * item, step, n, buffer.data());
-        encode_row(x, n, mode, round_to_bf16, codes + w * n, scales + w * (n / kGroup));
+        (fp4 ? encode_row_e2m1 : encode_row_e4m3)(x, n, mode, round_to_bf16, codes + w * row_bytes,
+                                                  scales + w * (n / kGroup));
       }
     });
     return;
@@ -133,8 +192,9 @@ void quant_mx(const Tensor& in, bool along_rows, DequantScaleRoundingMode mode, 
         const float* x = load(base + walk.offset(b * kGroup + i, in.strides()) * item, step, n, row);
         if (x != row) std::copy(x, x + n, row);
       }
-      encode_column_groups(rows.data(), n, mode, round_to_bf16, amax.data(), scaling.data(), codes + b * kGroup * n,
-                           scales + (b / 2) * n * 2 + b % 2);
+      (fp4 ? encode_column_groups_e2m1 : encode_column_groups_e4m3)(rows.data(), n, mode, round_to_bf16, amax.data(),
+                                                                    scaling.data(), codes + b * kGroup * row_bytes,
+                                                                    scales + (b / 2) * n * 2 + b % 2);
     }
   });
 }

@@ -47,9 +47,10 @@ struct Dequantize {
   }
 };
 
-// quant_mx to fp8 E4M3 with E8M0 scales, one per 32 elements along the last axis (along_rows false)
-// or the second-last (true). in: fp16 / bf16 / fp32, any strides. quantized: contiguous, in's shape;
-// scale: contiguous, [..., n / 64, 2] or [..., m / 64, n, 2].
+// quant_mx to fp8 E4M3 or fp4 E2M1 (quantized's dtype DT_FP8E4M3 or DT_FP4_E2M1X2) with E8M0
+// scales, one per 32 elements along the last axis (along_rows false) or the second-last (true). in:
+// fp16 / bf16 / fp32 (fp4: fp16 / bf16), any strides. quantized: contiguous, in's shape (fp4: the
+// last dim halved, pairs); scale: contiguous, [..., n / 64, 2] or [..., m / 64, n, 2].
 void quant_mx(const Tensor& in, bool along_rows, DequantScaleRoundingMode mode, const Tensor& quantized,
               const Tensor& scale);
 

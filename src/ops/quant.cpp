@@ -121,17 +121,23 @@ std::vector<OutputMeta> infer_quant(const OpDef& op, const Args& a) {
 
 struct MxPlan {
   Tensor x;
+  DType quant_dtype;  // DT_FP8E4M3, or DT_FP4_E2M1X2 (pairs along the last dim)
   bool along_rows;
   DequantScaleRoundingMode mode;
-  Shape scale_shape;
+  Shape quant_shape, scale_shape;
 };
 
 MxPlan plan_quant_mx(const OpDef& op, const Args& a) {
   const char* name = op.name.c_str();
   MxPlan p;
   p.x = elementwise::offered_input(op, a);
-  if (a.dtype(1) != D::FP8E4M3)
-    fail<DTypeError>(name, ": quant_dtype ", dtype_name(a.dtype(1)), " is not supported; allowed: DT_FP8E4M3");
+  p.quant_dtype = a.dtype(1);
+  const bool fp4 = p.quant_dtype == D::FP4_E2M1X2;
+  if (p.quant_dtype != D::FP8E4M3 && !fp4)
+    fail<DTypeError>(name, ": quant_dtype ", dtype_name(p.quant_dtype),
+                     " is not supported; allowed: DT_FP8E4M3, DT_FP4_E2M1X2");
+  if (fp4 && p.x.dtype() != D::FP16 && p.x.dtype() != D::BF16)
+    fail<DTypeError>(name, ": quant_dtype DT_FP4_E2M1X2 takes DT_FP16 or DT_BF16 input; got ", dtype_name(p.x.dtype()));
   const int64_t mode = a.integer(2);
   if (mode != 0 && mode != 1)
     fail<ArgumentError>(name, ": mode ", mode,
@@ -151,6 +157,9 @@ MxPlan plan_quant_mx(const OpDef& op, const Args& a) {
   if (!p.along_rows && n % 64 != 0)
     fail<ArgumentError>(name, ": input shape ", shape_to_string(shape), " has a last dim of ", n,
                         "; axis -1 needs a multiple of 64");
+  if (p.along_rows && fp4 && n % 64 != 0)  // packed rows of 32-byte multiples
+    fail<ArgumentError>(name, ": input shape ", shape_to_string(shape), " has a last dim of ", n,
+                        "; axis -2 with DT_FP4_E2M1X2 needs a multiple of 64");
   const Shape& tile = get_vec_tile_shapes();
   if (!tile.empty()) {
     tiling::check_rank(name, tile, r, "input");
@@ -160,7 +169,12 @@ MxPlan plan_quant_mx(const OpDef& op, const Args& a) {
     if (!p.along_rows && performance && tile[r - 1] != n)
       fail<TileError>(name, ": tile shape ", shape_to_string(tile), " has a last dim of ", tile[r - 1],
                       "; performance_mode needs the input's last dim, ", n);
+    if (p.along_rows && fp4 && tile[r - 1] % 64 != 0)
+      fail<TileError>(name, ": tile shape ", shape_to_string(tile), " has a last dim of ", tile[r - 1],
+                      "; axis -2 with DT_FP4_E2M1X2 needs a multiple of 64");
   }
+  p.quant_shape = shape;
+  if (fp4) p.quant_shape[r - 1] = n / 2;  // ptocpu's X2 shapes count pairs (docs/dtypes.md)
   p.scale_shape = Shape(shape.begin(), shape.end() - (p.along_rows ? 2 : 1));
   if (p.along_rows) p.scale_shape.insert(p.scale_shape.end(), {shape[r - 2] / 64, n});
   else p.scale_shape.push_back(n / 64);
@@ -170,7 +184,7 @@ MxPlan plan_quant_mx(const OpDef& op, const Args& a) {
 
 Outputs run_quant_mx(const OpDef& op, const Args& a) {
   const MxPlan p = plan_quant_mx(op, a);
-  Tensor quantized = Tensor::empty(p.x.shape(), D::FP8E4M3), scale = Tensor::empty(p.scale_shape, D::FP8E8M0);
+  Tensor quantized = Tensor::empty(p.quant_shape, p.quant_dtype), scale = Tensor::empty(p.scale_shape, D::FP8E8M0);
   kq::quant_mx(p.x, p.along_rows, p.mode, quantized, scale);
   return {quantized, scale};
 }
@@ -214,12 +228,12 @@ void composite_family::add_quant(std::vector<OpDef>& table) {
                  {"performance_mode", ParamKind::Bool, "True"}},
       .forms = kFunction | kMethod,
       .num_outputs = 2,
-      .tile_rule = "TileShape has the input's rank; axis -1 in performance_mode: its last dim is the input's; axis -2: its second-last dim a multiple of 64",
+      .tile_rule = "TileShape has the input's rank; axis -1 in performance_mode: its last dim is the input's; axis -2: its second-last dim a multiple of 64 (DT_FP4_E2M1X2: its last dim too)",
       .limits = platform_rows(kHalvesAndFp32, kHalvesAndFp32, {}, {}, 1, 4, 1, 8),
       .run = run_quant_mx,
       .infer = [](const OpDef& op, const Args& a) -> std::vector<OutputMeta> {
         const MxPlan p = plan_quant_mx(op, a);
-        return {{p.x.shape(), D::FP8E4M3}, {p.scale_shape, D::FP8E8M0}};
+        return {{p.quant_shape, p.quant_dtype}, {p.scale_shape, D::FP8E8M0}};
       },
   });
 }

@@ -278,7 +278,7 @@ def test_quant_mx_strided_and_threads():
 
 def test_quant_mx_errors_and_tiles():
     x = np.zeros((4, 64), np.float32)
-    with pytest.raises(ptocpu.DTypeError, match="quant_mx: quant_dtype DT_FP8E5M2 is not supported; allowed: DT_FP8E4M3"):
+    with pytest.raises(ptocpu.DTypeError, match="quant_mx: quant_dtype DT_FP8E5M2 is not supported; allowed: DT_FP8E4M3, DT_FP4_E2M1X2"):
         ptocpu.quant_mx(x, ptocpu.DT_FP8E5M2)
     with pytest.raises(ptocpu.ArgumentError, match="mode 2 is not supported"):
         ptocpu.quant_mx(x, mode=2)
@@ -305,6 +305,95 @@ def test_quant_mx_errors_and_tiles():
         ptocpu.quant_mx(np.zeros((64, 64), np.float32), axis=-2)
     with ptocpu.vec_tile_shapes(64), pytest.raises(ptocpu.TileError, match="has rank 1"):
         ptocpu.quant_mx(x)
+
+
+# ---- quant_mx to fp4 E2M1 pairs (docs/ops/quant_mx.md#fp4) ------------------------------------------
+
+FP4 = ptocpu.DT_FP4_E2M1X2
+MODES = ((ptocpu.ROUND_DOWN, False), (ptocpu.ROUND_UP, True))
+
+
+def assert_fp4(got, want_bytes, shape):
+    assert got.dtype == FP4 and got.shape == list(shape)
+    np.testing.assert_array_equal(got.numpy().view(np.uint8), want_bytes)
+
+
+@pytest.mark.parametrize("platform", ["cpu", "ascend950"])
+def test_quant_mx_fp4_every_dtype_mode_axis_and_rank(platform):
+    rng = np.random.default_rng(21)
+    with ptocpu.platform(platform):
+        for dt in (np.float16, BF16):
+            for rank in range(1, 5):
+                lead = tuple(int(v) for v in rng.integers(1, 3, rank - 1))
+                x = mx_data(rng, lead + (128,), dt)
+                for mode, round_up in MODES:
+                    q, s = ptocpu.quant_mx(x, FP4, mode, -1, True)
+                    wq, ws = ref.quant_mx(x, round_up, -1, "fp4")
+                    assert_fp4(q, wq, lead + (64,))
+                    assert_same_bits(s, ws.view(E8M0))
+                    if rank >= 2:
+                        x2 = mx_data(rng, lead[:-1] + (128, 64), dt)
+                        q, s = ptocpu.quant_mx(x2, FP4, mode, -2, False)
+                        wq, ws = ref.quant_mx(x2, round_up, -2, "fp4")
+                        assert_fp4(q, wq, lead[:-1] + (128, 32))
+                        assert s.shape == list(lead[:-1]) + [2, 64, 2]
+                        assert_same_bits(s, ws.view(E8M0))
+
+
+def test_quant_mx_fp4_codes_by_hand():
+    # NV with amax 6: k = 0, scaling 1; E2M1 holds 0, .5, 1, 1.5, 2, 3, 4, 6 (codes 0-7), ties to even codes
+    values = [0, 0.25, 0.5, 0.75, 1, 1.25, 2.5, 5, 6, -1] + [0] * 22
+    q, s = ptocpu.quant_mx(np.array([values * 2], np.float16), FP4, ptocpu.ROUND_UP, -1, False)
+    assert s.numpy().view(np.uint8).tolist() == [[[127, 127]]]
+    # pairs low nibble first: (0, 0) (1, 2) (2, 2) (4, 6) (7, sign | 2)
+    assert q.numpy().view(np.uint8)[0, :5].tolist() == [0x00, 0x21, 0x22, 0x64, 0xA7]
+    # OCP: amax 7.5 -> exponent 129 - 2 = 127, scaling 1: 7 and -7.5 saturate to +-6; a group of ones: 125
+    big = np.array([[7, -7.5] + [1] * 62], np.float16)
+    q, s = ptocpu.quant_mx(big, FP4, ptocpu.ROUND_DOWN, -1, False)
+    assert s.numpy().view(np.uint8).tolist() == [[[127, 125]]] and q.numpy().view(np.uint8)[0, 0] == 0xF7
+
+
+def test_quant_mx_fp4_special_groups_and_upstreams_onboard_case():
+    g = np.ones((4, 32), np.float32)
+    g[0, 3] = np.nan  # NaN scale: every code 0x7, without sign
+    g[1, 0] = -np.inf  # OCP exponent 255 - 2, NV 254; inf saturates with its sign
+    g[2] = 0.0
+    g[3] = np.float32(2 ** -20)
+    x = g.reshape(1, 128).astype(np.float16)
+    for mode, round_up in MODES:
+        q, s = ptocpu.quant_mx(x, FP4, mode, -1, False)
+        wq, ws = ref.quant_mx(x, round_up, -1, "fp4")
+        assert_fp4(q, wq, (1, 64))
+        assert_same_bits(s, ws.view(E8M0))
+        codes, exps = q.numpy().view(np.uint8).reshape(4, 16), s.numpy().view(np.uint8).reshape(4)
+        assert exps[0] == 255 and (codes[0] == 0x77).all()
+        assert exps[1] == (254 if round_up else 253) and codes[1, 0] & 0xF == 0xF
+        assert exps[2] == 0 and (codes[2] == 0).all()
+    # upstream's onboard test: linspace(-6, 6) over [1, 128], fp16, NV; two groups of 64 share a scale pair
+    x = torch.linspace(-6.0, 6.0, 128, dtype=torch.float16).reshape(1, 128).numpy()
+    q, s = ptocpu.quant_mx(x, FP4, ptocpu.ROUND_UP, -1, True)
+    wq, ws = ref.quant_mx(x, True, -1, "fp4")
+    assert_fp4(q, wq, (1, 64))
+    assert s.shape == [1, 2, 2] and s.numpy().view(np.uint8).ravel().tolist() == ws.ravel().tolist()
+
+
+def test_quant_mx_fp4_threads_errors_and_tiles():
+    base = mx_data(np.random.default_rng(6), (640, 512), np.float16)
+    for axis in (-1, -2):
+        ptocpu.set_num_threads(1)
+        one = [t.numpy().view(np.uint8) for t in ptocpu.quant_mx(base, FP4, axis=axis)]
+        ptocpu.set_num_threads(2)
+        two = [t.numpy().view(np.uint8) for t in ptocpu.quant_mx(base, FP4, axis=axis)]
+        np.testing.assert_array_equal(two[0], one[0])
+        np.testing.assert_array_equal(two[1], one[1])
+    with pytest.raises(ptocpu.DTypeError, match="DT_FP4_E2M1X2 takes DT_FP16 or DT_BF16 input; got DT_FP32"):
+        ptocpu.quant_mx(np.zeros((4, 64), np.float32), FP4)
+    with pytest.raises(ptocpu.ArgumentError, match="last dim of 32; axis -2 with DT_FP4_E2M1X2 needs a multiple of 64"):
+        ptocpu.quant_mx(np.zeros((64, 32), np.float16), FP4, axis=-2)
+    with ptocpu.vec_tile_shapes(64, 32), pytest.raises(ptocpu.TileError, match="axis -2 with DT_FP4_E2M1X2 needs"):
+        ptocpu.quant_mx(np.zeros((64, 64), np.float16), FP4, axis=-2)
+    with ptocpu.vec_tile_shapes(64, 32):  # fp8 takes any positive last tile dim on axis -2
+        assert ptocpu.quant_mx(np.zeros((64, 64), np.float16), ptocpu.DT_FP8E4M3, axis=-2)[0].shape == [64, 64]
 
 
 def test_empty_inputs_on_the_cpu():

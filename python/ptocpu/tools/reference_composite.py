@@ -147,42 +147,57 @@ def dequantize(x, scale, axis: int, zero_points=None) -> np.ndarray:
     return x * per_line(scale, axis, x.ndim)
 
 
-def mx_exponent(maxabs: np.ndarray, round_up: bool) -> np.ndarray:
-    """The E8M0 code of each group's largest magnitude (OCP floor, or NV's least k with maxabs <= 448 * 2^k)."""
+# The MX element formats: the largest value and its exponent (448 = 1.75 * 2^8, 6 = 1.5 * 2^2).
+_MX_FORMATS = {"fp8": (448.0, 8), "fp4": (6.0, 2)}
+
+
+def mx_exponent(maxabs: np.ndarray, round_up: bool, element: str = "fp8") -> np.ndarray:
+    """The E8M0 code of each group's largest magnitude (OCP floor, or NV's least k with maxabs <= max * 2^k)."""
+    top, top_exponent = _MX_FORMATS[element]
     m = np.asarray(maxabs, np.float32)
     out = np.zeros(m.shape, np.int64)
     finite = np.isfinite(m) & (m > 0)
     if round_up:
         mant, e = np.frexp(m[finite].astype(np.float64))  # m = mant * 2^e, mant in [0.5, 1)
-        k = (e - 1) - 8
-        k = k + (m[finite] > np.ldexp(448.0, k))
+        k = (e - 1) - top_exponent
+        k = k + (m[finite] > np.ldexp(top, k))
         out[finite] = np.clip(k + 127, 0, 254)
         out[np.isinf(m)] = 254
     else:
         biased = (m.view(np.uint32) >> 23) & 0xFF
-        out = np.clip(biased.astype(np.int64) - 8, 0, 254)
+        out = np.clip(biased.astype(np.int64) - top_exponent, 0, 254)
     out[np.isnan(m)] = 255
     return out.astype(np.uint8)
 
 
-def quant_mx(x, round_up: bool = False, axis: int = -1):
-    """(codes as fp8 E4M3, scales as E8M0 bytes) of MX quantisation with 32-element groups."""
+def e2m1_pairs(v: np.ndarray) -> np.ndarray:
+    """fp32 values as FP4 E2M1 codes (nearest even, saturating at +-6, NaN 0x7 without sign), two per
+    byte along the last axis, the first in the low nibble."""
+    codes = v.astype(ml_dtypes.float4_e2m1fn).view(np.uint8) & 0xF
+    codes = np.where(np.isnan(v), np.uint8(0x7), codes).astype(np.uint8)
+    return codes[..., 0::2] | (codes[..., 1::2] << 4)
+
+
+def quant_mx(x, round_up: bool = False, axis: int = -1, element: str = "fp8"):
+    """(codes, scales as E8M0 bytes) of MX quantisation with 32-element groups: codes as fp8 E4M3, or
+    (element "fp4") as E2M1 pairs in bytes, [..., n / 2]."""
     x = np.asarray(x)
     along_rows = axis % x.ndim == x.ndim - 2
     v = np.swapaxes(x, -1, -2) if along_rows else x
     g = v.astype(np.float32).reshape(v.shape[:-1] + (-1, 32))
-    e = mx_exponent(np.max(np.abs(g), -1), round_up)
+    e = mx_exponent(np.max(np.abs(g), -1), round_up, element)
     with np.errstate(over="ignore"):
         scaling = np.where(e == 255, np.float32(np.nan), np.ldexp(np.float32(1.0), 127 - e.astype(np.int32)))
     scaled = g * scaling[..., None].astype(np.float32)
-    if round_up and x.dtype == BF16:
+    if x.dtype == BF16 and (round_up or element == "fp4"):  # the device scales these in bf16
         scaled = scaled.astype(BF16).astype(np.float32)
-    codes = np.clip(scaled, -448, 448).astype(E4M3).reshape(v.shape)
+    scaled = scaled.reshape(v.shape)
     if along_rows:
-        codes = np.swapaxes(codes, -1, -2)
+        scaled = np.swapaxes(scaled, -1, -2)
         e = np.swapaxes(e, -1, -2)  # [..., n, m/32] -> [..., m/32, n]
         e = e.reshape(e.shape[:-2] + (-1, 2, e.shape[-1]))
         e = np.swapaxes(e, -1, -2)  # [..., m/64, n, 2]
     else:
         e = e.reshape(e.shape[:-1] + (-1, 2))
+    codes = e2m1_pairs(scaled) if element == "fp4" else np.clip(scaled, -448, 448).astype(E4M3)
     return np.ascontiguousarray(codes), np.ascontiguousarray(e)

@@ -328,29 +328,49 @@ def dequantize_shapes() -> list[Case]:
 
 # quant_mx -------------------------------------------------------------------------------------
 
-def _torch_mx(t, axis: int):
-    """OCP MX quantisation (ROUND_DOWN) in torch ops: the peer for quant_mx's default mode."""
+def _torch_e2m1_pairs(v):
+    """E2M1 codes of finite fp32 values in torch ops (nearest, ties to the even code, saturating at
+    6), two per byte along the last dim, the first in the low nibble."""
+    a = v.abs()
+    code = torch.where(a < 2, torch.round(2 * a), torch.where(a < 4, torch.round(a) + 2, torch.round(a / 2) + 4))
+    code = code.clamp(max=7).to(torch.uint8) | (torch.signbit(v).to(torch.uint8) << 3)
+    return code[..., 0::2] | (code[..., 1::2] << 4)
+
+
+def _torch_mx(t, axis: int, fp4: bool):
+    """OCP MX quantisation (ROUND_DOWN) in torch ops: the peer for quant_mx's default mode, to fp8
+    E4M3 or (fp4) E2M1 pairs (a bf16 input's scaled values rounded to bf16, as the device does)."""
+    top_exponent = 2 if fp4 else 8
     v = t.float().transpose(-1, -2) if axis == -2 else t.float()
     g = v.reshape(*v.shape[:-1], -1, 32)
     amax = g.abs().amax(-1, keepdim=True)
     _, exponent = torch.frexp(amax)
-    e = torch.where(amax > 0, (exponent + 126 - 8).clamp(0, 254), torch.zeros_like(exponent))
-    scaled = g * torch.exp2((127 - e).float())
-    q = scaled.clamp(-448, 448).to(torch.float8_e4m3fn).reshape(v.shape).view(torch.uint8)  # numpy has no fp8
+    e = torch.where(amax > 0, (exponent + 126 - top_exponent).clamp(0, 254), torch.zeros_like(exponent))
+    scaled = (g * torch.exp2((127 - e).float())).reshape(v.shape)
+    if axis == -2:
+        scaled = scaled.transpose(-1, -2)
+    if fp4:
+        if t.dtype == torch.bfloat16:
+            scaled = scaled.bfloat16().float()
+        q = _torch_e2m1_pairs(scaled)
+    else:
+        q = scaled.clamp(-448, 448).to(torch.float8_e4m3fn).view(torch.uint8)  # numpy has no fp8
     e = e.to(torch.uint8).reshape(*v.shape[:-1], -1, 2)  # the groups of each 64 values in pairs
     if axis == -2:  # [..., n, m/64, 2] -> [..., m/64, n, 2]
-        return q.transpose(-1, -2), e.transpose(-2, -3)
+        e = e.transpose(-2, -3)
     return q, e
 
 
-def _quant_mx(id_, shape, axis=-1, dtype="fp32") -> Case:
+def _quant_mx(id_, shape, axis=-1, dtype="fp32", fp4=False) -> Case:
     def build(rng):
         return {"x": _random(rng, shape, dtype, -100.0, 100.0)}
 
-    return _case(id_, "quant_mx", f"x {_rows(shape)}, axis {axis}", dtype, build,
-                 lambda inp: (lambda x=ptocpu.asarray(inp["x"]): ptocpu.quant_mx(x, axis=axis, performance_mode=False)),
-                 lambda inp: (lambda t=_torch(inp["x"]): _torch_mx(t, axis)),
-                 lambda inp: inp["x"].nbytes + inp["x"].size + inp["x"].size // 32)
+    quant_dtype = ptocpu.DT_FP4_E2M1X2 if fp4 else ptocpu.DT_FP8E4M3
+    return _case(id_, "quant_mx", f"x {_rows(shape)}, axis {axis}{' -> fp4 pairs' if fp4 else ''}", dtype, build,
+                 lambda inp: (lambda x=ptocpu.asarray(inp["x"]): ptocpu.quant_mx(x, quant_dtype, axis=axis,
+                                                                                performance_mode=False)),
+                 lambda inp: (lambda t=_torch(inp["x"]): _torch_mx(t, axis, fp4)),
+                 lambda inp: inp["x"].nbytes + inp["x"].size // (2 if fp4 else 1) + inp["x"].size // 32)
 
 
 def quant_mx_shapes() -> list[Case]:
@@ -358,6 +378,8 @@ def quant_mx_shapes() -> list[Case]:
         _quant_mx("SW-QUANTMX-4096x4096", (4096, 4096)),
         _quant_mx("SW-QUANTMX-4096x4096-bf16", (4096, 4096), dtype="bf16"),
         _quant_mx("SW-QUANTMX-4096x4096-axis-2", (4096, 4096), axis=-2),
+        _quant_mx("SW-QUANTMX-4096x4096-fp16-fp4", (4096, 4096), dtype="fp16", fp4=True),
+        _quant_mx("SW-QUANTMX-4096x4096-bf16-fp4-axis-2", (4096, 4096), axis=-2, dtype="bf16", fp4=True),
     ]
 
 

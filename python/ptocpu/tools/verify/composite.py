@@ -319,6 +319,17 @@ def _quant_mx_cases(rng, quick) -> Iterator[Case]:
                         return _compare([(q, wq), (s.numpy().view(np.uint8), ws)])
                     yield Case("quant_mx", platform, dtype, f"x{list(shape)} axis {axis} {'NV' if round_up else 'OCP'}",
                                run)
+        for dtype in [d for d in dtypes if d in ("DT_FP16", "DT_BF16")]:  # fp4 pairs take half inputs
+            for shape, axis in (((3, 256), -1), ((2, 128, 64), -2)):
+                for round_up in (False, True):
+                    def run_fp4(dtype=dtype, shape=shape, axis=axis, round_up=round_up):
+                        x = (rng.standard_normal(shape) * np.exp2(rng.integers(-10, 10, shape))).astype(_np(dtype))
+                        mode = ptocpu.ROUND_UP if round_up else ptocpu.ROUND_DOWN
+                        q, s = ptocpu.quant_mx(x, ptocpu.DT_FP4_E2M1X2, mode, axis, False)
+                        wq, ws = ref.quant_mx(x, round_up, axis, "fp4")
+                        return _compare([(q.numpy().view(np.uint8), wq), (s.numpy().view(np.uint8), ws)])
+                    yield Case("quant_mx", platform, dtype,
+                               f"x{list(shape)} axis {axis} {'NV' if round_up else 'OCP'} -> DT_FP4_E2M1X2", run_fp4)
         yield Case("quant_mx", platform, "DT_FP32", "error: axis -2 not a multiple of 64",
                    lambda: _expect_error(lambda: ptocpu.quant_mx(np.zeros((32, 64), np.float32), axis=-2),
                                          ptocpu.ArgumentError, "multiple of 64"))
