@@ -424,7 +424,9 @@ pto::Args convert_all(const pto::OpDef& op, const Bound& b) {
   std::vector<pto::Value> values;
   values.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i)
-    values.push_back(b.slots[i].is_valid() ? convert(params[i], b.slots[i], op.name.c_str()) : default_value(params[i]));
+    // (Not one conditional expression: its type would be const Value, copied into the vector.)
+    if (b.slots[i].is_valid()) values.push_back(convert(params[i], b.slots[i], op.name.c_str()));
+    else values.push_back(default_value(params[i]));
   pto::Args a(std::move(values));
   a.overload = b.overload;
   for (size_t i = 0; i < params.size(); ++i)
@@ -716,7 +718,8 @@ pto::Args metadata_args(const pto::OpDef& op, nb::handle args, nb::handle kwargs
     const bool tensor_kind = p.kind == pto::ParamKind::Tensor || p.kind == pto::ParamKind::Memory ||
                              (p.kind == pto::ParamKind::TensorOrScalar && v.is_valid() && !to_scalar(v));
     if (v.is_valid() && tensor_kind && !v.is_none()) values.push_back(to_metadata(v, op.name.c_str(), p.name));
-    else values.push_back(v.is_valid() ? convert(p, v, op.name.c_str()) : default_value(p));
+    else if (v.is_valid()) values.push_back(convert(p, v, op.name.c_str()));
+    else values.push_back(default_value(p));
   }
   pto::Args a(std::move(values));
   a.overload = b.overload;
