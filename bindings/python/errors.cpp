@@ -44,6 +44,8 @@ PyObject* make(nb::module_& m, const char* name, PyObject* builtin) {
   m.attr(name) = nb::handle(cls);
   return cls;
 }
+
+// A ptocpu error as the Python class docs/errors.md gives it.
 void set_error(const pto::Error& e) {
   PyErr_SetString(class_of<pto::DTypeError, pto::ArgumentError, pto::IndexError, pto::TileError, pto::UnsupportedError>(e),
                   e.what());
@@ -54,6 +56,7 @@ void set_cast_error() {
   PyErr_SetString(g_class<pto::DTypeError>, "an argument has the wrong Python type (nanobind could not convert it)");
 }
 
+// The Python class of nanobind's nb::type_error, nb::index_error, ...
 PyObject* builtin_class(nb::exception_type type) {
   using T = nb::exception_type;
   switch (type) {

@@ -62,6 +62,14 @@ PyObject* bind_method(PyObject* self, PyObject* instance, PyObject*) {
   return PyMethod_New(self, instance);
 }
 
+// Pickled (and copied) by name, as Python's own functions are: ptocpu._core.add, ..._core.Tensor.add.
+PyObject* reduce(PyObject* self, PyObject*) { return Py_NewRef(as_op_function(self)->qualname); }
+
+PyMethodDef methods[] = {
+    {"__reduce__", reduce, METH_NOARGS, nullptr},
+    {nullptr, nullptr, 0, nullptr},
+};
+
 PyMemberDef members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(OpFunction, vectorcall), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr},
@@ -75,6 +83,7 @@ PyType_Slot function_slots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(dealloc)},
     {Py_tp_getattro, reinterpret_cast<void*>(getattro)},
     {Py_tp_members, members},
+    {Py_tp_methods, methods},
     {0, nullptr},
 };
 PyType_Slot method_slots[] = {
@@ -83,6 +92,7 @@ PyType_Slot method_slots[] = {
     {Py_tp_getattro, reinterpret_cast<void*>(getattro)},
     {Py_tp_descr_get, reinterpret_cast<void*>(bind_method)},
     {Py_tp_members, members},
+    {Py_tp_methods, methods},
     {0, nullptr},
 };
 PyType_Spec function_spec{"nanobind.nb_func", sizeof(OpFunction), 0,

@@ -310,7 +310,6 @@ struct Keywords {
   Keywords(PyObject* kwnames, PyObject* const* kwvalues)
       : names(kwnames && PyTuple_GET_SIZE(kwnames) ? kwnames : nullptr), values(kwvalues) {}
 
-  bool empty() const { return !dict && !names; }
   // The next (name, value) from position pos (start at 0); false after the last.
   bool next(Py_ssize_t& pos, PyObject*& key, PyObject*& value) const {
     if (dict) return PyDict_Next(dict, &pos, &key, &value);

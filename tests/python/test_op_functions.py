@@ -1,6 +1,9 @@
 """The op table's functions and Tensor methods as Python objects (bindings/python/op_function.cpp):
 arguments bound as Python binds them, keywords as the dispatch handlers see them, methods bound
 to their tensor, errors raised as the classes docs/errors.md names; all checked against numpy."""
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -91,3 +94,9 @@ def test_functions_describe_themselves():
     assert ptocpu.add.__module__ == "ptocpu._core"
     assert ptocpu.add.__doc__.startswith("add(input: ")
     assert ptocpu.add.__nb_signature__[0][0].startswith("def add(input: ")
+
+
+def test_functions_pickle_and_copy_by_name():
+    for f in (ptocpu.add, ptocpu.Tensor.add, ptocpu.Tensor.__add__):
+        assert pickle.loads(pickle.dumps(f)) is f
+        assert copy.copy(f) is f and copy.deepcopy(f) is f
