@@ -86,17 +86,20 @@ inline float scaled(float x, float scaling, bool round_to_bf16) {
   return round_to_bf16 ? half::widen(half::to_bf16(v)) : v;
 }
 
-// The byte of x[0] and x[1] (E2M1: the first in the low nibble), scaled by s0 and s1, or of x[0] (E4M3).
+// The code of x scaled by s: a byte (E4M3) or a nibble (E2M1).
 template <class F>
-[[gnu::always_inline]] inline uint8_t code_byte(const float* x, float s0, float s1, bool round_to_bf16) {
-  if constexpr (std::is_same_v<F, E2m1>)
-    return static_cast<uint8_t>(e2m1_code(scaled(x[0], s0, round_to_bf16)) |
-                                e2m1_code(scaled(x[1], s1, round_to_bf16)) << 4);
-  else
-    return e4m3_code(scaled(x[0], s0, round_to_bf16), x[0]);
+[[gnu::always_inline]] inline uint8_t code_of(float x, float s, bool round_to_bf16) {
+  if constexpr (std::is_same_v<F, E2m1>) return e2m1_code(scaled(x, s, round_to_bf16));
+  else return e4m3_code(scaled(x, s, round_to_bf16), x);
 }
 template <class F>
 constexpr int64_t kPerByte = std::is_same_v<F, E2m1> ? 2 : 1;
+
+// E2M1 codes of a row (count even) two per byte, the first in the low nibble. The codes are made in
+// one loop and packed in another: each loop vectorises, the pairs' loop over floats did not.
+[[gnu::always_inline]] inline void pack_pairs(const uint8_t* __restrict nibbles, int64_t count, uint8_t* __restrict out) {
+  for (int64_t j = 0; j < count / 2; ++j) out[j] = static_cast<uint8_t>(nibbles[2 * j] | nibbles[2 * j + 1] << 4);
+}
 
 // Axis -1: the row's groups of 32 consecutive values.
 template <class F>
@@ -109,8 +112,13 @@ template <class F>
     const uint8_t e = shared_exponent<F>(amax, mode);
     const float scaling = scaling_of(e);
     exponents[g / kGroup] = e;
-    for (int64_t i = g; i < g + kGroup; i += kPerByte<F>)
-      codes[i / kPerByte<F>] = code_byte<F>(x + i, scaling, scaling, round_to_bf16);
+    if constexpr (std::is_same_v<F, E2m1>) {
+      uint8_t nibbles[kGroup];
+      for (int64_t i = 0; i < kGroup; ++i) nibbles[i] = code_of<F>(x[g + i], scaling, round_to_bf16);
+      pack_pairs(nibbles, kGroup, codes + g / 2);
+    } else {
+      for (int64_t i = g; i < g + kGroup; ++i) codes[i] = code_of<F>(x[i], scaling, round_to_bf16);
+    }
   }
 }
 PTO_SIMD_CLONES void encode_row_e4m3(const float* __restrict x, int64_t n, DequantScaleRoundingMode mode,
@@ -123,12 +131,13 @@ PTO_SIMD_CLONES void encode_row_e2m1(const float* __restrict x, int64_t n, Dequa
 }
 
 // Axis -2: 32 rows of n values (rows[i * n + c]); column c is a group. E2M1: columns c and c + 1
-// share a byte of the packed row.
+// share a byte of the packed row; nibbles holds a row's n codes before they are packed.
 template <class F>
 [[gnu::always_inline]] inline void encode_column_groups(const float* __restrict rows, int64_t n,
                                                         DequantScaleRoundingMode mode, bool round_to_bf16,
                                                         uint32_t* __restrict amax, float* __restrict scaling,
-                                                        uint8_t* __restrict codes, uint8_t* __restrict exponents) {
+                                                        uint8_t* __restrict nibbles, uint8_t* __restrict codes,
+                                                        uint8_t* __restrict exponents) {
   std::fill(amax, amax + n, 0u);
   for (int64_t i = 0; i < kGroup; ++i)
     for (int64_t c = 0; c < n; ++c) amax[c] = std::max(amax[c], magnitude_bits(rows[i * n + c]));
@@ -137,20 +146,24 @@ template <class F>
     scaling[c] = scaling_of(exponents[c * 2]);
   }
   const int64_t row_bytes = n / kPerByte<F>;
-  for (int64_t i = 0; i < kGroup; ++i)
-    for (int64_t c = 0; c < n; c += kPerByte<F>)
-      codes[i * row_bytes + c / kPerByte<F>] =
-          code_byte<F>(rows + i * n + c, scaling[c], scaling[c + kPerByte<F> - 1], round_to_bf16);
+  for (int64_t i = 0; i < kGroup; ++i) {
+    uint8_t* row_codes = codes + i * row_bytes;
+    uint8_t* row_out = std::is_same_v<F, E2m1> ? nibbles : row_codes;  // E2M1: packed after
+    for (int64_t c = 0; c < n; ++c) row_out[c] = code_of<F>(rows[i * n + c], scaling[c], round_to_bf16);
+    if constexpr (std::is_same_v<F, E2m1>) pack_pairs(nibbles, n, row_codes);
+  }
 }
 PTO_SIMD_CLONES void encode_column_groups_e4m3(const float* __restrict rows, int64_t n, DequantScaleRoundingMode mode,
                                                bool round_to_bf16, uint32_t* __restrict amax, float* __restrict scaling,
-                                               uint8_t* __restrict codes, uint8_t* __restrict exponents) {
-  encode_column_groups<E4m3>(rows, n, mode, round_to_bf16, amax, scaling, codes, exponents);
+                                               uint8_t* __restrict nibbles, uint8_t* __restrict codes,
+                                               uint8_t* __restrict exponents) {
+  encode_column_groups<E4m3>(rows, n, mode, round_to_bf16, amax, scaling, nibbles, codes, exponents);
 }
 PTO_SIMD_CLONES void encode_column_groups_e2m1(const float* __restrict rows, int64_t n, DequantScaleRoundingMode mode,
                                                bool round_to_bf16, uint32_t* __restrict amax, float* __restrict scaling,
-                                               uint8_t* __restrict codes, uint8_t* __restrict exponents) {
-  encode_column_groups<E2m1>(rows, n, mode, round_to_bf16, amax, scaling, codes, exponents);
+                                               uint8_t* __restrict nibbles, uint8_t* __restrict codes,
+                                               uint8_t* __restrict exponents) {
+  encode_column_groups<E2m1>(rows, n, mode, round_to_bf16, amax, scaling, nibbles, codes, exponents);
 }
 
 }  // namespace
@@ -186,6 +199,7 @@ void quant_mx(const Tensor& in, bool along_rows, DequantScaleRoundingMode mode, 
   parallel_for(blocks, std::max<int64_t>(1, 16384 / (kGroup * n + 1)), [&](int64_t begin, int64_t end) {
     std::vector<float> rows(static_cast<size_t>(kGroup * n)), scaling(static_cast<size_t>(n));
     std::vector<uint32_t> amax(static_cast<size_t>(n));
+    std::vector<uint8_t> nibbles(fp4 ? static_cast<size_t>(n) : 0);
     for (int64_t b = begin; b < end; ++b) {
       for (int64_t i = 0; i < kGroup; ++i) {
         float* row = rows.data() + i * n;
@@ -193,7 +207,8 @@ void quant_mx(const Tensor& in, bool along_rows, DequantScaleRoundingMode mode, 
         if (x != row) std::copy(x, x + n, row);
       }
       (fp4 ? encode_column_groups_e2m1 : encode_column_groups_e4m3)(rows.data(), n, mode, round_to_bf16, amax.data(),
-                                                                    scaling.data(), codes + b * kGroup * row_bytes,
+                                                                    scaling.data(), nibbles.data(),
+                                                                    codes + b * kGroup * row_bytes,
                                                                     scales + (b / 2) * n * 2 + b % 2);
     }
   });
