@@ -59,19 +59,10 @@ float scaling_of(uint8_t e) {
   return e == kScaleNan ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, 127 - e);
 }
 
-// E4M3 code of v = x * scaling: nearest even, +-448 and beyond (inf included) saturate to 0x7E;
-// NaN gives 0x7F with x's sign when x itself is NaN (else +).
-inline uint8_t e4m3_code(float v, float x) {
-  const uint32_t u = std::bit_cast<uint32_t>(v), a = u & 0x7FFFFFFFu;
-  // below 2^-6 (subnormal codes): adding 2^14 rounds to a multiple of 2^-9, E4M3's subnormal step
-  const uint32_t subnormal = std::bit_cast<uint32_t>(std::bit_cast<float>(a) + 0x1p14f) - 0x46800000u;
-  // normal: rebias the exponent (7 - 127) and round the mantissa at bit 20 to nearest even
-  const uint32_t normal = ((a + 0xC407FFFFu + ((a >> 20) & 1u)) >> 20) & 0x7Fu;
-  uint32_t code = a < 0x3C800000u ? subnormal : normal;
-  code = a >= 0x43E00000u ? 0x7Eu : code;
-  const uint32_t sign = (u >> 24) & 0x80u;
-  const uint32_t nan_sign = x != x ? (std::bit_cast<uint32_t>(x) >> 24) & 0x80u : 0u;
-  return static_cast<uint8_t>(a > kInfBits ? 0x7Fu | nan_sign : code | sign);
+// E4M3 code of v = x * scaling: nearest even, +-448 and beyond (inf included) saturate to 0x7E with
+// the sign; NaN gives 0x7F with the NaN's sign.
+inline uint8_t e4m3_code(float v) {
+  return static_cast<uint8_t>(minifloat::encode<minifloat::kFp8E4M3, Round::NearestEven, true>(std::bit_cast<uint32_t>(v)));
 }
 
 // E2M1 code of v = x * scaling (low nibble): nearest even, +-6 and beyond (inf included) saturate to
@@ -90,7 +81,7 @@ inline float scaled(float x, float scaling, bool round_to_bf16) {
 template <class F>
 [[gnu::always_inline]] inline uint8_t code_of(float x, float s, bool round_to_bf16) {
   if constexpr (std::is_same_v<F, E2m1>) return e2m1_code(scaled(x, s, round_to_bf16));
-  else return e4m3_code(scaled(x, s, round_to_bf16), x);
+  else return e4m3_code(x != x ? x : scaled(x, s, round_to_bf16));  // a NaN x keeps its sign (x * s may take s's NaN)
 }
 template <class F>
 constexpr int64_t kPerByte = std::is_same_v<F, E2m1> ? 2 : 1;
