@@ -78,29 +78,21 @@ PyMemberDef members[] = {
 // Named as nanobind's own function types: nanobind's stub generator recognises functions by these
 // names and renders them from __nb_signature__, which these objects carry as nanobind's do, so
 // _core.pyi stays what it was.
-PyType_Slot function_slots[] = {
-    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
-    {Py_tp_dealloc, reinterpret_cast<void*>(dealloc)},
-    {Py_tp_getattro, reinterpret_cast<void*>(getattro)},
-    {Py_tp_members, members},
-    {Py_tp_methods, methods},
-    {0, nullptr},
-};
-PyType_Slot method_slots[] = {
-    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
-    {Py_tp_dealloc, reinterpret_cast<void*>(dealloc)},
-    {Py_tp_getattro, reinterpret_cast<void*>(getattro)},
+// Methods: all of these; functions: all but the first (they do not bind to an instance).
+PyType_Slot slots[] = {
     {Py_tp_descr_get, reinterpret_cast<void*>(bind_method)},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(dealloc)},
+    {Py_tp_getattro, reinterpret_cast<void*>(getattro)},
     {Py_tp_members, members},
     {Py_tp_methods, methods},
     {0, nullptr},
 };
 PyType_Spec function_spec{"nanobind.nb_func", sizeof(OpFunction), 0,
-                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, function_slots};
+                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, slots + 1};
 // METHOD_DESCRIPTOR: x.add(y) calls add(x, y) without making a bound method first.
 PyType_Spec method_spec{"nanobind.nb_method", sizeof(OpFunction), 0,
-                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
-                        method_slots};
+                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, slots};
 
 PyTypeObject* type_of(bool method) {
   static PyTypeObject* function_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&function_spec));

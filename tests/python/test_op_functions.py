@@ -38,6 +38,10 @@ def test_methods_are_bound_to_their_tensor():
         np.testing.assert_array_equal(result.numpy(), X + Y)
     assert ptocpu.Tensor.add is ptocpu.Tensor.__dict__["add"]
 
+    class Holder:  # a module function kept on a class stays a plain function, as Python's builtins do
+        add = ptocpu.add
+    np.testing.assert_array_equal(Holder().add(x, y).numpy(), X + Y)
+
 
 def test_operators_run_their_ops():
     x, y = ptocpu.asarray(X), ptocpu.asarray(Y)
