@@ -70,6 +70,17 @@ PyMethodDef methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
+// __doc__ and __nb_signature__ as descriptors of the type too: pydoc reads the docstring past
+// getattro (object.__getattribute__), as it does for nanobind's functions.
+PyObject* get_doc(PyObject* self, void*) { return Py_NewRef(as_op_function(self)->doc); }
+PyObject* get_nb_signature(PyObject* self, void*) { return Py_NewRef(as_op_function(self)->nb_signature); }
+
+PyGetSetDef getset[] = {
+    {"__doc__", get_doc, nullptr, nullptr, nullptr},
+    {"__nb_signature__", get_nb_signature, nullptr, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
 PyMemberDef members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(OpFunction, vectorcall), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr},
@@ -86,6 +97,7 @@ PyType_Slot slots[] = {
     {Py_tp_getattro, reinterpret_cast<void*>(getattro)},
     {Py_tp_members, members},
     {Py_tp_methods, methods},
+    {Py_tp_getset, getset},
     {0, nullptr},
 };
 PyType_Spec function_spec{"nanobind.nb_func", sizeof(OpFunction), 0,

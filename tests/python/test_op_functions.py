@@ -3,6 +3,7 @@ arguments bound as Python binds them, keywords as the dispatch handlers see them
 to their tensor, errors raised as the classes docs/errors.md names; all checked against numpy."""
 import copy
 import pickle
+import pydoc
 
 import numpy as np
 import pytest
@@ -98,6 +99,11 @@ def test_functions_describe_themselves():
     assert ptocpu.add.__module__ == "ptocpu._core"
     assert ptocpu.add.__doc__.startswith("add(input: ")
     assert ptocpu.add.__nb_signature__[0][0].startswith("def add(input: ")
+    # help() shows the signature and the docstring (pydoc reads __doc__ past getattro)
+    x = ptocpu.asarray(X)
+    for f in (ptocpu.add, ptocpu.Tensor.add, x.add):
+        page = pydoc.render_doc(f, renderer=pydoc.plaintext)
+        assert "add(" in page and "Elementwise input + other" in page, page[:300]
 
 
 def test_functions_pickle_and_copy_by_name():
