@@ -5,7 +5,6 @@
 #include <structmember.h>
 
 #include <cstddef>
-#include <cstring>
 
 #include "bind.h"
 
@@ -40,19 +39,10 @@ void dealloc(PyObject* self) {
   Py_DECREF(type);
 }
 
-// The function's own name, module and docs, looked up before the type's (which keeps its own
-// __module__, the one tools read from the type).
+// The function's own module, looked up before the type's: the type keeps its own __module__ in its
+// dict, the one tools read from the type, so it cannot be a member below.
 PyObject* getattro(PyObject* self, PyObject* attr) {
-  const OpFunction* f = as_op_function(self);
-  const char* name = PyUnicode_AsUTF8(attr);
-  if (!name) return nullptr;
-  PyObject* value = nullptr;
-  if (std::strcmp(name, "__name__") == 0) value = f->name;
-  else if (std::strcmp(name, "__qualname__") == 0) value = f->qualname;
-  else if (std::strcmp(name, "__module__") == 0) value = f->module;
-  else if (std::strcmp(name, "__doc__") == 0) value = f->doc;
-  else if (std::strcmp(name, "__nb_signature__") == 0) value = f->nb_signature;
-  if (value) return Py_NewRef(value);
+  if (PyUnicode_CompareWithASCIIString(attr, "__module__") == 0) return Py_NewRef(as_op_function(self)->module);
   return PyObject_GenericGetAttr(self, attr);
 }
 
@@ -70,19 +60,14 @@ PyMethodDef methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
-// __doc__ and __nb_signature__ as descriptors of the type too: pydoc reads the docstring past
-// getattro (object.__getattribute__), as it does for nanobind's functions.
-PyObject* get_doc(PyObject* self, void*) { return Py_NewRef(as_op_function(self)->doc); }
-PyObject* get_nb_signature(PyObject* self, void*) { return Py_NewRef(as_op_function(self)->nb_signature); }
-
-PyGetSetDef getset[] = {
-    {"__doc__", get_doc, nullptr, nullptr, nullptr},
-    {"__nb_signature__", get_nb_signature, nullptr, nullptr, nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr},
-};
-
+// The name and docs as members, descriptors of the type: pydoc reads __doc__ past getattro
+// (object.__getattribute__), as nanobind's functions have it.
 PyMemberDef members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(OpFunction, vectorcall), READONLY, nullptr},
+    {"__name__", T_OBJECT, offsetof(OpFunction, name), READONLY, nullptr},
+    {"__qualname__", T_OBJECT, offsetof(OpFunction, qualname), READONLY, nullptr},
+    {"__doc__", T_OBJECT, offsetof(OpFunction, doc), READONLY, nullptr},
+    {"__nb_signature__", T_OBJECT, offsetof(OpFunction, nb_signature), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr},
 };
 
@@ -97,7 +82,6 @@ PyType_Slot slots[] = {
     {Py_tp_getattro, reinterpret_cast<void*>(getattro)},
     {Py_tp_members, members},
     {Py_tp_methods, methods},
-    {Py_tp_getset, getset},
     {0, nullptr},
 };
 PyType_Spec function_spec{"nanobind.nb_func", sizeof(OpFunction), 0,

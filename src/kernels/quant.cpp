@@ -28,12 +28,15 @@ constexpr uint8_t kScaleNan = 0xFF;
 
 inline uint32_t magnitude_bits(float v) { return std::bit_cast<uint32_t>(v) & 0x7FFFFFFFu; }
 
-// The element formats: the largest value's exponent and the value (448 = 1.75 * 2^8, 6 = 1.5 * 2^2).
+// The element formats: their codes (cast's encoders), the largest value's exponent and the value
+// (448 = 1.75 * 2^8, 6 = 1.5 * 2^2).
 struct E4m3 {
+  static constexpr const minifloat::Format& kCodes = minifloat::kFp8E4M3;
   static constexpr int kMaxExponent = 8;
   static constexpr double kMax = 448.0;
 };
 struct E2m1 {
+  static constexpr const minifloat::Format& kCodes = minifloat::kFp4E2M1;
   static constexpr int kMaxExponent = 2;
   static constexpr double kMax = 6.0;
 };
@@ -59,29 +62,19 @@ float scaling_of(uint8_t e) {
   return e == kScaleNan ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, 127 - e);
 }
 
-// E4M3 code of v = x * scaling: nearest even, +-448 and beyond (inf included) saturate to 0x7E with
-// the sign; NaN gives 0x7F with the NaN's sign.
-inline uint8_t e4m3_code(float v) {
-  return static_cast<uint8_t>(minifloat::encode<minifloat::kFp8E4M3, Round::NearestEven, true>(std::bit_cast<uint32_t>(v)));
-}
-
-// E2M1 code of v = x * scaling (low nibble): nearest even, +-6 and beyond (inf included) saturate to
-// 0x7 with the sign, NaN gives 0x7 without it.
-inline uint8_t e2m1_code(float v) {
-  return static_cast<uint8_t>(minifloat::encode<minifloat::kFp4E2M1, Round::NearestEven, true>(std::bit_cast<uint32_t>(v)));
-}
-
 // The scaled value, rounded to bf16 first where the device computes it in bf16 (quant.h).
 inline float scaled(float x, float scaling, bool round_to_bf16) {
   const float v = x * scaling;
   return round_to_bf16 ? half::widen(half::to_bf16(v)) : v;
 }
 
-// The code of x scaled by s: a byte (E4M3) or a nibble (E2M1).
+// The code of x scaled by s, a byte (E4M3) or a nibble (E2M1): nearest even, saturating (inf too)
+// with the sign. NaN: E4M3 0x7F with the NaN's sign (a NaN x is encoded as itself: x * s may take
+// s's NaN instead), E2M1 0x7 without a sign.
 template <class F>
 [[gnu::always_inline]] inline uint8_t code_of(float x, float s, bool round_to_bf16) {
-  if constexpr (std::is_same_v<F, E2m1>) return e2m1_code(scaled(x, s, round_to_bf16));
-  else return e4m3_code(x != x ? x : scaled(x, s, round_to_bf16));  // a NaN x keeps its sign (x * s may take s's NaN)
+  const float v = x != x ? x : scaled(x, s, round_to_bf16);
+  return static_cast<uint8_t>(minifloat::encode<F::kCodes, Round::NearestEven, true>(std::bit_cast<uint32_t>(v)));
 }
 template <class F>
 constexpr int64_t kPerByte = std::is_same_v<F, E2m1> ? 2 : 1;
