@@ -143,10 +143,10 @@ def test_long_axes_in_both_orders(dt, shape, dim):
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float16, np.int32, np.int8])
-@pytest.mark.parametrize("n", [2, 4, 8, 5])
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7, 8])
 def test_many_short_rows_in_whole_and_partial_groups(dt, n):
     """Rows that follow each other go through the lanes 64 at a time (a fixed-size transpose for
-    lengths 2, 4 and 8): a row count that leaves a partial group, ties, NaN and signed zeros."""
+    lengths 2 to 8): a row count that leaves a partial group, ties, NaN and signed zeros."""
     rng = np.random.default_rng(n)
     x = values(rng, (1000, n), np.dtype(dt), -3, 3)
     if ref.is_float(x.dtype):
@@ -165,12 +165,13 @@ def extreme(v: np.ndarray, largest: bool, axis: int = 1) -> np.ndarray:
     return np.where(np.isnan(v).any(axis), np.nan, m).astype(v.dtype)
 
 
-@pytest.mark.parametrize("n", [8, 16, 24, 40, 64, 136, 256])
+@pytest.mark.parametrize("n", [8, 9, 16, 22, 24, 33, 40, 64, 100, 136, 255, 256])
 @pytest.mark.parametrize("rows", [1003, 8, 5])
 def test_packed_rows_fold_in_the_lane_order_on_every_isa(rows, n):
-    """Packed rows of 8k values up to 256 (sum / prod of fp32 and int32, amax / amin of int32 and
+    """Packed rows of 8 to 256 values (sum / prod of fp32, bf16 and int32, amax / amin of int32 and
     fp32) are folded eight rows at a time in AVX2 registers (src/kernels/reduction.cpp
-    fold_packed_rows), the rows left over one by one: each row in docs/ops/reduction.md's lane
+    fold_packed_rows; a row's last n % 8 values a masked step), the rows left over one by one, bf16
+    rows from an fp32 copy or widened in registers: each row in docs/ops/reduction.md's lane
     order (element i to lane i mod 32 from the identity, so a row of -0.0 sums to +0.0; lanes j and
     j + 16, j + 8, j + 4, j + 2, j + 1), bit for bit on every ISA; fp32 (and fp16) amax / amin by the
     NaN and signed-zero rules (any NaN gives NaN; +0 is the larger zero)."""
@@ -182,7 +183,7 @@ def test_packed_rows_fold_in_the_lane_order_on_every_isa(rows, n):
     for r, row in enumerate(([np.nan, 1, 2, 3, 4, 5, 6, 7], [-0.0, 0.0, -0.0, -1, -2, -3, -4, -5],
                              [0.0, -0.0, 1, 2, 3, 4, 5, -np.inf], [-np.nan, -np.inf] + [-1.0] * 6,
                              [np.inf, -0.0, 0.0, 3, 4, 5, 6, 7], [-0.0] * 8)):
-        special[(5 * r + 1) % rows] = np.roll(np.tile(row, n // 8), 8 * r)
+        special[(5 * r + 1) % rows] = np.roll(np.resize(row, n), 8 * r)
 
     def lane_tree(v, combine, identity):
         lanes = [np.full_like(v[:, 0], identity) for _ in range(32)]
@@ -199,12 +200,14 @@ def test_packed_rows_fold_in_the_lane_order_on_every_isa(rows, n):
                  (ptocpu.amin, i, lane_tree(i, np.minimum, np.iinfo(np.int32).max)),
                  (ptocpu.amax, special, extreme(special, True)), (ptocpu.amin, special, extreme(special, False)),
                  (ptocpu.amax, special.astype(np.float16), extreme(special.astype(np.float16), True))]
+        half = x.astype(ml_dtypes.bfloat16)  # summed in fp32 in the lane order, rounded once
+        cases.append((ptocpu.sum, half, lane_tree(half.astype(np.float32), np.add, 0).astype(ml_dtypes.bfloat16)))
     try:
         for isa in ("avx512", "avx2", "baseline"):
             ptocpu._core._set_kernel_tuning(isa=isa)
             for op, data, want in cases:
                 got = op(ptocpu.asarray(data), -1).numpy()
-                bits = np.int16 if data.dtype == np.float16 else np.int32
+                bits = np.int16 if data.dtype.itemsize == 2 else np.int32
                 np.testing.assert_array_equal(got.view(bits), want.view(bits), err_msg=f"{op.__name__} {isa}")
     finally:
         ptocpu._core._set_kernel_tuning(isa=None)
