@@ -429,6 +429,10 @@ def test_concat_many_pieces_mixed_layouts_and_large():
     assert_same_bits(ptocpu.concat(big, 1), np.concatenate(big, 1))
     rows = [rng.standard_normal((1000 * (i + 1), 96)).astype(np.float16) for i in range(4)]
     assert_same_bits(ptocpu.concat(rows, 0), np.concatenate(rows, 0))
+    for dt in (np.int8, np.float16, np.float32, np.int64):  # columns of 1 to 8 bytes and wider runs
+        columns = [rng.integers(-100, 100, size=(5000, w)).astype(dt) for w in (1, 1, 2, 1, 3)]
+        columns[2] = columns[2][::-1]  # rows read backwards
+        assert_same_bits(ptocpu.concat(columns, 1), np.concatenate(columns, 1))
     one = rng.standard_normal((2, 3)).astype(np.float32)
     assert_same_bits(ptocpu.concat([one]), one)  # one tensor is accepted
     assert ptocpu.concat([np.zeros((2, 0)), np.zeros((2, 3))], 1).shape == (2, 3)  # empty on the host
