@@ -107,6 +107,10 @@ def concat_cases() -> list[Case]:
         cc("SW-CC-many128-last", [(1024, 128)] * 128, 1),
         cc("SW-CC-many64-rows4", [(N // 256, 4)] * 64, 1),
         cc("SW-CC-many32-rows16-fp16", [(N // 512, 16)] * 32, 1, "fp16"),
+        # columns of one or two elements side by side (pairs and triples of scalars per row)
+        cc("SW-CC-columns1", [(N // 8, 1)] * 2, 1),
+        cc("SW-CC-columns1-fp16", [(N // 8, 1)] * 3, 1, "fp16"),
+        cc("SW-CC-columns2-int8", [(N // 8, 2), (N // 8, 1)], 1, "int8"),
         cc("SW-CC-ragged-mid", [(64, 64 * (i + 1), 64) for i in range(8)], 1),
         cc("SW-CC-many-tiny", [(4, 8)] * 16, 0, tiny=True),
     ]

@@ -1,6 +1,6 @@
 """`ptocpu bench --sweep` cases of the reduction family (docs/ops/reduction.md): each op over the
 shapes users reduce -- short-wide and tall-skinny matrices along each dim, a long 1-D vector, 3-D
-and 4-D tensors along every dim, narrow rows of 8 and 64 -- at 16M elements, in fp32 / fp16 /
+and 4-D tensors along every dim, narrow rows of 8 and 64 and of 3, 22, 33 and 100 -- at 16M elements, in fp32 / fp16 /
 bf16 / int32, against torch eager computing the same thing (int32 sums and products in int32,
 argmax / argmin as int32 indices).
 
@@ -32,9 +32,12 @@ SHAPES = [
     ("3d-d1-inner2", (N // 2048, 1024, 2), 1), ("3d-d1-inner3", (N // 1024, 256, 3), 1),
     # a reduced dim of one element
     ("d0-of-one", (1, N // 8), 0),
+    # rows of lengths that are no power of two (short rows folded eight at a time)
+    ("rows3-last", (N // 3, 3), -1), ("rows22-last", (N // 22, 22), -1), ("rows33-last", (N // 33, 33), -1),
+    ("rows100-last", (N // 100, 100), -1),
 ]
 # The shapes each further dtype runs: one per layout class.
-DTYPE_SHAPES = ("wide-last", "wide-d0", "rows8-last", "rows64-d0", "1d")
+DTYPE_SHAPES = ("wide-last", "wide-d0", "rows8-last", "rows64-d0", "1d", "rows33-last")
 
 
 def _tolerance(dtype: str, length: int, exact: bool):
