@@ -240,6 +240,11 @@ def test_large_transposes_match_torch(dt):
     z = (rng.standard_normal((5, 17, 300)) * 100).astype(dt)  # tiles of 1, 16 and 64 rows
     assert_same_bits(ptocpu.permute(z, [2, 0, 1]), np.transpose(z, [2, 0, 1]).copy())
     assert_same_bits(ptocpu.permute(z, [1, 2, 0]), np.transpose(z, [1, 2, 0]).copy())
+    # a side of 9 to 33 elements: register blocks that overlap the ones before at the edges
+    for side in (9, 11, 15, 17, 23, 33):
+        w = (rng.standard_normal((3, side, 257)) * 100).astype(dt)
+        assert_same_bits(ptocpu.transpose(w, 1, 2), np.swapaxes(w, 1, 2).copy())
+        assert_same_bits(ptocpu.transpose(np.swapaxes(w, 1, 2).copy(), 1, 2), w)
 
 
 @pytest.mark.parametrize("dt", [np.int8, np.float16, np.float32, np.float64])
