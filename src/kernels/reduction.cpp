@@ -796,10 +796,6 @@ struct FloatKeys {
   }
 };
 
-// A row's lanes as Op's accumulators hold them after the tree's levels across accumulators: lane j
-// of the last three levels' input (RowsOf8Vector's Lanes). Op::apply(a, Keys::key(v)) = P::step(a,
-// v), Op::apply(a, b) = P::combine(a, b) on the raw 32-bit values, in the lanes' order (sums and
-// products depend on it).
 // The first `count` (< 8) lanes of a register: a mask for maskload and blendv.
 PTO_TARGET_AVX2 inline __m256i first_lanes(int64_t count) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -821,6 +817,11 @@ PTO_TARGET_AVX2 inline void step_rest(__m256& a0, __m256& a1, __m256& a2, __m256
     default: take(a3, at, lanes); break;
   }
 }
+
+// A row's lanes as Op's accumulators hold them after the tree's levels across accumulators: lane j
+// of the last three levels' input (RowsOf8Vector's Lanes). Op::apply(a, Keys::key(v)) = P::step(a,
+// v), Op::apply(a, b) = P::combine(a, b) on the raw 32-bit values, in the lanes' order (sums and
+// products depend on it).
 template <class Op, class Keys = RawValues>
 struct StepLanes {
   PTO_TARGET_AVX2 static inline __m256 step(__m256 a, const float* at) { return Op::apply(a, Keys::key(_mm256_loadu_ps(at))); }
@@ -959,7 +960,7 @@ struct RowsOf8<Extreme<float, false>> : RowsOf8Vector<MinI32Op, FloatExtremeLane
 // rows of 8 on every ISA (the scalar tree beats the lanes), longer ones up to kLongestFoldedRow
 // with AVX2 (past it, rows of 1024 fp32 amax took 4x as long: a chunk holds fewer than 8 rows),
 // any length (the last n % 8 values a masked step; two threads, 8M fp32 over rows of 33: sum 2.24
-// -> 0.70 ms, amax 2.93 -> 1.03 ms; torch 0.87, 1.19). Rows of 2 to 7 stay in short_rows' lanes,
+// -> 0.70 ms, amax 2.93 -> 0.92 ms; torch 0.87, 1.19). Rows of 2 to 7 stay in short_rows' lanes,
 // which measured as fast or faster (prod of rows of 5: 4.9 against 6.1 ms folded).
 inline constexpr int64_t kLongestFoldedRow = 256;
 // fp16 / bf16 rows of whole sets of lanes (n % kLanes == 0) are read widened in registers
